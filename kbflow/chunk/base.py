@@ -1,0 +1,134 @@
+"""The chunker interface, its registry, and the helpers every chunker shares.
+
+A chunker turns one :class:`~kbflow.records.RawUnit` into spans of its text.
+Each span is given back as a :class:`Piece`; :func:`chunk_unit` picks the
+chunker for a unit and turns pieces into :class:`~kbflow.records.Chunk` records
+with stable ids. The invariant every chunker keeps: a chunk's text is exactly
+the unit text its locator points at (``text[char_start:char_end]``, or the
+lines ``line_start..line_end``), which :mod:`kbflow.retrieve.resolver` checks.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Sequence
+
+from kbflow import ids
+from kbflow.config import ChunkSettings
+from kbflow.errors import ConfigError
+from kbflow.records import Chunk, Locator, RawUnit
+
+__all__ = ["Chunker", "Piece", "chunk_unit", "count_tokens", "line_span", "line_starts", "register_chunker"]
+
+# word pieces: runs of up to 8 word characters (long words cost more), or one punctuation mark
+_TOKEN = re.compile(r"\w{1,8}|[^\w\s]")
+
+
+def count_tokens(text: str) -> int:
+    """A cheap estimate of the number of word-piece tokens in ``text``."""
+    return len(_TOKEN.findall(text))
+
+
+def line_starts(text: str) -> list[int]:
+    """Char offset of the start of every line (lines end at ``\\n``, as tree-sitter counts rows)."""
+    starts = [0]
+    find = text.find
+    i = find("\n")
+    while i != -1:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    return starts
+
+
+def line_span(text: str, line_start: int, line_end: int, starts: Sequence[int] | None = None) -> str:
+    """Lines ``line_start..line_end`` (1-based, inclusive) of ``text``, without the final line break."""
+    starts = line_starts(text) if starts is None else starts
+    if not 1 <= line_start <= line_end <= len(starts):
+        raise ValueError(f"line span {line_start}-{line_end} outside 1-{len(starts)}")
+    begin = starts[line_start - 1]
+    end = starts[line_end] - 1 if line_end < len(starts) else len(text)
+    out = text[begin:end]
+    return out[:-1] if out.endswith("\r") else out
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A span of a unit chosen by a chunker, with its locator fields."""
+
+    text: str
+    locator: Locator
+
+
+class Chunker(ABC):
+    """Cuts one unit into pieces. Subclasses set ``name`` and register themselves."""
+
+    name: str = ""
+
+    def __init__(self, settings: ChunkSettings) -> None:
+        self.settings = settings
+
+    @abstractmethod
+    def accepts(self, unit: RawUnit) -> bool:
+        """Whether this chunker understands ``unit``."""
+
+    @abstractmethod
+    def pieces(self, unit: RawUnit) -> list[Piece]:
+        """The unit's pieces, in text order, non-overlapping, none empty."""
+
+
+_REGISTRY: dict[str, type[Chunker]] = {}
+#: dispatch order: the first chunker that accepts a unit cuts it
+_ORDER: list[str] = []
+
+
+def register_chunker(cls: type[Chunker]) -> type[Chunker]:
+    if not cls.name:
+        raise ConfigError(f"chunker {cls.__name__} has no name")
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ConfigError(f"a chunker named {cls.name!r} is already registered")
+    if cls.name not in _REGISTRY:
+        _ORDER.append(cls.name)
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _ensure_builtins() -> None:
+    from kbflow.chunk import code, document, lines  # noqa: F401  (registration order: code, document, lines)
+
+
+def chunker_for(unit: RawUnit, settings: ChunkSettings) -> Chunker:
+    _ensure_builtins()
+    for name in _ORDER:
+        chunker = _REGISTRY[name](settings)
+        if chunker.accepts(unit):
+            return chunker
+    raise ConfigError(f"no chunker accepts unit {unit.unit_key!r} of kind {unit.content_kind!r}")
+
+
+def chunk_unit(unit: RawUnit, settings: ChunkSettings | None = None) -> list[Chunk]:
+    """Cut ``unit`` into chunks with stable ids, positions and exact locators."""
+    settings = settings or ChunkSettings()
+    pieces = chunker_for(unit, settings).pieces(unit)
+    unit_hash = unit.unit_hash
+    seen: dict[str, int] = {}
+    out: list[Chunk] = []
+    for position, piece in enumerate(pieces):
+        chunk_hash = ids.text_hash(piece.text)
+        occurrence = seen.get(chunk_hash, 0)
+        seen[chunk_hash] = occurrence + 1
+        out.append(
+            Chunk(
+                chunk_id=ids.digest(unit.source_id, unit.unit_key, chunk_hash, str(occurrence)),
+                chunk_hash=chunk_hash,
+                source_id=unit.source_id,
+                unit_hash=unit_hash,
+                content_kind=unit.content_kind,
+                position=position,
+                text=piece.text,
+                locator=piece.locator,
+                title=unit.title,
+            )
+        )
+    return out

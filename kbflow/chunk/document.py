@@ -1,0 +1,219 @@
+"""Documents and records: heading-aware sections, paragraphs packed under a token budget.
+
+A Markdown file is cut into sections at its headings (ATX ``#`` and setext
+underlines; ``#`` inside fenced code is not a heading). Chunks never cross a
+section boundary. Within a section, blocks (paragraphs, lists, fenced code)
+are packed greedily under ``max_tokens``; a block over the budget is split at
+sentence ends, then at whitespace, never inside a word (fenced code: at line
+ends). A section holding nothing but its heading joins the next section, so
+no chunk is a bare heading. Each chunk records its ``heading_path``
+(``Install > From source``) and its char offsets into the unit text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kbflow.chunk.base import Chunker, Piece, count_tokens, register_chunker
+from kbflow.records import RawUnit
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"')\]]*\s+")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass
+class _Block:
+    start: int
+    end: int
+    kind: str  # heading | para | fence
+    level: int = 0
+    title: str = ""
+
+
+def _lines(text: str):
+    """(start, end-without-newline, line) for every line."""
+    pos = 0
+    for line in text.split("\n"):
+        yield pos, pos + len(line), line
+        pos += len(line) + 1
+
+
+def parse_blocks(text: str, markdown: bool = True) -> list[_Block]:
+    """Split ``text`` into headings, paragraphs and fenced blocks with char spans."""
+    blocks: list[_Block] = []
+    para: _Block | None = None
+    fence: _Block | None = None
+    fence_mark = ""
+    for start, end, line in _lines(text):
+        if fence is not None:
+            fence.end = end
+            if line.strip().startswith(fence_mark) and line.strip().strip(fence_mark[0]) == "":
+                blocks.append(fence)
+                fence = None
+            continue
+        stripped = line.strip()
+        if markdown:
+            m = _FENCE.match(line)
+            if m:
+                if para:
+                    blocks.append(para)
+                    para = None
+                fence, fence_mark = _Block(start, end, "fence"), m.group(1)
+                continue
+            m = _ATX.match(line)
+            if m:
+                if para:
+                    blocks.append(para)
+                    para = None
+                blocks.append(_Block(start, end, "heading", len(m.group(1)), (m.group(2) or "").strip()))
+                continue
+            if para is not None and _SETEXT.match(line) and "\n" not in text[para.start : para.end]:
+                level = 1 if stripped.startswith("=") else 2
+                blocks.append(_Block(para.start, end, "heading", level, text[para.start : para.end].strip()))
+                para = None
+                continue
+        if not stripped:
+            if para:
+                blocks.append(para)
+                para = None
+            continue
+        if para is None:
+            para = _Block(start, end, "para")
+        else:
+            para.end = end
+    if fence is not None:  # unclosed fence: keep what there is
+        blocks.append(fence)
+    if para:
+        blocks.append(para)
+    return blocks
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _pack(text: str, cuts: list[tuple[int, int]], budget: int) -> list[tuple[int, int]]:
+    """Greedily join consecutive spans while the joined span stays within ``budget`` tokens."""
+    out: list[tuple[int, int]] = []
+    cur: tuple[int, int] | None = None
+    cur_tokens = 0
+    for start, end in cuts:
+        tokens = count_tokens(text[start:end])
+        if cur is not None and cur_tokens + tokens <= budget:
+            cur, cur_tokens = (cur[0], end), cur_tokens + tokens
+            continue
+        if cur is not None:
+            out.append(cur)
+        cur, cur_tokens = (start, end), tokens
+    if cur is not None:
+        out.append(cur)
+    return out
+
+
+def split_span(text: str, start: int, end: int, budget: int, by_lines: bool = False) -> list[tuple[int, int]]:
+    """Split ``text[start:end]`` into spans of at most ``budget`` tokens at natural boundaries.
+
+    Prose splits at sentence ends, then at whitespace; ``by_lines`` splits at
+    line ends, then at whitespace. Never inside a word: a single word longer
+    than the budget stays whole.
+    """
+    if count_tokens(text[start:end]) <= budget:
+        return [(start, end)]
+    if by_lines:
+        cuts, pos = [], start
+        for m in re.finditer(r"\n", text[start:end]):
+            cuts.append((pos, start + m.start()))
+            pos = start + m.end()
+        cuts.append((pos, end))
+    else:
+        cuts, pos = [], start
+        for m in _SENTENCE_END.finditer(text, start, end):
+            cuts.append((pos, m.start()))
+            pos = m.end()
+        cuts.append((pos, end))
+    spans: list[tuple[int, int]] = []
+    for s, e in cuts:
+        s, e = _trim(text, s, e)
+        if s >= e:
+            continue
+        if count_tokens(text[s:e]) <= budget:
+            spans.append((s, e))
+        else:  # one sentence/line over budget: words
+            spans.extend(_pack(text, [m.span() for m in _WORD.finditer(text, s, e)], budget))
+    return _pack(text, spans, budget)
+
+
+def document_spans(text: str, budget: int, markdown: bool = True) -> list[tuple[int, int, str]]:
+    """``(char_start, char_end, heading_path)`` of every chunk of a document, in order."""
+    blocks = parse_blocks(text, markdown=markdown)
+    # sections: (heading path, blocks); a heading opens a new one
+    sections: list[tuple[str, list[_Block]]] = []
+    stack: list[tuple[int, str]] = []
+    current: list[_Block] = []
+    path = ""
+    for block in blocks:
+        if block.kind == "heading":
+            if current:
+                sections.append((path, current))
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, block.title))
+            path = " > ".join(t for _, t in stack if t)
+            current = [block]
+        else:
+            current.append(block)
+    if current:
+        sections.append((path, current))
+    # a bare heading joins the next section (its path is the deeper one)
+    merged: list[tuple[str, list[_Block]]] = []
+    carry: list[_Block] = []
+    for path, blks in sections:
+        blks = carry + blks
+        carry = []
+        if all(b.kind == "heading" for b in blks) and (path, blks) is not sections[-1]:
+            carry = blks
+            continue
+        merged.append((path, blks))
+    if carry:
+        merged.append((sections[-1][0], carry))
+
+    out: list[tuple[int, int, str]] = []
+    for path, blks in merged:
+        cuts: list[tuple[int, int]] = []
+        for b in blks:
+            cuts.extend(split_span(text, b.start, b.end, budget, by_lines=b.kind == "fence"))
+        for start, end in _pack(text, cuts, budget):
+            start, end = _trim(text, start, end)
+            if start < end:
+                out.append((start, end, path))
+    return out
+
+
+@register_chunker
+class DocumentChunker(Chunker):
+    """Markdown/text documents (heading-aware) and JSONL records (paragraphs)."""
+
+    name = "document"
+
+    def accepts(self, unit: RawUnit) -> bool:
+        return unit.content_kind in ("doc", "record")
+
+    def pieces(self, unit: RawUnit) -> list[Piece]:
+        markdown = unit.content_kind == "doc" and unit.language == "markdown"
+        base = unit.locator
+        out = []
+        for start, end, path in document_spans(unit.text, self.settings.max_tokens, markdown=markdown):
+            if base.kind == "doc":
+                locator = base.replace(char_start=start, char_end=end, heading_path=path or None)
+            else:
+                locator = base.replace(char_start=start, char_end=end)
+            out.append(Piece(unit.text[start:end], locator))
+        return out

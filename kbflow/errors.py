@@ -1,0 +1,77 @@
+"""The kbflow exception tree.
+
+Every error kbflow raises on purpose derives from :class:`KbflowError`, and
+each also derives from the builtin that fits, so callers can catch either::
+
+    KbflowError
+    ├── ConfigError(ValueError)            bad setting or parameter
+    ├── SourceError(ValueError)            a source cannot be registered or loaded
+    │   └── SourceNotFoundError(KeyError)  no source with that id in the registry
+    ├── LakeError(RuntimeError)            the lake cannot be opened or written
+    │   └── LakeNotFoundError(FileNotFoundError)
+    ├── EmbedError(RuntimeError)           the embedding model cannot be loaded or run
+    ├── QueryError(ValueError)             a bad search request
+    ├── ResolveError(ValueError)           a citation no longer resolves to its text
+    └── MissingDependencyError(ImportError)  an optional package is not installed
+
+Messages name the input at fault (file, source id, parameter) and say what to
+do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "EmbedError",
+    "KbflowError",
+    "LakeError",
+    "LakeNotFoundError",
+    "MissingDependencyError",
+    "QueryError",
+    "ResolveError",
+    "SourceError",
+    "SourceNotFoundError",
+]
+
+
+class KbflowError(Exception):
+    """Root of every error kbflow raises on purpose."""
+
+
+class ConfigError(KbflowError, ValueError):
+    """A setting or parameter has a value kbflow cannot use."""
+
+
+class SourceError(KbflowError, ValueError):
+    """A source cannot be registered or loaded (names the file and the reason)."""
+
+
+class SourceNotFoundError(SourceError, KeyError):
+    """No source with the given id is registered in the lake."""
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class LakeError(KbflowError, RuntimeError):
+    """The lake cannot be opened, read or written."""
+
+
+class LakeNotFoundError(LakeError, FileNotFoundError):
+    """The lake (or one of its tables) does not exist yet."""
+
+
+class EmbedError(KbflowError, RuntimeError):
+    """The embedding model cannot be loaded or run."""
+
+
+class QueryError(KbflowError, ValueError):
+    """A search request is invalid (empty query, k out of range, unknown filter value)."""
+
+
+class ResolveError(KbflowError, ValueError):
+    """A citation cannot be resolved back to the text it points at."""
+
+
+class MissingDependencyError(KbflowError, ImportError):
+    """An optional dependency is missing; the message names the pip install that fixes it."""

@@ -1,0 +1,168 @@
+"""The lake: a folder (or any Lance URI) of Lance datasets, one per table.
+
+Every write is one atomic Lance commit and so a new table version; nothing is
+updated in place. The source registry is the ``sources`` table, so the lake
+alone says what to ingest, from any working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from typing import Any, Iterable, Sequence
+
+from kbflow import schema as S
+from kbflow._lazy import require
+from kbflow.config import resolve_lake
+from kbflow.errors import LakeError, LakeNotFoundError, SourceError, SourceNotFoundError
+from kbflow.records import Source
+
+__all__ = ["Lake", "now"]
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _is_local(uri: str) -> bool:
+    return "://" not in uri or uri.startswith("file://")
+
+
+class Lake:
+    """A handle on the lake at ``uri``.
+
+    Parameters
+    ----------
+    uri:
+        A local folder or any Lance URI; ``None`` means ``$KBFLOW_LAKE`` or ``./data/lake``.
+    create:
+        Create the folder (local lakes) if it does not exist. Readers pass
+        ``False`` and get :class:`LakeNotFoundError` for a lake that is not there.
+    """
+
+    def __init__(self, uri: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
+        self.uri = resolve_lake(uri)
+        if _is_local(self.uri):
+            path = self.uri.removeprefix("file://")
+            if os.path.exists(path) and not os.path.isdir(path):
+                raise LakeError(f"{path}: is a file, not a lake folder; pass --lake a folder path (created if missing)")
+            if not os.path.exists(path):
+                if not create:
+                    raise LakeNotFoundError(
+                        f"{path}: no lake here; register sources with `kbflow add` and run `kbflow ingest`, "
+                        "or pass --lake / set KBFLOW_LAKE to an existing lake"
+                    )
+                try:
+                    os.makedirs(path, exist_ok=True)
+                except OSError as exc:
+                    raise LakeError(f"{path}: cannot create the lake folder ({exc.strerror or exc})") from None
+        self._db = None
+
+    def __repr__(self) -> str:
+        return f"Lake({self.uri!r})"
+
+    @property
+    def is_local(self) -> bool:
+        return _is_local(self.uri)
+
+    @property
+    def db(self):
+        if self._db is None:
+            lancedb = require("lancedb")
+            try:
+                self._db = lancedb.connect(self.uri)
+            except Exception as exc:  # noqa: BLE001
+                raise LakeError(f"{self.uri}: cannot open the lake ({exc})") from exc
+        return self._db
+
+    # --- tables -------------------------------------------------------------
+    def has_table(self, name: str) -> bool:
+        return name in self.table_names()
+
+    def table_names(self) -> list[str]:
+        listing = self.db.list_tables()
+        names = getattr(listing, "tables", listing)
+        return sorted(names)
+
+    def table(self, name: str, *, create: bool = True, schema=None):
+        """The Lance table ``name`` at its latest version, created empty if missing and ``create``."""
+        if self.has_table(name):
+            return self.db.open_table(name)
+        if not create:
+            raise LakeNotFoundError(f"{self.uri}: the lake has no {name!r} table yet; run `kbflow ingest` first")
+        schema = schema if schema is not None else S.SCHEMAS[name]
+        return self.db.create_table(name, schema=schema, exist_ok=True)
+
+    def versions(self) -> dict[str, int]:
+        """The latest version of every table in the lake."""
+        return {name: self.db.open_table(name).version for name in self.table_names()}
+
+    def scan(self, name: str, columns: Sequence[str] | None = None, where: str | None = None):
+        """Read ``columns`` of the rows matching ``where`` as an Arrow table (empty if no table)."""
+        pa = require("pyarrow")
+        if not self.has_table(name):
+            schema = S.SCHEMAS[name]
+            if columns:
+                schema = pa.schema([schema.field(c) for c in columns])
+            return schema.empty_table()
+        ds = self.db.open_table(name).to_lance()
+        return ds.to_table(columns=list(columns) if columns else None, filter=where)
+
+    # --- the source registry ------------------------------------------------
+    def sources(self, ids: Iterable[str] | None = None) -> list[Source]:
+        where = S.sql_in(S.SOURCE_ID, ids) if ids is not None else None
+        rows = self.scan(S.SOURCES, where=where).to_pylist()
+        return sorted((Source.from_row(r) for r in rows), key=lambda s: s.source_id)
+
+    def get_source(self, source_id: str) -> Source:
+        found = self.sources([source_id])
+        if not found:
+            known = ", ".join(s.source_id for s in self.sources()) or "none"
+            raise SourceNotFoundError(f"no source {source_id!r} in {self.uri} (registered: {known})")
+        return found[0]
+
+    def register(self, source: Source) -> Source:
+        """Add ``source`` to the registry (re-adding the same uri and type updates scope and title)."""
+        existing = {s.source_id: s for s in self.sources()}
+        old = existing.get(source.source_id)
+        if old is not None and (old.uri != source.uri or old.source_type != source.source_type):
+            raise SourceError(
+                f"source id {source.source_id!r} is already registered for {old.source_type} {old.uri}; "
+                "choose another with --id"
+            )
+        for other in existing.values():
+            if other.source_id != source.source_id and other.uri == source.uri and other.source_type == source.source_type:
+                raise SourceError(f"{source.uri} is already registered as source {other.source_id!r}")
+        if old is not None:
+            source = Source(
+                **{**old.__dict__, "scope": source.scope, "title": source.title or old.title, "options": source.options}
+            )
+        elif source.added_at is None:
+            source = Source(**{**source.__dict__, "added_at": now()})
+        self.update_sources([source.to_row()])
+        return source
+
+    def update_sources(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Upsert registry rows (whole rows, keyed by ``source_id``) in one commit."""
+        if not rows:
+            return
+        pa = require("pyarrow")
+        data = pa.Table.from_pylist([{f.name: r.get(f.name) for f in S.SOURCES_SCHEMA} for r in rows], schema=S.SOURCES_SCHEMA)
+        table = self.table(S.SOURCES)
+        (
+            table.merge_insert(S.SOURCE_ID)
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute(data)
+        )
+
+    def set_status(self, updates: dict[str, dict[str, Any]]) -> None:
+        """Change fields of registered sources: ``{source_id: {column: value}}``, one commit."""
+        if not updates:
+            return
+        rows = []
+        for source in self.sources(updates):
+            row = source.to_row()
+            row.update(updates[source.source_id])
+            rows.append(row)
+        self.update_sources(rows)

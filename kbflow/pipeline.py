@@ -1,0 +1,393 @@
+"""The ingest steps: load → chunk → embed per source, then the search index.
+
+Each step reads what it needs from the lake and writes its table in one
+atomic commit, so a step can be re-run at any time and converges: a crash
+between steps leaves every table at a committed version, and the next run
+finishes the work. Dagster assets call these functions one per asset;
+:func:`ingest` runs them in-process without Dagster.
+
+What each step skips:
+
+- :func:`load_source`: a source whose fingerprint equals the one last loaded
+  is not parsed at all (``status="unchanged"``).
+- :func:`chunk_source`: only units whose hash is new are chunked; chunks of
+  units that disappeared are deleted; a chunk whose text is unchanged keeps
+  its ``chunk_id`` (and so its embedding).
+- :func:`embed_source`: only chunk texts without a vector for the model are
+  embedded, streamed in batches into one commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+from kbflow import schema as S
+from kbflow._lazy import require
+from kbflow.chunk.base import chunk_unit
+from kbflow.config import Settings
+from kbflow.embed.base import get_embedder
+from kbflow.errors import KbflowError, SourceError
+from kbflow.lake.lake import Lake, now
+from kbflow.records import Chunk, Locator, RawUnit, Source
+from kbflow.sources.base import get_loader
+from kbflow import ids
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "ChunkResult",
+    "EmbedResult",
+    "LoadResult",
+    "SourceReport",
+    "chunk_source",
+    "embed_source",
+    "ingest",
+    "load_source",
+]
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class LoadResult:
+    source_id: str
+    status: str  # new | updated | unchanged | failed
+    units: int = 0
+    units_added: int = 0
+    units_removed: int = 0
+    skipped_files: list[str] = field(default_factory=list)
+    error: str | None = None
+    version: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class ChunkResult:
+    source_id: str
+    chunks: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_updated: int = 0
+    units_chunked: int = 0
+    version: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class EmbedResult:
+    source_id: str
+    model_id: str
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    version: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class SourceReport:
+    """One source's line in the ``kbflow ingest --json`` summary."""
+
+    source_id: str
+    status: str
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_embedded: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _eq(column: str, value: str) -> str:
+    return f"{column} = {S.sql_str(value)}"
+
+
+# --- load -------------------------------------------------------------------------
+def _unit_row(unit: RawUnit) -> dict[str, Any]:
+    return {
+        S.SOURCE_ID: unit.source_id,
+        S.UNIT_HASH: unit.unit_hash,
+        S.UNIT_KEY: unit.unit_key,
+        S.FILE_HASH: unit.file_hash,
+        S.CONTENT_KIND: unit.content_kind,
+        S.TITLE: unit.title,
+        S.TEXT: unit.text,
+        S.LOCATOR: unit.locator.to_row(),
+        S.LANGUAGE: unit.language,
+    }
+
+
+def load_source(lake: Lake, source_id: str) -> LoadResult:
+    """Load one source into ``documents`` (one commit), unless its bytes are unchanged.
+
+    On a load error the source is marked ``failed`` with the error, the
+    :class:`SourceError` is raised, and no table but the registry is touched.
+    """
+    t0 = time.perf_counter()
+    source = lake.get_source(source_id)
+    loader = get_loader(source.source_type)
+    try:
+        fingerprint = loader.fingerprint(source)
+        if fingerprint == source.content_hash:
+            if source.status == "failed":
+                lake.set_status({source_id: {S.STATUS: "pending", S.LAST_ERROR: None}})
+            return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
+        units = list(loader.load(source))
+    except KbflowError as exc:
+        message = str(exc)
+        lake.set_status({source_id: {S.STATUS: "failed", S.LAST_ERROR: message}})
+        raise SourceError(f"source {source_id!r}: {message}") from exc
+    skipped = [f"{s.path} ({s.reason})" for s in getattr(loader, "skipped", [])]
+
+    pa = require("pyarrow")
+    rows = [_unit_row(u) for u in units]
+    old = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0).to_pylist())
+    new = {r[S.UNIT_HASH] for r in rows}
+    table = lake.table(S.DOCUMENTS)
+    if new != old:
+        data = pa.Table.from_pylist(rows, schema=S.DOCUMENTS_SCHEMA)
+        (
+            table.merge_insert([S.SOURCE_ID, S.UNIT_HASH])
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(_eq(S.SOURCE_ID, source_id))
+            .execute(data)
+        )
+    lake.set_status({source_id: {S.CONTENT_HASH: fingerprint, S.LAST_ERROR: None, S.STATUS: "pending"}})
+    return LoadResult(
+        source_id,
+        "new" if source.content_hash is None else "updated",
+        units=len(rows),
+        units_added=len(new - old),
+        units_removed=len(old - new),
+        skipped_files=skipped,
+        version=lake.table(S.DOCUMENTS).version,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+# --- chunk ------------------------------------------------------------------------
+def _chunk_row(chunk: Chunk, source: Source, file_hash: str | None, chunker: str) -> dict[str, Any]:
+    row = {
+        S.CHUNK_ID: chunk.chunk_id,
+        S.CHUNK_HASH: chunk.chunk_hash,
+        S.SOURCE_ID: source.source_id,
+        S.SOURCE_TYPE: source.source_type,
+        S.SCOPE: source.scope,
+        S.UNIT_HASH: chunk.unit_hash,
+        S.CONTENT_KIND: chunk.content_kind,
+        S.POSITION: chunk.position,
+        S.TITLE: chunk.title,
+        S.URI: source.uri,
+        S.CONTENT_HASH: file_hash,
+        S.TEXT: chunk.text,
+        S.LOCATOR: chunk.locator.to_row(),
+        S.CHUNKER: chunker,
+    }
+    row[S.ROW_HASH] = ids.digest(
+        *(str(row[k]) for k in (S.CHUNK_ID, S.SOURCE_TYPE, S.SCOPE, S.UNIT_HASH, S.POSITION, S.TITLE, S.URI, S.CONTENT_HASH, S.CHUNKER)),
+        repr(sorted(row[S.LOCATOR].items())),
+    )
+    return row
+
+
+def _unit_from_row(row: dict[str, Any]) -> RawUnit:
+    return RawUnit(
+        source_id=row[S.SOURCE_ID],
+        unit_key=row[S.UNIT_KEY],
+        text=row[S.TEXT],
+        content_kind=row[S.CONTENT_KIND],
+        locator=Locator.from_row(row[S.LOCATOR]),
+        title=row[S.TITLE],
+        file_hash=row[S.FILE_HASH],
+        language=row[S.LANGUAGE],
+    )
+
+
+def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -> ChunkResult:
+    """Bring the source's rows in ``chunks`` in line with its rows in ``documents`` (one commit)."""
+    t0 = time.perf_counter()
+    settings = Settings.coerce(settings)
+    source = lake.get_source(source_id)
+    chunker = settings.chunking.fingerprint()
+    where = _eq(S.SOURCE_ID, source_id)
+    doc_hashes = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], where).column(0).to_pylist())
+    old = lake.scan(S.CHUNKS, [S.CHUNK_ID, S.UNIT_HASH, S.CHUNKER, S.SCOPE, S.URI], where).to_pylist()
+    old_units = {r[S.UNIT_HASH] for r in old}
+    stale_rows = any(r[S.CHUNKER] != chunker or r[S.SCOPE] != source.scope or r[S.URI] != source.uri for r in old)
+    todo = doc_hashes if stale_rows else doc_hashes - old_units
+    gone = old_units if stale_rows else old_units - doc_hashes
+    if not todo and not gone:
+        return ChunkResult(source_id, chunks=len(old), seconds=time.perf_counter() - t0)
+
+    rows: list[dict[str, Any]] = []
+    if todo:
+        docs = lake.scan(S.DOCUMENTS, None, f"{where} AND {S.sql_in(S.UNIT_HASH, todo)}").to_pylist()
+        docs.sort(key=lambda r: r[S.UNIT_KEY])
+        for doc in docs:
+            unit = _unit_from_row(doc)
+            for chunk in chunk_unit(unit, settings.chunking):
+                rows.append(_chunk_row(chunk, source, unit.file_hash, chunker))
+    new_ids = {r[S.CHUNK_ID] for r in rows}
+    old_ids = {r[S.CHUNK_ID] for r in old}
+    gone_ids = {r[S.CHUNK_ID] for r in old if r[S.UNIT_HASH] in gone} - new_ids
+    # chunks of re-chunked units that moved to another unit version keep their id: matched and updated
+    table = lake.table(S.CHUNKS)
+    if rows:
+        pa = require("pyarrow")
+        data = pa.Table.from_pylist(rows, schema=S.CHUNKS_SCHEMA)
+        merge = table.merge_insert(S.CHUNK_ID).when_matched_update_all().when_not_matched_insert_all()
+        if gone_ids:
+            merge = merge.when_not_matched_by_source_delete(f"{where} AND {S.sql_in(S.CHUNK_ID, gone_ids)}")
+        merge.execute(data)
+    elif gone_ids:
+        table.delete(S.sql_in(S.CHUNK_ID, gone_ids))
+    return ChunkResult(
+        source_id,
+        chunks=len(old_ids - gone_ids) + len(new_ids - old_ids),
+        chunks_added=len(new_ids - old_ids),
+        chunks_removed=len(gone_ids),
+        chunks_updated=len(new_ids & old_ids),
+        units_chunked=len(todo),
+        version=lake.table(S.CHUNKS).version,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+# --- embed ------------------------------------------------------------------------
+def missing_embeddings(lake: Lake, model_id: str, where: str | None = None) -> dict[str, str]:
+    """``{chunk_hash: text}`` of the chunks (matching ``where``) with no vector for ``model_id``."""
+    chunks = lake.scan(S.CHUNKS, [S.CHUNK_HASH], where).column(0).to_pylist()
+    if not chunks:
+        return {}
+    have = set(lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], _eq(S.MODEL_ID, model_id)).column(0).to_pylist())
+    need = set(chunks) - have
+    if not need:
+        return {}
+    texts: dict[str, str] = {}
+    for row in lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.TEXT], where).to_pylist():
+        if row[S.CHUNK_HASH] in need:
+            texts.setdefault(row[S.CHUNK_HASH], row[S.TEXT])
+    return texts
+
+
+def embed_source(
+    lake: Lake, source_id: str | None, settings: Settings | None = None, progress: Progress | None = None
+) -> EmbedResult:
+    """Embed the chunk texts of a source (``None``: of every source) that have no vector yet.
+
+    Vectors are streamed to the ``embeddings`` table in batches of
+    ``settings.write_batch_size`` within one commit: peak memory grows with the
+    batch size, not with the number of chunks.
+    """
+    t0 = time.perf_counter()
+    settings = Settings.coerce(settings)
+    embedder = get_embedder(settings.model, settings.embed_batch_size)
+    where = _eq(S.SOURCE_ID, source_id) if source_id is not None else None
+    texts = missing_embeddings(lake, embedder.model_id, where)
+    total = len(lake.scan(S.CHUNKS, [S.CHUNK_HASH], where)) if where else None
+    if not texts:
+        return EmbedResult(source_id or "*", embedder.model_id, 0, total or 0, seconds=time.perf_counter() - t0)
+    # similar lengths together: less padding per forward pass
+    items = sorted(texts.items(), key=lambda kv: len(kv[1]))
+    pa = require("pyarrow")
+
+    def batches() -> Iterator[Any]:
+        size = settings.write_batch_size
+        for i in range(0, len(items), size):
+            part = items[i : i + size]
+            vectors = embedder.embed([t for _, t in part])
+            flat = pa.array(vectors.reshape(-1), type=pa.float32())
+            offsets = pa.array(range(0, (len(part) + 1) * embedder.dim, embedder.dim), type=pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array([h for h, _ in part], type=pa.string()),
+                    pa.array([embedder.model_id] * len(part), type=pa.string()),
+                    pa.ListArray.from_arrays(offsets, flat),
+                ],
+                schema=S.EMBEDDINGS_SCHEMA,
+            )
+            if progress is not None:
+                progress(len(part))
+
+    reader = pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches())
+    table = lake.table(S.EMBEDDINGS)
+    table.add(reader)
+    return EmbedResult(
+        source_id or "*",
+        embedder.model_id,
+        chunks_embedded=len(items),
+        chunks_reused=max(0, (total or len(items)) - len(items)),
+        version=table.version,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+# --- the whole flow without an orchestrator -----------------------------------------
+def summarize(load: LoadResult | None, chunk: ChunkResult | None, embed: EmbedResult | None, error: str | None = None) -> SourceReport:
+    """One source's summary line from its step results."""
+    source_id = (load or chunk or embed).source_id
+    if error is not None:
+        return SourceReport(source_id, "failed", error=error)
+    status = load.status if load is not None else "unchanged"
+    report = SourceReport(
+        source_id,
+        status,
+        chunks_added=chunk.chunks_added if chunk else 0,
+        chunks_removed=chunk.chunks_removed if chunk else 0,
+        chunks_embedded=embed.chunks_embedded if embed else 0,
+    )
+    # an unchanged source whose chunks still changed (e.g. new chunk settings) was updated
+    if status == "unchanged" and (report.chunks_added or report.chunks_removed or report.chunks_embedded):
+        report.status = "updated"
+    return report
+
+
+def finish_index(lake: Lake, settings: Settings):
+    """Sync the search table, then mark every source that did not fail as indexed (one registry commit)."""
+    from kbflow.index.search import sync_search_table
+
+    result = sync_search_table(lake, settings.model)
+    counts: dict[str, int] = {}
+    for sid in lake.scan(S.CHUNKS, [S.SOURCE_ID]).column(0).to_pylist():
+        counts[sid] = counts.get(sid, 0) + 1
+    stamp = now()
+    updates = {
+        s.source_id: {S.STATUS: "indexed", S.CHUNK_COUNT: counts.get(s.source_id, 0), S.LAST_INDEXED: stamp}
+        for s in lake.sources()
+        if s.status != "failed"
+    }
+    lake.set_status(updates)
+    return result
+
+
+def ingest(
+    lake: Lake | str | None = None,
+    settings: Settings | None = None,
+    source_ids: Iterable[str] | None = None,
+    progress: Progress | None = None,
+) -> tuple[list[SourceReport], Any]:
+    """Run load → chunk → embed for each source, then the search index, in this process.
+
+    This is what the Dagster assets do, minus Dagster. A failing source is
+    reported (``status="failed"``) and the others go on.
+
+    Returns
+    -------
+    (reports, index result)
+    """
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    settings = Settings.coerce(settings, lake=lake.uri)
+    ids_ = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
+    reports = []
+    for sid in ids_:
+        try:
+            load = load_source(lake, sid)
+            chunk = chunk_source(lake, sid, settings)
+            embed = embed_source(lake, sid, settings, progress)
+            reports.append(summarize(load, chunk, embed))
+        except SourceError as exc:
+            reports.append(SourceReport(sid, "failed", error=str(exc)))
+    return reports, finish_index(lake, settings)

@@ -1,0 +1,311 @@
+"""Frozen, typed records: sources, raw units, chunks, locators, citations and hits."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
+from typing import Any, Iterable, Mapping, Sequence
+
+from kbflow import ids
+from kbflow.errors import ConfigError
+
+__all__ = ["Chunk", "Citation", "Hit", "Hits", "Locator", "RawUnit", "Source"]
+
+#: The locator fields each kind uses (DESIGN.md, "Provenance").
+LOCATOR_KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "pdf": ("path", "page", "page_label", "bbox", "regions", "char_start", "char_end"),
+    "web": ("url", "css_path", "char_start", "char_end"),
+    "code": ("path", "line_start", "line_end", "symbol", "ast_path"),
+    "doc": ("path", "heading_path", "char_start", "char_end"),
+    "ticket": ("ticket_id", "comment_id", "char_start", "char_end"),
+    "record": ("record_id", "field", "char_start", "char_end"),
+}
+
+
+@dataclass(frozen=True)
+class Locator:
+    """Exactly where a chunk came from; precise enough to re-read it.
+
+    ``kind`` selects which fields are meaningful (:data:`LOCATOR_KIND_FIELDS`);
+    the others stay ``None``. Paths are relative to the source's root; lines
+    are 1-based and inclusive; char offsets index the unit's text, end
+    exclusive; PDF pages are 1-based and boxes are in PDF points.
+    """
+
+    kind: str
+    path: str | None = None
+    heading_path: str | None = None
+    char_start: int | None = None
+    char_end: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    symbol: str | None = None
+    ast_path: str | None = None
+    page: int | None = None
+    page_label: str | None = None
+    bbox: tuple[float, float, float, float] | None = None
+    regions: tuple[tuple[int, tuple[float, float, float, float]], ...] | None = None
+    url: str | None = None
+    css_path: str | None = None
+    ticket_id: str | None = None
+    comment_id: str | None = None
+    record_id: str | None = None
+    field: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in LOCATOR_KIND_FIELDS:
+            raise ConfigError(f"unknown locator kind {self.kind!r}; known: {sorted(LOCATOR_KIND_FIELDS)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"kind", ...}`` with the fields of this kind only (the ``--json`` shape)."""
+        out: dict[str, Any] = {"kind": self.kind}
+        for name in LOCATOR_KIND_FIELDS[self.kind]:
+            value = getattr(self, name)
+            if name == "bbox" and value is not None:
+                value = list(value)
+            elif name == "regions" and value is not None:
+                value = [{"page": p, "bbox": list(b)} for p, b in value]
+            out[name] = value
+        return out
+
+    def to_row(self) -> dict[str, Any]:
+        """Every field (the Arrow struct shape)."""
+        row = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.bbox is not None:
+            row["bbox"] = list(self.bbox)
+        if self.regions is not None:
+            row["regions"] = [{"page": p, "bbox": list(b)} for p, b in self.regions]
+        return row
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Locator:
+        kwargs = {f.name: row.get(f.name) for f in fields(cls)}
+        if kwargs["bbox"] is not None:
+            kwargs["bbox"] = tuple(kwargs["bbox"])
+        if kwargs["regions"] is not None:
+            kwargs["regions"] = tuple((r["page"], tuple(r["bbox"])) for r in kwargs["regions"])
+        return cls(**kwargs)
+
+    def replace(self, **changes: Any) -> Locator:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data.update(changes)
+        return Locator(**data)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A registered source: what to load, and (once ingested) its registry state.
+
+    ``source_id`` is the partition key everywhere; ``uri`` is an absolute path
+    for local sources; ``scope`` is a project id or ``"global"``.
+    """
+
+    source_id: str
+    source_type: str
+    uri: str
+    scope: str = "global"
+    title: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    content_hash: str | None = None
+    status: str = "pending"
+    chunk_count: int | None = None
+    last_indexed: datetime | None = None
+    last_error: str | None = None
+    added_at: datetime | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        row = asdict(self)
+        row["options"] = json.dumps(dict(self.options), sort_keys=True)
+        return row
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Source:
+        data = dict(row)
+        data["options"] = json.loads(data.get("options") or "{}")
+        return cls(**{f.name: data.get(f.name) for f in fields(cls) if f.name in data})
+
+
+@dataclass(frozen=True)
+class RawUnit:
+    """One unit as loaded: a code file, a Markdown file, one JSONL record (later: a PDF page).
+
+    ``unit_key`` names the unit's position within its source (a path, a record
+    id); ``locator`` is the unit-level locator that chunkers refine.
+    """
+
+    source_id: str
+    unit_key: str
+    text: str
+    content_kind: str
+    locator: Locator
+    title: str | None = None
+    file_hash: str | None = None
+    #: chunker hint: a language name for code ("python"), "markdown" for documents
+    language: str | None = None
+
+    @property
+    def unit_hash(self) -> str:
+        """Hash over the unit's key, kind, language and text: changes when any of them does."""
+        return ids.digest(self.unit_key, self.content_kind, self.language or "", self.text)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a unit's text with its exact locator.
+
+    ``chunk_id`` is stable across re-ingests for as long as the text is
+    unchanged: it is derived from the source, the unit key, the text hash and
+    the occurrence of that text within the unit, not from line numbers.
+    """
+
+    chunk_id: str
+    chunk_hash: str
+    source_id: str
+    unit_hash: str
+    content_kind: str
+    position: int
+    text: str
+    locator: Locator
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class Citation:
+    """Where a hit came from: the source and the exact locator within it."""
+
+    source_id: str
+    source_type: str
+    uri: str
+    locator: Locator
+    title: str | None = None
+    content_hash: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source_id": self.source_id,
+            "source_type": self.source_type,
+            "uri": self.uri,
+            "title": self.title,
+            "content_hash": self.content_hash,
+            "locator": self.locator.to_dict(),
+        }
+
+    def render(self) -> str:
+        """A short human string, e.g. ``kbflow/retrieve.py:40-88 Retriever.search``."""
+        loc = self.locator
+        if loc.kind == "code":
+            out = f"{loc.path}:{loc.line_start}-{loc.line_end}"
+            return f"{out} {loc.symbol}" if loc.symbol else out
+        if loc.kind == "doc":
+            out = f"{loc.path}"
+            if loc.heading_path:
+                out += f" § {loc.heading_path}"
+            return f"{out} chars {loc.char_start}-{loc.char_end}"
+        if loc.kind == "record":
+            name = self.uri.rsplit("/", 1)[-1]
+            return f"{name} record {loc.record_id} chars {loc.char_start}-{loc.char_end}"
+        if loc.kind == "pdf":
+            box = ",".join(f"{v:.0f}" for v in loc.bbox) if loc.bbox else ""
+            return f"{loc.path} p.{loc.page} [{box}]"
+        if loc.kind == "web":
+            return f"{loc.url}#{loc.css_path} chars {loc.char_start}-{loc.char_end}"
+        return f"ticket {loc.ticket_id} comment {loc.comment_id}"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the chunk text, its score and its citation, in one row.
+
+    ``dense_rank`` and ``bm25_rank`` keep each leg's 1-based rank (``None``
+    where the leg did not return the chunk) for analysis.
+    """
+
+    rank: int
+    score: float
+    chunk_id: str
+    text: str
+    citation: Citation
+    content_kind: str
+    scope: str
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``kbflow search --json`` object."""
+        return {
+            "rank": self.rank,
+            "score": self.score,
+            "chunk_id": self.chunk_id,
+            "text": self.text,
+            "citation": self.citation.to_dict(),
+        }
+
+    def as_prompt(self) -> str:
+        """The hit's text wrapped as untrusted content, delimited and naming its citation.
+
+        Text from a source may carry instructions; an agent must treat it as
+        data. The stored text is never altered; only this rendering wraps it.
+        """
+        cite = self.citation.render().replace('"', "'")
+        body = self.text.replace("</untrusted-source>", "<\\/untrusted-source>")
+        return (
+            f'<untrusted-source citation="{cite}" chunk_id="{self.chunk_id}">\n'
+            f"{body}\n"
+            "</untrusted-source>"
+        )
+
+
+class Hits(list):
+    """A ranked list of :class:`Hit` with tabular views for notebooks."""
+
+    def __init__(self, hits: Iterable[Hit] = (), *, query: str = "", mode: str = "") -> None:
+        super().__init__(hits)
+        self.query = query
+        self.mode = mode
+        #: wall time of the search that produced these hits, query embedding included
+        self.latency_ms = 0.0
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "rank": h.rank,
+                "score": h.score,
+                "citation": h.citation.render(),
+                "source_id": h.citation.source_id,
+                "content_kind": h.content_kind,
+                "dense_rank": h.dense_rank,
+                "bm25_rank": h.bm25_rank,
+                "chunk_id": h.chunk_id,
+                "text": h.text,
+            }
+            for h in self
+        ]
+
+    def to_polars(self):
+        import polars as pl
+
+        return pl.DataFrame(self.to_dicts())
+
+    def to_arrow(self):
+        import pyarrow as pa
+
+        return pa.Table.from_pylist(self.to_dicts())
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            "<tr><td>{}</td><td>{:.4f}</td><td><code>{}</code></td><td>{}</td></tr>".format(
+                h.rank, h.score, html.escape(h.citation.render()), html.escape(h.text[:160])
+            )
+            for h in self
+        )
+        return (
+            f"<p>{len(self)} hits for <b>{html.escape(self.query)}</b> ({self.mode})</p>"
+            "<table><tr><th>rank</th><th>score</th><th>citation</th><th>text</th></tr>"
+            f"{rows}</table>"
+        )
+
+
+def as_locators(values: Sequence[Mapping[str, Any]]) -> list[Locator]:
+    return [Locator.from_row(v) for v in values]

@@ -1,0 +1,1 @@
+"""Retrieval: the legs, fusion, the Retriever and the citation resolver."""

@@ -1,0 +1,196 @@
+"""One Arrow schema per lake table; every column name is a constant here.
+
+Tables (see DESIGN.md, "The lake"):
+
+========== ============================== ============================================
+table      key                            holds
+========== ============================== ============================================
+sources    ``source_id``                  the registry: type, uri, scope, hash, status
+documents  (``source_id``, ``unit_hash``) raw units as loaded: text + base locator
+chunks     ``chunk_id``                   chunk text, hash, kind, position, locator
+embeddings (``chunk_hash``, ``model_id``) one vector per distinct chunk text per model
+search     ``chunk_id``                   chunks joined with the active model's vectors
+========== ============================== ============================================
+
+The locator is one struct column whose fields are the union of every locator
+kind's fields (DESIGN.md, "Provenance"); fields a kind does not use are null.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+# --- table names -------------------------------------------------------------
+SOURCES = "sources"
+DOCUMENTS = "documents"
+CHUNKS = "chunks"
+EMBEDDINGS = "embeddings"
+SEARCH = "search"
+TABLES = (SOURCES, DOCUMENTS, CHUNKS, EMBEDDINGS, SEARCH)
+
+# --- column names ------------------------------------------------------------
+SOURCE_ID = "source_id"
+SOURCE_TYPE = "source_type"
+URI = "uri"
+TITLE = "title"
+SCOPE = "scope"
+CONTENT_HASH = "content_hash"
+STATUS = "status"
+CHUNK_COUNT = "chunk_count"
+LAST_INDEXED = "last_indexed"
+LAST_ERROR = "last_error"
+ADDED_AT = "added_at"
+OPTIONS = "options"
+
+UNIT_HASH = "unit_hash"
+UNIT_KEY = "unit_key"
+FILE_HASH = "file_hash"
+LANGUAGE = "language"
+TEXT = "text"
+LOCATOR = "locator"
+
+CHUNK_ID = "chunk_id"
+CHUNK_HASH = "chunk_hash"
+CONTENT_KIND = "content_kind"
+POSITION = "position"
+CHUNKER = "chunker"
+ROW_HASH = "row_hash"
+
+MODEL_ID = "model_id"
+VECTOR = "vector"
+
+# --- allowed values ----------------------------------------------------------
+SOURCE_TYPES = ("docs", "repo", "jsonl", "pdf", "web", "ticket")
+CONTENT_KINDS = ("doc", "code", "record", "pdf", "web", "ticket")
+LOCATOR_KINDS = CONTENT_KINDS
+STATUSES = ("pending", "indexed", "stale", "failed")
+GLOBAL_SCOPE = "global"
+
+# --- locator ------------------------------------------------------------------
+BBOX = pa.list_(pa.float64(), 4)
+REGION = pa.struct([("page", pa.int32()), ("bbox", BBOX)])
+LOCATOR_TYPE = pa.struct(
+    [
+        ("kind", pa.string()),
+        # doc / code / pdf
+        ("path", pa.string()),
+        # doc
+        ("heading_path", pa.string()),
+        # doc / web / pdf / ticket / record
+        ("char_start", pa.int64()),
+        ("char_end", pa.int64()),
+        # code
+        ("line_start", pa.int64()),
+        ("line_end", pa.int64()),
+        ("symbol", pa.string()),
+        ("ast_path", pa.string()),
+        # pdf
+        ("page", pa.int32()),
+        ("page_label", pa.string()),
+        ("bbox", BBOX),
+        ("regions", pa.list_(REGION)),
+        # web
+        ("url", pa.string()),
+        ("css_path", pa.string()),
+        # ticket
+        ("ticket_id", pa.string()),
+        ("comment_id", pa.string()),
+        # record
+        ("record_id", pa.string()),
+        ("field", pa.string()),
+    ]
+)
+LOCATOR_FIELDS = tuple(f.name for f in LOCATOR_TYPE)
+
+# --- table schemas -------------------------------------------------------------
+SOURCES_SCHEMA = pa.schema(
+    [
+        pa.field(SOURCE_ID, pa.string(), nullable=False),
+        pa.field(SOURCE_TYPE, pa.string(), nullable=False),
+        pa.field(URI, pa.string(), nullable=False),
+        pa.field(TITLE, pa.string()),
+        pa.field(SCOPE, pa.string(), nullable=False),
+        pa.field(CONTENT_HASH, pa.string()),
+        pa.field(STATUS, pa.string(), nullable=False),
+        pa.field(CHUNK_COUNT, pa.int64()),
+        pa.field(LAST_INDEXED, pa.timestamp("us", tz="UTC")),
+        pa.field(LAST_ERROR, pa.string()),
+        pa.field(ADDED_AT, pa.timestamp("us", tz="UTC")),
+        pa.field(OPTIONS, pa.string()),
+    ]
+)
+
+DOCUMENTS_SCHEMA = pa.schema(
+    [
+        pa.field(SOURCE_ID, pa.string(), nullable=False),
+        pa.field(UNIT_HASH, pa.string(), nullable=False),
+        pa.field(UNIT_KEY, pa.string(), nullable=False),
+        pa.field(FILE_HASH, pa.string()),
+        pa.field(CONTENT_KIND, pa.string(), nullable=False),
+        pa.field(LANGUAGE, pa.string()),
+        pa.field(TITLE, pa.string()),
+        pa.field(TEXT, pa.string(), nullable=False),
+        pa.field(LOCATOR, LOCATOR_TYPE),
+    ]
+)
+
+_CHUNK_FIELDS = [
+    pa.field(CHUNK_ID, pa.string(), nullable=False),
+    pa.field(CHUNK_HASH, pa.string(), nullable=False),
+    pa.field(SOURCE_ID, pa.string(), nullable=False),
+    pa.field(SOURCE_TYPE, pa.string(), nullable=False),
+    pa.field(SCOPE, pa.string(), nullable=False),
+    pa.field(UNIT_HASH, pa.string(), nullable=False),
+    pa.field(CONTENT_KIND, pa.string(), nullable=False),
+    pa.field(POSITION, pa.int64(), nullable=False),
+    pa.field(TITLE, pa.string()),
+    pa.field(URI, pa.string()),
+    pa.field(CONTENT_HASH, pa.string()),
+    pa.field(TEXT, pa.string(), nullable=False),
+    pa.field(LOCATOR, LOCATOR_TYPE),
+    pa.field(CHUNKER, pa.string()),
+    pa.field(ROW_HASH, pa.string(), nullable=False),
+]
+CHUNKS_SCHEMA = pa.schema(_CHUNK_FIELDS)
+#: Chunk columns a search hit carries (everything but bookkeeping).
+HIT_COLUMNS = tuple(
+    f.name for f in _CHUNK_FIELDS if f.name not in (UNIT_HASH, CHUNKER, ROW_HASH)
+)
+
+EMBEDDINGS_SCHEMA = pa.schema(
+    [
+        pa.field(CHUNK_HASH, pa.string(), nullable=False),
+        pa.field(MODEL_ID, pa.string(), nullable=False),
+        # variable length: one table holds the vectors of models of any dimension
+        pa.field(VECTOR, pa.list_(pa.float32()), nullable=False),
+    ]
+)
+
+
+def search_schema(dim: int) -> pa.Schema:
+    """The search table: every chunk column plus the active model's fixed-size vector."""
+    return pa.schema([*_CHUNK_FIELDS, pa.field(VECTOR, pa.list_(pa.float32(), dim), nullable=False)])
+
+
+SCHEMAS: dict[str, pa.Schema] = {
+    SOURCES: SOURCES_SCHEMA,
+    DOCUMENTS: DOCUMENTS_SCHEMA,
+    CHUNKS: CHUNKS_SCHEMA,
+    EMBEDDINGS: EMBEDDINGS_SCHEMA,
+}
+
+#: Table-level metadata key on the search table naming the model its vectors came from.
+SEARCH_MODEL_META = b"kbflow.model_id"
+
+
+def sql_str(value: str) -> str:
+    """Quote ``value`` as a SQL string literal for a Lance filter."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql_in(column: str, values) -> str:
+    """``column IN ('a', 'b')``; ``FALSE`` for an empty collection."""
+    values = list(values)
+    if not values:
+        return "FALSE"
+    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"

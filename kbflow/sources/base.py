@@ -1,0 +1,116 @@
+"""The loader interface and its registry: a source spec in, raw units out.
+
+A loader turns one registered :class:`~kbflow.records.Source` into
+:class:`~kbflow.records.RawUnit` objects, and computes the source's
+fingerprint: a hash that changes whenever the bytes it would load change, so
+an unchanged source is skipped without parsing it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import ABC, abstractmethod
+from typing import Iterator
+
+from kbflow.errors import ConfigError, SourceError
+from kbflow.records import RawUnit, Source
+
+__all__ = ["Loader", "get_loader", "loader_names", "read_text", "register_loader", "slugify"]
+
+_REGISTRY: dict[str, type[Loader]] = {}
+
+
+class Loader(ABC):
+    """Loads one source type. Subclasses set ``name`` and register themselves."""
+
+    #: the ``--type`` this loader handles
+    name: str = ""
+    #: one line for ``kbflow add --help``
+    description: str = ""
+
+    @abstractmethod
+    def check(self, uri: str) -> None:
+        """Raise :class:`SourceError` if ``uri`` cannot be this type of source (at ``kbflow add``)."""
+
+    @abstractmethod
+    def fingerprint(self, source: Source) -> str:
+        """A hash of everything :meth:`load` would read; equal hashes mean nothing to do."""
+
+    @abstractmethod
+    def load(self, source: Source) -> Iterator[RawUnit]:
+        """Yield the source's raw units in a deterministic order."""
+
+
+def register_loader(cls: type[Loader]) -> type[Loader]:
+    """Class decorator: make ``cls`` the loader for ``cls.name`` (duplicates are rejected)."""
+    if not cls.name:
+        raise ConfigError(f"loader {cls.__name__} has no name")
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ConfigError(f"a loader named {cls.name!r} is already registered ({_REGISTRY[cls.name].__name__})")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _ensure_builtins() -> None:
+    # importing the modules registers their loaders
+    from kbflow.sources import docs, jsonl, repo  # noqa: F401
+
+
+def get_loader(source_type: str) -> Loader:
+    """The loader for ``source_type`` (``docs``, ``repo``, ``jsonl``, ...)."""
+    _ensure_builtins()
+    try:
+        return _REGISTRY[source_type]()
+    except KeyError:
+        raise SourceError(
+            f"unknown source type {source_type!r}; known types: {', '.join(loader_names())}"
+        ) from None
+
+
+def loader_names() -> list[str]:
+    _ensure_builtins()
+    return sorted(_REGISTRY)
+
+
+def read_bytes(path: str) -> bytes:
+    """Read a file's bytes, turning OS errors into a :class:`SourceError` naming the file."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except PermissionError:
+        raise SourceError(f"{path}: permission denied; make the file readable or remove it from the source") from None
+    except IsADirectoryError:
+        raise SourceError(f"{path}: is a directory, expected a file") from None
+    except FileNotFoundError:
+        raise SourceError(f"{path}: file not found") from None
+    except OSError as exc:
+        raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def decode_text(data: bytes, path: str) -> str:
+    """Decode UTF-8 (a leading BOM dropped); the loaders and the resolver decode alike."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SourceError(
+            f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "convert the file to UTF-8 or remove it from the source"
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_text(path: str) -> str:
+    """Read a UTF-8 text file exactly as the loaders do (no newline translation)."""
+    return decode_text(read_bytes(path), path)
+
+
+_SLUG = re.compile(r"[^a-z0-9._-]+")
+
+
+def slugify(uri: str) -> str:
+    """A readable default source id from a path: ``/x/My Docs/`` -> ``my-docs``."""
+    base = os.path.basename(os.path.normpath(uri)) or "source"
+    base = os.path.splitext(base)[0] if os.path.isfile(uri) else base
+    slug = _SLUG.sub("-", base.lower()).strip("-.")
+    return slug or "source"
