@@ -48,7 +48,8 @@ __all__ = [
     "load_source",
 ]
 
-Progress = Callable[[int], None]
+#: ``progress(done_now, total)``: called after each batch of work
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -310,7 +311,7 @@ def embed_source(
                 schema=S.EMBEDDINGS_SCHEMA,
             )
             if progress is not None:
-                progress(len(part))
+                progress(len(part), len(items))
 
     reader = pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches())
     table = lake.table(S.EMBEDDINGS)

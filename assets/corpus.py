@@ -1,0 +1,144 @@
+"""The corpus assets: documents → chunks → embeddings per source, then the search index.
+# (no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime)
+
+Each asset body is one call into :mod:`kbflow.pipeline`; the metadata it
+records is what that step reports (rows written, rows skipped, versions, seconds).
+"""
+
+
+import dagster as dg
+
+from kbflow import pipeline
+from kbflow.index import checks as kchecks
+
+from assets.resources import KbflowResource
+
+#: One partition per registered source; kept in step with the lake's registry.
+sources_partitions = dg.DynamicPartitionsDefinition(name="sources")
+
+
+@dg.asset(
+    partitions_def=sources_partitions,
+    group_name="corpus",
+    description="Raw units (files, records) of one source, loaded unless its bytes are unchanged.",
+)
+def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
+    result = pipeline.load_source(kbflow.open_lake(), context.partition_key)
+    if result.skipped_files:
+        context.log.warning(f"skipped {len(result.skipped_files)} files: {', '.join(result.skipped_files[:10])}")
+    return dg.MaterializeResult(
+        metadata={
+            "status": result.status,
+            "units": result.units,
+            "units_added": result.units_added,
+            "units_removed": result.units_removed,
+            "files_skipped": len(result.skipped_files),
+            "table_version": result.version,
+            "seconds": round(result.seconds, 3),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=sources_partitions,
+    group_name="corpus",
+    deps=[documents],
+    description="Structure-aware chunks of one source; unchanged units are not re-chunked.",
+)
+def chunks(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
+    result = pipeline.chunk_source(kbflow.open_lake(), context.partition_key, kbflow.settings())
+    return dg.MaterializeResult(
+        metadata={
+            "chunks": result.chunks,
+            "chunks_added": result.chunks_added,
+            "chunks_removed": result.chunks_removed,
+            "chunks_updated": result.chunks_updated,
+            "units_chunked": result.units_chunked,
+            "table_version": result.version,
+            "seconds": round(result.seconds, 3),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=sources_partitions,
+    group_name="corpus",
+    deps=[chunks],
+    description="One vector per distinct chunk text per model; texts already embedded are never embedded again.",
+)
+def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
+    progress = None
+    bar = None
+    if kbflow.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(desc=f"embed {context.partition_key}", unit="chunk", leave=False)
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done)
+
+    try:
+        result = pipeline.embed_source(kbflow.open_lake(), context.partition_key, kbflow.settings(), progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    return dg.MaterializeResult(
+        metadata={
+            "model_id": result.model_id,
+            "chunks_embedded": result.chunks_embedded,
+            "chunks_reused": result.chunks_reused,
+            "table_version": result.version,
+            "seconds": round(result.seconds, 3),
+        }
+    )
+
+
+@dg.asset(
+    group_name="corpus",
+    deps=[embeddings],
+    description="Chunks joined with the active model's vectors, with BM25, scalar and vector indexes covering every row.",
+)
+def search_index(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
+    lake = kbflow.open_lake()
+    result = pipeline.finish_index(lake, kbflow.settings())
+    return dg.MaterializeResult(
+        metadata={
+            "rows": result.rows,
+            "rows_upserted": result.rows_upserted,
+            "rows_deleted": result.rows_deleted,
+            "rebuilt": result.rebuilt,
+            "missing_embeddings": result.missing_embeddings,
+            "model_id": result.model_id,
+            "table_versions": dg.MetadataValue.json(lake.versions()),
+            "seconds": round(result.seconds, 3),
+        }
+    )
+
+
+def _check(result: kchecks.CheckResult) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=result.passed, metadata=result.metadata, description=result.description)
+
+
+@dg.asset_check(asset=search_index, description="Every chunk has an embedding for the active model.")
+def embeddings_cover_chunks(kbflow: KbflowResource) -> dg.AssetCheckResult:
+    return _check(kchecks.check_embeddings(kbflow.open_lake(), kbflow.settings().model))
+
+
+@dg.asset_check(asset=search_index, description="The search table holds exactly the current chunks.")
+def search_matches_chunks(kbflow: KbflowResource) -> dg.AssetCheckResult:
+    return _check(kchecks.check_search_matches_chunks(kbflow.open_lake()))
+
+
+@dg.asset_check(asset=search_index, description="Every index of the search table covers every row.")
+def indexes_cover_rows(kbflow: KbflowResource) -> dg.AssetCheckResult:
+    return _check(kchecks.check_index_coverage(kbflow.open_lake()))
+
+
+@dg.asset_check(asset=search_index, description="Sampled chunk locators resolve back to their text.")
+def locators_resolve(kbflow: KbflowResource) -> dg.AssetCheckResult:
+    return _check(kchecks.check_locators(kbflow.open_lake()))
+
+
+PER_SOURCE = [documents, chunks, embeddings]
+CHECKS = [embeddings_cover_chunks, search_matches_chunks, indexes_cover_rows, locators_resolve]

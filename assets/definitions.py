@@ -1,0 +1,16 @@
+"""The Dagster definitions: ``dagster dev`` at the repo root loads these."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from assets.corpus import CHECKS, PER_SOURCE, search_index
+from assets.resources import KbflowResource
+from assets.sensors import sync_source_partitions
+
+defs = dg.Definitions(
+    assets=[*PER_SOURCE, search_index],
+    asset_checks=CHECKS,
+    sensors=[sync_source_partitions],
+    resources={"kbflow": KbflowResource()},
+)

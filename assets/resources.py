@@ -1,0 +1,26 @@
+"""The one resource the assets use: where the lake is and which model embeds."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from kbflow.config import Settings
+from kbflow.lake import Lake
+
+
+class KbflowResource(dg.ConfigurableResource):
+    """kbflow settings for the assets.
+
+    ``lake`` empty means ``$KBFLOW_LAKE`` or ``./data/lake``; ``model`` empty
+    means the default model (all-MiniLM-L6-v2, offline).
+    """
+
+    lake: str = ""
+    model: str = ""
+    progress: bool = False
+
+    def settings(self) -> Settings:
+        return Settings.coerce(None, lake=self.lake or None, model=self.model or None)
+
+    def open_lake(self) -> Lake:
+        return Lake(self.settings().lake)
