@@ -65,6 +65,8 @@ class Chunker(ABC):
     """Cuts one unit into pieces. Subclasses set ``name`` and register themselves."""
 
     name: str = ""
+    #: dispatch order: lower goes first; the line-window fallback goes last
+    priority: int = 50
 
     def __init__(self, settings: ChunkSettings) -> None:
         self.settings = settings
@@ -79,8 +81,6 @@ class Chunker(ABC):
 
 
 _REGISTRY: dict[str, type[Chunker]] = {}
-#: dispatch order: the first chunker that accepts a unit cuts it
-_ORDER: list[str] = []
 
 
 def register_chunker(cls: type[Chunker]) -> type[Chunker]:
@@ -88,20 +88,18 @@ def register_chunker(cls: type[Chunker]) -> type[Chunker]:
         raise ConfigError(f"chunker {cls.__name__} has no name")
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
         raise ConfigError(f"a chunker named {cls.name!r} is already registered")
-    if cls.name not in _REGISTRY:
-        _ORDER.append(cls.name)
     _REGISTRY[cls.name] = cls
     return cls
 
 
 def _ensure_builtins() -> None:
-    from kbflow.chunk import code, document, lines  # noqa: F401  (registration order: code, document, lines)
+    from kbflow.chunk import code, document, lines  # noqa: F401  (importing registers them)
 
 
 def chunker_for(unit: RawUnit, settings: ChunkSettings) -> Chunker:
     _ensure_builtins()
-    for name in _ORDER:
-        chunker = _REGISTRY[name](settings)
+    for cls in sorted(_REGISTRY.values(), key=lambda c: (c.priority, c.name)):
+        chunker = cls(settings)
         if chunker.accepts(unit):
             return chunker
     raise ConfigError(f"no chunker accepts unit {unit.unit_key!r} of kind {unit.content_kind!r}")

@@ -253,6 +253,7 @@ def code_segments(text: str, language: str, budget: int, window_lines: int = 40)
 @register_chunker
 class CodeChunker(Chunker):
     name = "code"
+    priority = 10
 
     def accepts(self, unit: RawUnit) -> bool:
         return unit.content_kind == "code" and available(unit.language)

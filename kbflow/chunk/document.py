@@ -202,6 +202,7 @@ class DocumentChunker(Chunker):
     """Markdown/text documents (heading-aware) and JSONL records (paragraphs)."""
 
     name = "document"
+    priority = 20
 
     def accepts(self, unit: RawUnit) -> bool:
         return unit.content_kind in ("doc", "record")

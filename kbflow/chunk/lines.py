@@ -43,6 +43,7 @@ def line_windows(lines: list[str], first: int, last: int, max_lines: int, budget
 @register_chunker
 class LineChunker(Chunker):
     name = "lines"
+    priority = 100
 
     def accepts(self, unit: RawUnit) -> bool:
         return unit.content_kind == "code"

@@ -1,0 +1,42 @@
+# kbflow: `make demo` and `make test` work on a fresh machine (Python 3.11, no network but PyPI).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export DAGSTER_HOME := $(CURDIR)
+export KBFLOW_LAKE ?= $(CURDIR)/data/lake
+
+.PHONY: install demo test test-fast bench dagster clean
+
+$(BIN)/kbflow: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(BIN)/kbflow
+
+install: $(BIN)/kbflow
+
+demo: install
+	$(BIN)/kbflow add data/samples/docs --type docs --id sample-docs --scope kbflow
+	$(BIN)/kbflow add data/samples/repo --type repo --id sample-repo --scope kbflow
+	$(BIN)/kbflow add data/samples/records.jsonl --type jsonl --id sample-records
+	$(BIN)/kbflow ingest
+	$(BIN)/kbflow status
+	$(BIN)/python data/samples/questions.py
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not e2e"
+
+bench: install
+	$(BIN)/python bench/ingest_throughput.py
+	$(BIN)/python bench/query_latency.py
+
+dagster: install
+	$(BIN)/dagster dev
+
+clean:
+	rm -rf data/lake .pytest_cache

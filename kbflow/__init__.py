@@ -1,0 +1,89 @@
+"""kbflow: turn a messy corpus into cited, versioned, searchable knowledge.
+
+>>> from kbflow import Retriever                        # doctest: +SKIP
+>>> r = Retriever.open("data/lake")                     # doctest: +SKIP
+>>> for hit in r.search("where are ranks fused", k=5):  # doctest: +SKIP
+...     print(hit.score, hit.citation.render(), hit.text[:80])
+
+Importing kbflow is cheap: heavy dependencies (torch, lancedb, tree-sitter,
+dagster) load on first use of the names that need them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> defining module (loaded on first attribute access)
+_EXPORTS = {
+    "Retriever": "kbflow.retrieve.retriever",
+    "Lake": "kbflow.lake.lake",
+    "Settings": "kbflow.config",
+    "ChunkSettings": "kbflow.config",
+    "RetrievalSettings": "kbflow.config",
+    "Source": "kbflow.records",
+    "RawUnit": "kbflow.records",
+    "Chunk": "kbflow.records",
+    "Locator": "kbflow.records",
+    "Citation": "kbflow.records",
+    "Hit": "kbflow.records",
+    "Hits": "kbflow.records",
+    "resolve": "kbflow.retrieve.resolver",
+    "rrf": "kbflow.retrieve.fusion",
+    "ingest": "kbflow.pipeline",
+    "chunk_unit": "kbflow.chunk.base",
+    "get_embedder": "kbflow.embed.base",
+    "get_loader": "kbflow.sources.base",
+    "KbflowError": "kbflow.errors",
+    "ConfigError": "kbflow.errors",
+    "SourceError": "kbflow.errors",
+    "SourceNotFoundError": "kbflow.errors",
+    "LakeError": "kbflow.errors",
+    "LakeNotFoundError": "kbflow.errors",
+    "EmbedError": "kbflow.errors",
+    "QueryError": "kbflow.errors",
+    "ResolveError": "kbflow.errors",
+    "MissingDependencyError": "kbflow.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kbflow' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kbflow.chunk.base import chunk_unit
+    from kbflow.config import ChunkSettings, RetrievalSettings, Settings
+    from kbflow.embed.base import get_embedder
+    from kbflow.errors import (
+        ConfigError,
+        EmbedError,
+        KbflowError,
+        LakeError,
+        LakeNotFoundError,
+        MissingDependencyError,
+        QueryError,
+        ResolveError,
+        SourceError,
+        SourceNotFoundError,
+    )
+    from kbflow.lake.lake import Lake
+    from kbflow.pipeline import ingest
+    from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
+    from kbflow.retrieve.fusion import rrf
+    from kbflow.retrieve.resolver import resolve
+    from kbflow.retrieve.retriever import Retriever
+    from kbflow.sources.base import get_loader

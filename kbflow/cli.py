@@ -1,0 +1,211 @@
+"""The ``kbflow`` command: register sources, ingest them through Dagster, search with citations.
+
+Every command takes ``--lake URI`` (default ``$KBFLOW_LAKE`` or ``./data/lake``);
+the source registry lives in the lake, so the commands work from any directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+
+from kbflow.errors import KbflowError
+
+_HELP_TYPES = "docs (Markdown/text folder or file), repo (code repository), jsonl (BEIR-style records)"
+
+
+def _fail(exc: Exception) -> None:
+    raise click.ClickException(str(exc))
+
+
+class _Group(click.Group):
+    """Turns every KbflowError into a one-line ``Error: ...`` and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KbflowError as exc:
+            _fail(exc)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--lake",
+    envvar="KBFLOW_LAKE",
+    default=None,
+    metavar="URI",
+    help="The lake: a folder or any Lance URI. Default: $KBFLOW_LAKE, else ./data/lake.",
+)
+@click.version_option(package_name="kbflow")
+@click.pass_context
+def main(ctx: click.Context, lake: str | None) -> None:
+    """kbflow: turn a corpus into cited, versioned, searchable knowledge.
+
+    \b
+    Quick start:
+      kbflow add docs/ --type docs --scope myproject
+      kbflow add . --type repo --id self --scope myproject
+      kbflow ingest
+      kbflow search "where are ranks fused" -k 5
+    """
+    ctx.obj = {"lake": lake}
+
+
+def _settings(ctx: click.Context, **overrides: Any):
+    from kbflow.config import Settings
+
+    return Settings.coerce(None, lake=ctx.obj["lake"], **overrides)
+
+
+@main.command()
+@click.argument("path", type=click.Path())
+@click.option("--type", "source_type", required=True, help=f"Source type: {_HELP_TYPES}.")
+@click.option("--id", "source_id", default=None, help="Source id (default: from the path's name).")
+@click.option("--scope", default="global", show_default=True, help="Project id; 'global' sources match every scope.")
+@click.option("--title", default=None, help="A human title for the source.")
+@click.pass_context
+def add(ctx: click.Context, path: str, source_type: str, source_id: str | None, scope: str, title: str | None) -> None:
+    """Register PATH as a source (nothing is loaded until `kbflow ingest`)."""
+    from kbflow.lake import Lake
+    from kbflow.records import Source
+    from kbflow.sources.base import get_loader, slugify
+
+    loader = get_loader(source_type)
+    uri = os.path.abspath(os.path.expanduser(path))
+    loader.check(uri)
+    lake = Lake(_settings(ctx).lake)
+    source = lake.register(Source(source_id or slugify(uri), source_type, uri, scope=scope, title=title))
+    click.echo(f"registered {source.source_id} ({source.source_type}, scope {source.scope}): {source.uri}")
+    click.echo(f"lake: {lake.uri}; run `kbflow ingest` to load it")
+
+
+@main.command()
+@click.argument("source_ids", nargs=-1)
+@click.option("--model", default=None, help="Embedding model: a sentence-transformers path or id, or hash:DIM.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object to stdout.")
+@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
+@click.pass_context
+def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, as_json: bool, progress: bool | None) -> None:
+    """Materialize the registered sources (or SOURCE_IDS) through the Dagster assets.
+
+    Loads, chunks and embeds each changed source, then brings the search table
+    and its indexes up to date and runs the asset checks. Exits 1 if a source
+    failed or a check did not pass.
+    """
+    from assets.ingest import run_ingest
+
+    settings = _settings(ctx, model=model)
+    show = sys.stderr.isatty() if progress is None else progress
+    summary = run_ingest(settings, list(source_ids) or None, progress=show)
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        for s in summary["sources"]:
+            line = f"{s['source_id']:<24} {s['status']:<9} +{s['chunks_added']} -{s['chunks_removed']} chunks, {s['chunks_embedded']} embedded"
+            click.echo(line + (f"  ERROR: {s['error']}" if s["error"] else ""))
+        for c in summary["checks"]:
+            click.echo(f"check {c['name']}: {'passed' if c['passed'] else 'FAILED ' + json.dumps(c['metadata'])}")
+        versions = ", ".join(f"{k} v{v}" for k, v in summary["versions"].items())
+        click.echo(f"versions: {versions}; {summary['seconds']:.1f}s")
+    failed = any(s["status"] == "failed" for s in summary["sources"]) or not all(c["passed"] for c in summary["checks"])
+    if summary.get("index_error"):
+        click.echo(f"search index failed: {summary['index_error']}", err=True)
+        failed = True
+    if failed:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", "k", default=10, show_default=True, help="Number of hits (1-100).")
+@click.option("--mode", type=click.Choice(["hybrid", "dense", "bm25"]), default="hybrid", show_default=True)
+@click.option("--scope", default=None, help="Project id: its sources plus global ones.")
+@click.option("--kind", "kinds", multiple=True, help="Content kind filter (doc, code, record, ...); repeatable.")
+@click.option("--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable.")
+@click.option("--source", "source_ids", multiple=True, help="Source id filter; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per hit, one per line.")
+@click.pass_context
+def search(ctx, query, k, mode, scope, kinds, source_types, source_ids, as_json) -> None:
+    """Search the lake; every hit carries its citation."""
+    from kbflow.retrieve.retriever import Retriever
+
+    retriever = Retriever.open(_settings(ctx).lake)
+    hits = retriever.search(
+        query,
+        k=k,
+        mode=mode,
+        scope=scope,
+        kinds=list(kinds) or None,
+        source_types=list(source_types) or None,
+        source_ids=list(source_ids) or None,
+    )
+    if as_json:
+        for hit in hits:
+            click.echo(json.dumps(hit.to_dict()))
+        return
+    if not hits:
+        click.echo("no hits")
+    for hit in hits:
+        click.echo(f"{hit.rank:>2}. {hit.score:.4f}  {hit.citation.render()}  [{hit.citation.source_id}]")
+        snippet = " ".join(hit.text.split())
+        click.echo(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Registered sources, their status and chunk counts, and the table versions."""
+    from kbflow.lake import Lake
+
+    lake = Lake(_settings(ctx).lake, create=False)
+    sources = lake.sources()
+    versions = lake.versions()
+    if as_json:
+        rows = []
+        for s in sources:
+            row = s.to_row()
+            row["options"] = dict(s.options)
+            for key in ("last_indexed", "added_at"):
+                row[key] = row[key].isoformat() if row[key] else None
+            rows.append(row)
+        click.echo(json.dumps({"lake": lake.uri, "sources": rows, "versions": versions}))
+        return
+    click.echo(f"lake: {lake.uri}")
+    if not sources:
+        click.echo("no sources registered; add one with `kbflow add PATH --type TYPE`")
+    for s in sources:
+        when = s.last_indexed.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed else "never"
+        click.echo(f"  {s.source_id:<24} {s.source_type:<6} {s.status:<8} {s.chunk_count or 0:>7} chunks  indexed {when}  scope {s.scope}")
+        click.echo(f"  {'':<24} {s.uri}")
+        if s.last_error:
+            click.echo(f"  {'':<24} last error: {s.last_error}")
+    click.echo("versions: " + (", ".join(f"{k} v{v}" for k, v in versions.items()) or "no tables yet"))
+
+
+@main.command()
+@click.argument("chunk_id")
+@click.pass_context
+def resolve(ctx: click.Context, chunk_id: str) -> None:
+    """Print exactly the source text CHUNK_ID's citation points at (re-read from the source)."""
+    from kbflow import schema as S
+    from kbflow.errors import ResolveError
+    from kbflow.lake import Lake
+    from kbflow.records import Citation, Locator
+    from kbflow.retrieve.resolver import resolve as resolve_citation
+
+    lake = Lake(_settings(ctx).lake, create=False)
+    rows = lake.scan(S.CHUNKS, [S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.LOCATOR], f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
+    if not rows:
+        raise ResolveError(f"no chunk {chunk_id!r} in {lake.uri}")
+    row = rows[0]
+    citation = Citation(row[S.SOURCE_ID], row[S.SOURCE_TYPE], row[S.URI], Locator.from_row(row[S.LOCATOR]))
+    sys.stdout.write(resolve_citation(citation))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
