@@ -1,0 +1,83 @@
+"""Shared fixtures: tiny corpora built per test, a temporary lake, the fast hashing embedder."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "data" / "samples"
+SHARED = REPO.parent / "shared" / "datasets"
+FAST_MODEL = "hash:64"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def docs_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "docs"
+    d.mkdir()
+    (d / "guide.md").write_text(
+        "# Guide\n\n## Install\n\nRun pip install kbflow. Then run make demo.\n\n"
+        "## Fusion\n\nRanks from the dense and keyword legs are fused by reciprocal rank fusion.\n"
+    )
+    (d / "notes.txt").write_text("Plain notes about bridges and rivers.\n\nA second paragraph.\n")
+    return d
+
+
+@pytest.fixture
+def repo_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "repo"
+    (d / "pkg").mkdir(parents=True)
+    (d / "pkg" / "fuse.py").write_text(
+        '"""Fusion helpers."""\n\nimport math\n\n\n'
+        "def rrf(rankings, k=60):\n    \"\"\"Reciprocal rank fusion.\"\"\"\n    scores = {}\n"
+        "    for ranking in rankings:\n        for rank, doc in enumerate(ranking, 1):\n"
+        "            scores[doc] = scores.get(doc, 0) + 1 / (k + rank)\n    return scores\n\n\n"
+        "class Index:\n    def add(self, doc):\n        self.docs.append(doc)\n"
+    )
+    (d / "README.md").write_text("# Repo\n\nA tiny repository.\n")
+    (d / "config.toml").write_text("[tool]\nname = 'x'\n")
+    return d
+
+
+@pytest.fixture
+def jsonl_file(tmp_path: Path) -> Path:
+    p = tmp_path / "corpus.jsonl"
+    rows = [
+        {"_id": "d1", "title": "Bridges", "text": "The longest suspension bridge main span is in Turkey."},
+        {"_id": "d2", "title": "", "text": "Rivers carry water to the sea."},
+    ]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p
+
+
+@pytest.fixture
+def lake_path(tmp_path: Path) -> str:
+    return str(tmp_path / "lake")
+
+
+@pytest.fixture
+def fast_settings(lake_path: str):
+    from kbflow.config import Settings
+
+    return Settings.coerce(None, lake=lake_path, model=FAST_MODEL)
+
+
+@pytest.fixture
+def ingested(lake_path, fast_settings, docs_dir, repo_dir, jsonl_file):
+    """A lake with the three tiny sources ingested by the library pipeline (no Dagster)."""
+    from kbflow import pipeline
+    from kbflow.lake import Lake
+    from kbflow.records import Source
+
+    lake = Lake(lake_path)
+    lake.register(Source("docs", "docs", str(docs_dir), scope="proj"))
+    lake.register(Source("repo", "repo", str(repo_dir), scope="proj"))
+    lake.register(Source("recs", "jsonl", str(jsonl_file)))
+    reports, _ = pipeline.ingest(lake, fast_settings)
+    assert all(r.status == "new" for r in reports), reports
+    return lake

@@ -1,0 +1,145 @@
+import re
+
+from kbflow.chunk.base import chunk_unit, count_tokens, line_span
+from kbflow.chunk.code import code_segments
+from kbflow.chunk.document import document_spans, split_span
+from kbflow.chunk.lines import line_windows
+from kbflow.config import ChunkSettings
+from kbflow.records import Locator, RawUnit
+
+MD = """# Guide
+
+Intro paragraph.
+
+## Install
+
+### From source
+
+Clone it. Then build it.
+
+```sh
+# not a heading
+make
+```
+
+Setext title
+------------
+
+Body text.
+"""
+
+
+def test_heading_paths_and_offsets():
+    spans = document_spans(MD, budget=200)
+    paths = [p for _, _, p in spans]
+    assert paths == ["Guide", "Guide > Install > From source", "Guide > Setext title"]
+    # the bare "## Install" heading joined the next section; the fenced '#' is no heading
+    start, end, _ = spans[1]
+    assert MD[start:end].startswith("## Install\n\n### From source") and "# not a heading" in MD[start:end]
+
+
+def test_budget_respected_and_never_mid_word():
+    words = " ".join(f"word{i}" for i in range(400)) + ". End of it."
+    spans = split_span(words, 0, len(words), budget=50)
+    assert len(spans) > 1
+    for s, e in spans:
+        assert count_tokens(words[s:e]) <= 50
+        assert (s == 0 or words[s - 1] == " ") and (e == len(words) or words[e] in " .")
+
+
+def test_document_chunks_resolve_to_their_offsets():
+    unit = RawUnit("s", "g.md", MD, "doc", Locator(kind="doc", path="g.md"), language="markdown")
+    chunks = chunk_unit(unit, ChunkSettings(max_tokens=16, min_tokens=0))
+    assert len(chunks) >= 3
+    for c in chunks:
+        assert MD[c.locator.char_start : c.locator.char_end] == c.text
+    assert [c.position for c in chunks] == list(range(len(chunks)))
+
+
+PY = '''"""Module doc."""
+
+import os
+
+CONSTANT = 1
+
+
+# A helper that adds.
+@decorator
+def add(a, b):
+    return a + b
+
+
+class Store:
+    """A store."""
+
+    size = 3
+
+    def get(self, key):
+        return key
+
+    async def put(self, key, value):
+        pass
+
+
+if __name__ == "__main__":
+    add(1, 2)
+'''
+
+
+def test_python_units_symbols_and_comments():
+    segs = code_segments(PY, "python", budget=400)
+    by_symbol = {s[2]: s for s in segs}
+    assert by_symbol["add"][:2] == (8, 11)  # the comment and decorator stay with the function
+    assert by_symbol["Store"][3] == "module/class_definition:Store"
+    # module-level code between and after the units is kept
+    covered = {n for s, e, _, _ in segs for n in range(s, e + 1)}
+    lines = PY.split("\n")
+    assert all(i + 1 in covered for i, line in enumerate(lines) if line.strip())
+
+
+def test_oversized_class_splits_at_methods():
+    segs = code_segments(PY, "python", budget=20)
+    symbols = [s[2] for s in segs]
+    assert "Store.get" in symbols and "Store.put" in symbols
+    paths = {s[2]: s[3] for s in segs}
+    assert paths["Store.get"] == "module/class_definition:Store/function_definition:get"
+    # spans never overlap and are in order
+    for (s1, e1, *_), (s2, _e2, *_) in zip(segs, segs[1:]):
+        assert e1 < s2
+
+
+def test_javascript_units():
+    js = "// util\nexport function add(a, b) { return a + b; }\nconst mul = (a, b) => a * b;\nconst K = 3;\nclass Foo {\n  m() { return 1; }\n}\n"
+    segs = code_segments(js, "javascript", budget=400)
+    symbols = {s[2]: (s[0], s[1]) for s in segs}
+    assert symbols["add"] == (1, 2) and symbols["mul"] == (3, 3) and symbols["Foo"] == (5, 7)
+
+
+def test_code_chunks_equal_their_line_spans():
+    unit = RawUnit("s", "m.py", PY, "code", Locator(kind="code", path="m.py"), language="python")
+    for c in chunk_unit(unit, ChunkSettings(code_max_tokens=20)):
+        assert line_span(PY, c.locator.line_start, c.locator.line_end) == c.text
+
+
+def test_line_window_fallback():
+    text = "\n".join(f"key{i} = {i}" for i in range(100)) + "\n"
+    unit = RawUnit("s", "c.toml", text, "code", Locator(kind="code", path="c.toml"), language=None)
+    chunks = chunk_unit(unit, ChunkSettings(window_lines=40))
+    assert [(c.locator.line_start, c.locator.line_end) for c in chunks] == [(1, 40), (41, 80), (81, 100)]
+    assert all(c.locator.symbol is None for c in chunks)
+    assert line_windows(["", "a", "", "b", ""], 1, 5, 10, 100) == [(2, 4)]
+
+
+def test_chunk_ids_stable_across_edits_elsewhere():
+    unit = RawUnit("s", "m.py", PY, "code", Locator(kind="code", path="m.py"), language="python")
+    edited = RawUnit("s", "m.py", "# new first line\n" + PY, "code", Locator(kind="code", path="m.py"), language="python")
+    before = {c.text: c.chunk_id for c in chunk_unit(unit)}
+    after = {c.text: c.chunk_id for c in chunk_unit(edited)}
+    same = set(before) & set(after)
+    assert same and all(before[t] == after[t] for t in same)
+
+
+def test_token_estimate():
+    assert count_tokens("hello, world") == 3
+    assert count_tokens("internationalization") == 3  # long words cost more
+    assert re.sub(r"\s", "", "") == ""

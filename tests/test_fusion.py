@@ -1,0 +1,27 @@
+import pytest
+
+from kbflow.errors import ConfigError
+from kbflow.retrieve.fusion import rrf
+
+
+def test_rrf_hand_computed():
+    fused = dict(rrf({"dense": ["a", "b", "c"], "bm25": ["b", "d"]}, k=60))
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["a"] == pytest.approx(1 / 61)
+    assert fused["d"] == pytest.approx(1 / 62)
+    assert fused["c"] == pytest.approx(1 / 63)
+    assert [d for d, _ in rrf({"dense": ["a", "b", "c"], "bm25": ["b", "d"]})] == ["b", "a", "d", "c"]
+
+
+def test_rrf_weights_and_ties():
+    fused = rrf({"dense": ["a"], "bm25": ["b"]}, k=1, weights={"dense": 2.0})
+    assert fused == [("a", 1.0), ("b", 0.5)]
+    # equal scores: the better single-leg rank first, then the id
+    assert [d for d, _ in rrf({"x": ["q", "p"], "y": ["p", "q"]})] == ["p", "q"]
+
+
+def test_rrf_rejects_bad_parameters():
+    with pytest.raises(ConfigError):
+        rrf({"x": ["a"]}, k=0)
+    with pytest.raises(ConfigError):
+        rrf({"x": ["a"]}, weights={"x": -1})

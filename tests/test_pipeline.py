@@ -1,0 +1,120 @@
+import pytest
+
+from kbflow import pipeline
+from kbflow import schema as S
+from kbflow.errors import LakeError, SourceError, SourceNotFoundError
+from kbflow.index.checks import run_checks
+from kbflow.lake import Lake
+from kbflow.records import Source
+
+from conftest import FAST_MODEL
+
+
+def data_versions(lake):
+    return {k: v for k, v in lake.versions().items() if k != S.SOURCES}
+
+
+def test_ingest_fills_every_table_and_checks_pass(ingested):
+    versions = ingested.versions()
+    assert set(versions) == {S.SOURCES, S.DOCUMENTS, S.CHUNKS, S.EMBEDDINGS, S.SEARCH}
+    assert all(c.passed for c in run_checks(ingested, FAST_MODEL)), run_checks(ingested, FAST_MODEL)
+    statuses = {s.source_id: (s.status, s.chunk_count) for s in ingested.sources()}
+    assert all(st == "indexed" and n > 0 for st, n in statuses.values())
+
+
+def test_reingest_unchanged_touches_nothing(ingested, fast_settings):
+    before = data_versions(ingested)
+    reports, index = pipeline.ingest(ingested, fast_settings)
+    assert {r.status for r in reports} == {"unchanged"}
+    assert all(r.chunks_embedded == 0 for r in reports)
+    assert data_versions(ingested) == before
+    assert index.rows_upserted == 0 and index.rows_deleted == 0
+
+
+def test_one_function_edit_embeds_one_chunk(ingested, fast_settings, repo_dir):
+    path = repo_dir / "pkg" / "fuse.py"
+    path.write_text(path.read_text().replace("self.docs.append(doc)", "self.docs.append(str(doc))"))
+    reports, index = pipeline.ingest(ingested, fast_settings)
+    by_id = {r.source_id: r for r in reports}
+    assert by_id["repo"].status == "updated"
+    assert by_id["repo"].chunks_embedded == 1
+    assert by_id["repo"].chunks_added == 1 and by_id["repo"].chunks_removed == 1
+    assert by_id["docs"].status == by_id["recs"].status == "unchanged"
+    assert all(c.passed for c in run_checks(ingested, fast_settings.model))
+
+
+def test_deleted_file_removes_its_chunks(ingested, fast_settings, docs_dir):
+    (docs_dir / "notes.txt").unlink()
+    reports, _ = pipeline.ingest(ingested, fast_settings, ["docs"])
+    assert reports[0].chunks_removed >= 1
+    paths = {r[S.LOCATOR]["path"] for r in ingested.scan(S.SEARCH, [S.LOCATOR], "source_id = 'docs'").to_pylist()}
+    assert paths == {"guide.md"}
+
+
+@pytest.mark.parametrize("breakage", ["invalid_utf8", "missing_folder", "empty_folder"])
+def test_bad_input_fails_clearly_and_leaves_tables_untouched(ingested, fast_settings, docs_dir, breakage):
+    before = data_versions(ingested)
+    rows_before = ingested.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows
+    if breakage == "invalid_utf8":
+        (docs_dir / "broken.md").write_bytes(b"\xff\xfe\x00 not utf-8")
+        expected = "broken.md: not valid UTF-8"
+    elif breakage == "missing_folder":
+        for p in docs_dir.iterdir():
+            p.unlink()
+        docs_dir.rmdir()
+        expected = "no such file or folder"
+    else:
+        for p in docs_dir.iterdir():
+            p.unlink()
+        expected = "no Markdown/text files"
+    with pytest.raises(SourceError, match=expected):
+        pipeline.load_source(ingested, "docs")
+    reports, _ = pipeline.ingest(ingested, fast_settings)
+    failed = {r.source_id: r.error for r in reports if r.status == "failed"}
+    assert list(failed) == ["docs"] and expected.split(":")[-1].strip() in failed["docs"]
+    assert data_versions(ingested) == before
+    assert ingested.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows == rows_before
+    source = ingested.get_source("docs")
+    assert source.status == "failed" and expected.split(":")[-1].strip() in source.last_error
+
+
+def test_registry_rules(lake_path, docs_dir, repo_dir):
+    lake = Lake(lake_path)
+    lake.register(Source("docs", "docs", str(docs_dir)))
+    with pytest.raises(SourceError, match="already registered for docs"):
+        lake.register(Source("docs", "repo", str(repo_dir)))
+    with pytest.raises(SourceError, match="already registered as source 'docs'"):
+        lake.register(Source("other", "docs", str(docs_dir)))
+    again = lake.register(Source("docs", "docs", str(docs_dir), scope="p2"))
+    assert again.scope == "p2" and len(lake.sources()) == 1
+    with pytest.raises(SourceNotFoundError, match="no source 'zzz'"):
+        lake.get_source("zzz")
+
+
+def test_lake_path_that_is_a_file(tmp_path):
+    f = tmp_path / "lake"
+    f.write_text("not a lake")
+    with pytest.raises(LakeError, match="is a file"):
+        Lake(str(f))
+    assert f.read_text() == "not a lake"
+
+
+def test_scope_change_rewrites_chunk_rows_without_reembedding(ingested, fast_settings, docs_dir):
+    ingested.register(Source("docs", "docs", str(docs_dir), scope="newscope"))
+    reports, index = pipeline.ingest(ingested, fast_settings, ["docs"])
+    assert reports[0].chunks_embedded == 0
+    scopes = set(ingested.scan(S.SEARCH, [S.SCOPE], "source_id = 'docs'").column(0).to_pylist())
+    assert scopes == {"newscope"}
+
+
+def test_embeddings_stream_in_batches(ingested, fast_settings, tmp_path):
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(f'{{"_id": "r{i}", "text": "record number {i} about topic {i % 7}"}}\n' for i in range(1200)))
+    ingested.register(Source("big", "jsonl", str(big)))
+    calls = []
+    settings = fast_settings.__class__.coerce(fast_settings, write_batch_size=500)
+    pipeline.load_source(ingested, "big")
+    pipeline.chunk_source(ingested, "big", settings)
+    result = pipeline.embed_source(ingested, "big", settings, progress=lambda n, total: calls.append((n, total)))
+    assert result.chunks_embedded == 1200
+    assert calls == [(500, 1200), (500, 1200), (200, 1200)]

@@ -1,0 +1,79 @@
+import pytest
+
+from kbflow import Retriever
+from kbflow.errors import LakeError, LakeNotFoundError, QueryError
+from kbflow.retrieve.resolver import resolve
+
+
+def test_modes_return_cited_hits(ingested):
+    r = Retriever.open(ingested.uri)
+    for mode in ("hybrid", "dense", "bm25"):
+        hits = r.search("reciprocal rank fusion", k=3, mode=mode)
+        assert 1 <= len(hits) <= 3
+        assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+        assert all(h.score >= hits[-1].score for h in hits)
+        for h in hits:
+            assert resolve(h.citation) == h.text
+    top = r.search("reciprocal rank fusion", k=5, mode="bm25")
+    assert any(h.citation.locator.symbol == "rrf" for h in top)
+
+
+def test_hybrid_keeps_leg_ranks(ingested):
+    hits = Retriever.open(ingested.uri).search("rank fusion", k=5)
+    assert all(h.dense_rank or h.bm25_rank for h in hits)
+
+
+def test_filters_are_applied(ingested):
+    r = Retriever.open(ingested.uri)
+    assert {h.content_kind for h in r.search("fusion bridge rivers", k=20, kinds="code")} == {"code"}
+    assert {h.citation.source_id for h in r.search("fusion bridge rivers", k=20, source_ids=["recs"])} == {"recs"}
+    assert {h.citation.source_type for h in r.search("fusion", k=20, source_types="docs")} == {"docs"}
+    # scope "proj" matches proj sources and global ones
+    scoped = {h.scope for h in r.search("fusion bridge rivers install", k=20, scope="proj")}
+    assert scoped <= {"proj", "global"} and "global" in scoped
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"query": ""}, "empty"),
+        ({"query": "   "}, "empty"),
+        ({"query": "x" * 1001}, "limit is 1000"),
+        ({"query": "x", "k": 0}, "k must be"),
+        ({"query": "x", "k": 101}, "k must be"),
+        ({"query": "x", "k": True}, "k must be"),
+        ({"query": "x", "mode": "fuzzy"}, "unknown mode"),
+        ({"query": "x", "kinds": "video"}, "unknown content kind 'video'"),
+        ({"query": "x", "source_types": "ftp"}, "unknown source type 'ftp'"),
+        ({"query": "x", "source_ids": ["nope"]}, "unknown source id 'nope'"),
+        ({"query": "x", "scope": "other"}, "unknown scope 'other'"),
+        ({"query": "x", "depth": 5}, "depth must be at least"),
+        ({"query": "x", "weights": {"sparse": 1}}, "unknown legs"),
+    ],
+)
+def test_bad_requests_get_clear_errors(ingested, kwargs, message):
+    r = Retriever.open(ingested.uri)
+    with pytest.raises(QueryError, match=message):
+        r.search(**kwargs)
+
+
+def test_odd_query_characters_are_safe(ingested):
+    r = Retriever.open(ingested.uri)
+    for q in ['"unbalanced', "a:b(c) AND OR NOT", "x' OR 1=1 --", "émoji 🎉"]:
+        r.search(q, k=3)
+
+
+def test_missing_lake_and_lake_that_is_a_file(tmp_path):
+    with pytest.raises(LakeNotFoundError, match="no lake here"):
+        Retriever.open(str(tmp_path / "nowhere"))
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(LakeError, match="is a file, not a lake folder"):
+        Retriever.open(str(f))
+
+
+def test_hits_to_polars(ingested):
+    hits = Retriever.open(ingested.uri).search("bridge", k=2)
+    df = hits.to_polars()
+    assert df.height == len(hits) and "citation" in df.columns
+    assert "<table>" in hits._repr_html_()

@@ -1,0 +1,117 @@
+import json
+import os
+
+import pytest
+
+from kbflow.errors import SourceError
+from kbflow.records import Source
+from kbflow.sources.base import get_loader, slugify
+from kbflow.sources.walk import walk_files
+
+
+def load(kind, uri):
+    loader = get_loader(kind)
+    return loader, list(loader.load(Source("s", kind, str(uri))))
+
+
+def test_docs_loader_units_and_fingerprint(docs_dir):
+    loader, units = load("docs", docs_dir)
+    assert [u.unit_key for u in units] == ["guide.md", "notes.txt"]
+    assert units[0].language == "markdown" and units[0].content_kind == "doc"
+    src = Source("s", "docs", str(docs_dir))
+    before = loader.fingerprint(src)
+    assert loader.fingerprint(src) == before
+    (docs_dir / "notes.txt").write_text("changed\n")
+    assert loader.fingerprint(src) != before
+
+
+def test_docs_invalid_utf8_names_the_file(docs_dir):
+    (docs_dir / "bad.md").write_bytes(b"# ok\n\xff\xfe broken")
+    with pytest.raises(SourceError, match=r"bad\.md: not valid UTF-8"):
+        load("docs", docs_dir)
+
+
+def test_docs_empty_folder_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SourceError, match="no Markdown/text files"):
+        load("docs", tmp_path / "empty")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_names_the_file(docs_dir):
+    p = docs_dir / "secret.md"
+    p.write_text("x")
+    p.chmod(0)
+    with pytest.raises(SourceError, match="secret.md: permission denied"):
+        load("docs", docs_dir)
+
+
+def test_unreadable_path_names_the_file(docs_dir):
+    # a file that vanishes between the walk and the read (works as root too)
+    from kbflow.sources.base import read_bytes
+
+    with pytest.raises(SourceError, match="gone.md: file not found"):
+        read_bytes(str(docs_dir / "gone.md"))
+
+
+def test_repo_walk_skips_vendored_ignored_binary_big_and_escaping_links(repo_dir, tmp_path):
+    (repo_dir / ".git").mkdir()
+    (repo_dir / ".git" / "config").write_text("x")
+    (repo_dir / "node_modules" / "lib").mkdir(parents=True)
+    (repo_dir / "node_modules" / "lib" / "i.js").write_text("x")
+    (repo_dir / ".venv").mkdir()
+    (repo_dir / ".venv" / "a.py").write_text("x")
+    (repo_dir / ".gitignore").write_text("*.log\nbuildout/\n")
+    (repo_dir / "debug.log").write_text("x")
+    (repo_dir / "buildout").mkdir()
+    (repo_dir / "buildout" / "gen.py").write_text("x = 1\n")
+    (repo_dir / "pkg" / ".gitignore").write_text("local_*.py\n")
+    (repo_dir / "pkg" / "local_cfg.py").write_text("x = 1\n")
+    (repo_dir / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (repo_dir / "big.txt").write_text("x" * (1024 * 1024 + 1))
+    outside = tmp_path / "outside.py"
+    outside.write_text("secret = 1\n")
+    os.symlink(outside, repo_dir / "escape.py")
+    os.symlink(repo_dir / "pkg" / "fuse.py", repo_dir / "inside.py")
+    files = list(walk_files(str(repo_dir)))
+    assert files == sorted(files)
+    assert set(files) == {".gitignore", "README.md", "config.toml", "image.png", "inside.py", "pkg/.gitignore", "pkg/fuse.py"}
+    loader, units = load("repo", repo_dir)
+    keys = [u.unit_key for u in units]
+    assert "image.png" not in keys  # binary: skipped and reported
+    assert any(s.path == "image.png" and s.reason == "binary file" for s in loader.skipped)
+    assert any(s.path == "big.txt" for s in loader.skipped)
+    assert any(s.path == "escape.py" for s in loader.skipped)
+    kinds = {u.unit_key: (u.content_kind, u.language) for u in units}
+    assert kinds["pkg/fuse.py"] == ("code", "python")
+    assert kinds["README.md"] == ("doc", "markdown")
+    assert kinds["config.toml"] == ("code", None)
+
+
+def test_jsonl_records(jsonl_file):
+    _, units = load("jsonl", jsonl_file)
+    assert [u.locator.record_id for u in units] == ["d1", "d2"]
+    assert units[0].text.startswith("Bridges\n\nThe longest") and units[0].locator.field == "title+text"
+    assert units[1].locator.field == "text"
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", r"corpus.jsonl:2: invalid JSON"),
+        ('{"title": "x", "text": "y"}', r'corpus.jsonl:2: record has no "_id"'),
+        ('{"_id": "d1", "text": "dup"}', r"corpus.jsonl:2: duplicate _id 'd1'"),
+        ("[1, 2]", r"corpus.jsonl:2: expected a JSON object"),
+    ],
+)
+def test_jsonl_bad_lines_name_file_and_line(tmp_path, line, message):
+    p = tmp_path / "corpus.jsonl"
+    p.write_text(json.dumps({"_id": "d1", "text": "ok"}) + "\n" + line + "\n")
+    with pytest.raises(SourceError, match=message):
+        load("jsonl", p)
+
+
+def test_unknown_type_and_slug():
+    with pytest.raises(SourceError, match="unknown source type 'pdfx'"):
+        get_loader("pdfx")
+    assert slugify("/x/My Docs/") == "my-docs"
