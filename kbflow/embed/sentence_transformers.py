@@ -45,6 +45,10 @@ class SentenceTransformerEmbedder(Embedder):
             # a local model needs no hub; never let a load wander onto the network
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
         st = require("sentence_transformers")
+        try:  # the per-tensor "Loading weights" bar is noise on every CLI call
+            require("transformers").utils.logging.disable_progress_bar()
+        except (ImportError, AttributeError):
+            pass
         try:
             self.model = st.SentenceTransformer(target, device="cpu")
         except Exception as exc:  # noqa: BLE001 - any load failure gets one clear message

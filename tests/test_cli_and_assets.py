@@ -1,0 +1,96 @@
+"""The CLI and the Dagster definitions, with the fast hashing embedder (real Lance, real Dagster)."""
+
+import json
+
+import dagster as dg
+from click.testing import CliRunner
+
+from kbflow.cli import main
+
+from conftest import FAST_MODEL
+
+
+def run(lake, *args):
+    result = CliRunner().invoke(main, ["--lake", lake, *args], catch_exceptions=False)
+    return result
+
+
+def test_definitions_load_and_graph():
+    from assets.definitions import defs
+
+    keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert keys == {"documents", "chunks", "embeddings", "search_index"}
+    assert len(defs.resolve_asset_graph().asset_check_keys) == 4
+
+
+def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jsonl_file):
+    assert run(lake_path, "add", str(docs_dir), "--type", "docs", "--scope", "proj").exit_code == 0
+    assert run(lake_path, "add", str(repo_dir), "--type", "repo", "--id", "self", "--scope", "proj").exit_code == 0
+    assert run(lake_path, "add", str(jsonl_file), "--type", "jsonl").exit_code == 0
+
+    out = run(lake_path, "ingest", "--model", FAST_MODEL, "--json")
+    assert out.exit_code == 0, out.output
+    summary = json.loads(out.stdout)
+    assert {s["source_id"]: s["status"] for s in summary["sources"]} == {"docs": "new", "self": "new", "corpus": "new"}
+    assert set(summary["versions"]) == {"sources", "documents", "chunks", "embeddings", "search"}
+    assert all(c["passed"] for c in summary["checks"]) and len(summary["checks"]) == 4
+    assert set(summary["sources"][0]) == {"source_id", "status", "chunks_added", "chunks_removed", "chunks_embedded", "error"}
+
+    again = json.loads(run(lake_path, "ingest", "--model", FAST_MODEL, "--json").stdout)
+    assert {s["status"] for s in again["sources"]} == {"unchanged"}
+
+    out = run(lake_path, "search", "reciprocal rank fusion", "-k", "3", "--json")
+    assert out.exit_code == 0, out.output
+    hits = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [h["rank"] for h in hits] == [1, 2, 3]
+    for h in hits:
+        assert set(h) == {"rank", "score", "chunk_id", "text", "citation"}
+        assert set(h["citation"]) == {"source_id", "source_type", "uri", "title", "content_hash", "locator"}
+        assert h["citation"]["locator"]["kind"] in ("doc", "code", "record")
+
+    text = run(lake_path, "resolve", hits[0]["chunk_id"])
+    assert text.exit_code == 0 and text.stdout == hits[0]["text"]
+
+    human = run(lake_path, "search", "bridge span", "-k", "2")
+    assert human.exit_code == 0 and "1." in human.output
+
+    status = run(lake_path, "status", "--json")
+    data = json.loads(status.stdout)
+    assert {s["source_id"]: s["status"] for s in data["sources"]} == {"docs": "indexed", "self": "indexed", "corpus": "indexed"}
+
+
+def test_cli_errors_are_one_clear_line(lake_path, tmp_path):
+    out = run(lake_path, "add", str(tmp_path / "missing"), "--type", "docs")
+    assert out.exit_code == 1 and "missing: no such file or folder" in out.output and "Traceback" not in out.output
+    out = run(lake_path, "add", str(tmp_path), "--type", "pdfx")
+    assert out.exit_code == 1 and "unknown source type 'pdfx'" in out.output
+    out = run(str(tmp_path / "nolake"), "search", "x")
+    assert out.exit_code == 1 and "no lake here" in out.output
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    out = run(str(afile), "status")
+    assert out.exit_code == 1 and "is a file, not a lake folder" in out.output
+
+
+def test_cli_ingest_reports_failed_source_and_exits_1(lake_path, docs_dir):
+    run(lake_path, "add", str(docs_dir), "--type", "docs")
+    (docs_dir / "bad.md").write_bytes(b"\xff bad")
+    out = run(lake_path, "ingest", "--model", FAST_MODEL, "--json")
+    assert out.exit_code == 1
+    summary = json.loads(out.stdout)
+    assert summary["sources"][0]["status"] == "failed"
+    assert "bad.md: not valid UTF-8" in summary["sources"][0]["error"]
+
+
+def test_partition_sync_requests():
+    from assets.sensors import partition_requests
+
+    requests = partition_requests({"a", "b"}, {"b", "c"})
+    assert isinstance(requests[0], dg.AddDynamicPartitionsRequest) and list(requests[0].partition_keys) == ["a"]
+    assert isinstance(requests[1], dg.DeleteDynamicPartitionsRequest) and list(requests[1].partition_keys) == ["c"]
+
+
+def test_help_lists_commands():
+    out = CliRunner().invoke(main, ["--help"])
+    for command in ("add", "ingest", "search", "status", "resolve"):
+        assert command in out.output
