@@ -11,6 +11,7 @@ returns whole chunk rows, so a hit's citation needs no second lookup.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
 from kbflow import schema as S
@@ -57,6 +58,7 @@ class Retriever:
         self.source_ids = frozenset(s.source_id for s in registered)
         self.scopes = frozenset(s.scope for s in registered) | {S.GLOBAL_SCOPE}
         self._embedder = None
+        self._pool: ThreadPoolExecutor | None = None
 
     @classmethod
     def open(
@@ -187,9 +189,17 @@ class Retriever:
 
         query = query.strip()
         legs: dict[str, Any] = {}
-        if mode in ("hybrid", "dense"):
+        if mode == "hybrid":
+            # the keyword leg runs while the query is embedded and the dense leg searched
+            # (torch and Lance release the GIL)
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kbflow-bm25")
+            bm25 = self._pool.submit(self._bm25, query, depth, where)
             legs["dense"] = self._dense(query, depth, where)
-        if mode in ("hybrid", "bm25"):
+            legs["bm25"] = bm25.result()
+        elif mode == "dense":
+            legs["dense"] = self._dense(query, depth, where)
+        else:
             legs["bm25"] = self._bm25(query, depth, where)
 
         rows: dict[str, dict[str, Any]] = {}

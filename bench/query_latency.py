@@ -1,0 +1,109 @@
+"""Hybrid query latency p50/p95 over 200 queries at 10k and 100k chunks, query embedding included.
+
+Synthetic lake for size: generated chunk texts with random unit vectors written
+straight into the chunks/embeddings tables, then the real search-table sync
+(BM25 + scalar indexes, and the ANN index from 20k rows). Queries are embedded
+by the real default model at query time. Prints p50/p95 per size and per mode.
+
+    python bench/query_latency.py [--sizes 10000 100000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from kbflow import Retriever, ids  # noqa: E402
+from kbflow import schema as S  # noqa: E402
+from kbflow.config import DEFAULT_MODEL  # noqa: E402
+from kbflow.index.search import sync_search_table  # noqa: E402
+from kbflow.lake import Lake  # noqa: E402
+
+VOCAB = [f"{a}{b}" for a in ("lake", "rank", "fuse", "vec", "page", "line", "tok", "code", "doc", "quer") for b in ("", "s", "er", "ing", "ed", "al", "ion", "ive", "ize", "or")]
+VOCAB += "the of and to in for with index search table version chunk model embed source citation box span".split()
+
+
+def build(lake: Lake, n: int, dim: int = 384, batch: int = 10_000) -> None:
+    from kbflow.records import Source
+
+    for s in range(20):  # registered, so scope filters validate
+        lake.update_sources([Source(f"s{s}", "docs", "/synthetic", scope="global" if s % 2 else "proj").to_row()])
+    rng = random.Random(n)
+    nrng = np.random.default_rng(n)
+    chunks, embeds = lake.table(S.CHUNKS), lake.table(S.EMBEDDINGS)
+    for start in range(0, n, batch):
+        rows, hashes = [], []
+        for i in range(start, min(n, start + batch)):
+            text = " ".join(rng.choice(VOCAB) for _ in range(rng.randint(40, 160)))
+            h = ids.text_hash(f"{i}:{text}")
+            hashes.append(h)
+            rows.append({
+                S.CHUNK_ID: f"c{i}", S.CHUNK_HASH: h, S.SOURCE_ID: f"s{i % 20}", S.SOURCE_TYPE: "docs",
+                S.SCOPE: "global" if (i % 20) % 2 else "proj", S.UNIT_HASH: f"u{i // 10}", S.CONTENT_KIND: "doc",
+                S.POSITION: i % 10, S.TITLE: f"doc {i // 10}", S.URI: "/synthetic", S.CONTENT_HASH: "x", S.TEXT: text,
+                S.LOCATOR: {"kind": "doc", "path": f"doc{i // 10}.md", "char_start": 0, "char_end": len(text)},
+                S.CHUNKER: "synthetic", S.ROW_HASH: h,
+            })
+        chunks.add(pa.Table.from_pylist(rows, schema=S.CHUNKS_SCHEMA))
+        vec = nrng.standard_normal((len(hashes), dim)).astype(np.float32)
+        vec /= np.linalg.norm(vec, axis=1, keepdims=True)
+        embeds.add(pa.Table.from_arrays(
+            [pa.array(hashes), pa.array([DEFAULT_MODEL] * len(hashes)),
+             pa.ListArray.from_arrays(pa.array(np.arange(0, (len(hashes) + 1) * dim, dim), pa.int32()), pa.array(vec.reshape(-1)))],
+            schema=S.EMBEDDINGS_SCHEMA))
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--queries", type=int, default=200)
+    args = ap.parse_args()
+    rng = random.Random(7)
+    queries = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 8))) for _ in range(args.queries)]
+    for n in args.sizes:
+        lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
+        t0 = time.perf_counter()
+        build(lake, n)
+        built = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = sync_search_table(lake, DEFAULT_MODEL)
+        indexed = time.perf_counter() - t0
+        r = Retriever.open(lake)
+        r.search("warm up the model and caches", k=10)
+        print(f"{n} chunks: generated in {built:.1f}s, search table + indexes in {indexed:.1f}s, indexes: {sorted(result.indexes)}")
+        for mode in ("hybrid", "dense", "bm25"):
+            for q in queries[:10]:
+                r.search(q, k=10, mode=mode)
+            lat = []
+            for q in queries:
+                t0 = time.perf_counter()
+                r.search(q, k=10, mode=mode)
+                lat.append((time.perf_counter() - t0) * 1000)
+            print(f"  {mode:<6} k=10  p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms  ({len(lat)} queries)")
+        lat = []
+        for q in queries:
+            t0 = time.perf_counter()
+            r.search(q, k=10, scope="proj", kinds="doc")
+            lat.append((time.perf_counter() - t0) * 1000)
+        print(f"  hybrid+filters    p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
