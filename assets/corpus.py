@@ -6,12 +6,27 @@ records is what that step reports (rows written, rows skipped, versions, seconds
 """
 
 
+import dataclasses
+
 import dagster as dg
 
 from kbflow import pipeline
 from kbflow.index import checks as kchecks
 
 from assets.resources import KbflowResource
+
+def _metadata(result, **extra) -> dict:
+    """A step result (a kbflow dataclass) as materialization metadata."""
+    meta = {}
+    for key, value in dataclasses.asdict(result).items():
+        if key == "source_id" or value is None or isinstance(value, dict):
+            continue
+        if isinstance(value, list):
+            key, value = f"{key}_count", len(value)
+        meta["table_version" if key == "version" else key] = round(value, 3) if isinstance(value, float) else value
+    meta.update(extra)
+    return meta
+
 
 #: One partition per registered source; kept in step with the lake's registry.
 sources_partitions = dg.DynamicPartitionsDefinition(name="sources")
@@ -26,17 +41,7 @@ def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.M
     result = pipeline.load_source(kbflow.open_lake(), context.partition_key)
     if result.skipped_files:
         context.log.warning(f"skipped {len(result.skipped_files)} files: {', '.join(result.skipped_files[:10])}")
-    return dg.MaterializeResult(
-        metadata={
-            "status": result.status,
-            "units": result.units,
-            "units_added": result.units_added,
-            "units_removed": result.units_removed,
-            "files_skipped": len(result.skipped_files),
-            "table_version": result.version,
-            "seconds": round(result.seconds, 3),
-        }
-    )
+    return dg.MaterializeResult(metadata=_metadata(result))
 
 
 @dg.asset(
@@ -47,17 +52,7 @@ def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.M
 )
 def chunks(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     result = pipeline.chunk_source(kbflow.open_lake(), context.partition_key, kbflow.settings())
-    return dg.MaterializeResult(
-        metadata={
-            "chunks": result.chunks,
-            "chunks_added": result.chunks_added,
-            "chunks_removed": result.chunks_removed,
-            "chunks_updated": result.chunks_updated,
-            "units_chunked": result.units_chunked,
-            "table_version": result.version,
-            "seconds": round(result.seconds, 3),
-        }
-    )
+    return dg.MaterializeResult(metadata=_metadata(result))
 
 
 @dg.asset(
@@ -83,15 +78,7 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
     finally:
         if bar is not None:
             bar.close()
-    return dg.MaterializeResult(
-        metadata={
-            "model_id": result.model_id,
-            "chunks_embedded": result.chunks_embedded,
-            "chunks_reused": result.chunks_reused,
-            "table_version": result.version,
-            "seconds": round(result.seconds, 3),
-        }
-    )
+    return dg.MaterializeResult(metadata=_metadata(result))
 
 
 @dg.asset(
@@ -102,18 +89,7 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
 def search_index(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()
     result = pipeline.finish_index(lake, kbflow.settings())
-    return dg.MaterializeResult(
-        metadata={
-            "rows": result.rows,
-            "rows_upserted": result.rows_upserted,
-            "rows_deleted": result.rows_deleted,
-            "rebuilt": result.rebuilt,
-            "missing_embeddings": result.missing_embeddings,
-            "model_id": result.model_id,
-            "table_versions": dg.MetadataValue.json(lake.versions()),
-            "seconds": round(result.seconds, 3),
-        }
-    )
+    return dg.MaterializeResult(metadata=_metadata(result, table_versions=dg.MetadataValue.json(lake.versions())))
 
 
 def _check(result: kchecks.CheckResult) -> dg.AssetCheckResult:
