@@ -116,15 +116,13 @@ def run_ingest(
             reports.append(pipeline.SourceReport(sid, "failed", error=_failure(result)))
         else:
             load, chunk, embed = _meta(result, "documents"), _meta(result, "chunks"), _meta(result, "embeddings")
-            report = pipeline.SourceReport(
+            report = pipeline.source_report(
                 sid,
                 load.get("status", "unchanged"),
-                chunks_added=chunk.get("chunks_added", 0),
-                chunks_removed=chunk.get("chunks_removed", 0),
-                chunks_embedded=embed.get("chunks_embedded", 0),
+                chunk.get("chunks_added", 0),
+                chunk.get("chunks_removed", 0),
+                embed.get("chunks_embedded", 0),
             )
-            if report.status == "unchanged" and (report.chunks_added or report.chunks_removed or report.chunks_embedded):
-                report.status = "updated"
             reports.append(report)
         if bar is not None:
             bar.update(1)

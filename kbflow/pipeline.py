@@ -327,23 +327,13 @@ def embed_source(
 
 
 # --- the whole flow without an orchestrator -----------------------------------------
-def summarize(load: LoadResult | None, chunk: ChunkResult | None, embed: EmbedResult | None, error: str | None = None) -> SourceReport:
-    """One source's summary line from its step results."""
-    source_id = (load or chunk or embed).source_id
-    if error is not None:
-        return SourceReport(source_id, "failed", error=error)
-    status = load.status if load is not None else "unchanged"
-    report = SourceReport(
-        source_id,
-        status,
-        chunks_added=chunk.chunks_added if chunk else 0,
-        chunks_removed=chunk.chunks_removed if chunk else 0,
-        chunks_embedded=embed.chunks_embedded if embed else 0,
-    )
-    # an unchanged source whose chunks still changed (e.g. new chunk settings) was updated
-    if status == "unchanged" and (report.chunks_added or report.chunks_removed or report.chunks_embedded):
-        report.status = "updated"
-    return report
+def source_report(
+    source_id: str, status: str, chunks_added: int = 0, chunks_removed: int = 0, chunks_embedded: int = 0
+) -> SourceReport:
+    """One source's summary line; an unchanged source whose chunks still changed (new chunk settings) was updated."""
+    if status == "unchanged" and (chunks_added or chunks_removed or chunks_embedded):
+        status = "updated"
+    return SourceReport(source_id, status, chunks_added, chunks_removed, chunks_embedded)
 
 
 def finish_index(lake: Lake, settings: Settings):
@@ -388,7 +378,9 @@ def ingest(
             load = load_source(lake, sid)
             chunk = chunk_source(lake, sid, settings)
             embed = embed_source(lake, sid, settings, progress)
-            reports.append(summarize(load, chunk, embed))
+            reports.append(
+                source_report(sid, load.status, chunk.chunks_added, chunk.chunks_removed, embed.chunks_embedded)
+            )
         except SourceError as exc:
             reports.append(SourceReport(sid, "failed", error=str(exc)))
     return reports, finish_index(lake, settings)

@@ -306,6 +306,3 @@ class Hits(list):
             f"{rows}</table>"
         )
 
-
-def as_locators(values: Sequence[Mapping[str, Any]]) -> list[Locator]:
-    return [Locator.from_row(v) for v in values]
