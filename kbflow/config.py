@@ -86,6 +86,11 @@ class ChunkSettings:
         return f"t{self.max_tokens}-c{self.code_max_tokens}-m{self.min_tokens}-w{self.window_lines}"
 
 
+#: Search tables up to this size are searched exactly in memory by default, and
+#: get no ANN index (an index only pays off where the exact scan is too slow).
+EXACT_MAX_ROWS = 250_000
+
+
 @dataclass(frozen=True)
 class RetrievalSettings:
     """Defaults for :meth:`kbflow.Retriever.search`.
@@ -100,6 +105,10 @@ class RetrievalSettings:
         Per-leg weights in the fusion.
     depth_factor:
         Each leg fetches ``max(min_depth, depth_factor * k)`` candidates.
+    exact_max_rows:
+        Search tables up to this many rows are searched exactly, with their
+        vectors held in memory (4 bytes per dimension per row); larger ones
+        with a vector index use Lance's ANN index instead.
     """
 
     mode: str = "hybrid"
@@ -108,8 +117,11 @@ class RetrievalSettings:
     bm25_weight: float = 1.0
     depth_factor: int = 3
     min_depth: int = 30
+    exact_max_rows: int = EXACT_MAX_ROWS
 
     def __post_init__(self) -> None:
+        if self.exact_max_rows < 0:
+            raise ConfigError(f"exact_max_rows must be >= 0, got {self.exact_max_rows}")
         if self.mode not in ("hybrid", "dense", "bm25"):
             raise ConfigError(f"mode must be 'hybrid', 'dense' or 'bm25', got {self.mode!r}")
         if self.rrf_k < 1:

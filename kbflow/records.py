@@ -266,6 +266,8 @@ class Hits(list):
         self.mode = mode
         #: wall time of the search that produced these hits, query embedding included
         self.latency_ms = 0.0
+        #: each leg's ranked chunk ids before fusion (``{"dense": [...], "bm25": [...]}``), for analysis
+        self.legs: dict[str, list[str]] = {}
 
     def to_dicts(self) -> list[dict[str, Any]]:
         return [

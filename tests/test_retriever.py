@@ -77,3 +77,19 @@ def test_hits_to_polars(ingested):
     df = hits.to_polars()
     assert df.height == len(hits) and "citation" in df.columns
     assert "<table>" in hits._repr_html_()
+
+
+def test_dense_leg_is_exact_and_legs_are_kept(ingested):
+    import numpy as np
+
+    r = Retriever.open(ingested.uri)
+    rows = r.dataset.to_table(columns=["chunk_id", "vector"]).to_pylist()
+    q = r.embedder.embed_query("rank fusion of two legs")
+    scores = {row["chunk_id"]: float(np.dot(row["vector"], q) / np.linalg.norm(row["vector"])) for row in rows}
+    want = sorted(scores, key=lambda c: -scores[c])[:5]
+    hits = r.search("rank fusion of two legs", k=5, mode="dense")
+    assert [h.chunk_id for h in hits] == want
+    assert all(abs(h.score - scores[h.chunk_id]) < 1e-5 for h in hits)
+    hybrid = r.search("rank fusion of two legs", k=5)
+    assert set(hybrid.legs) == {"dense", "bm25"}
+    assert hybrid.legs["dense"][:5] == want

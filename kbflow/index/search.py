@@ -2,8 +2,9 @@
 
 The search table holds every chunk row plus its vector for the active model,
 with a BM25 full-text index on ``text``, scalar indexes on the filter columns
-and (above :data:`VECTOR_INDEX_MIN_ROWS` rows) an ANN vector index. Below that
-size an exact flat scan is both faster to maintain and exact.
+and (from :data:`VECTOR_INDEX_MIN_ROWS` rows) an ANN vector index. Below that
+size the retriever's exact in-memory scan is faster than an index probe, and
+building an index would only slow ingestion down.
 
 :func:`sync_search_table` diffs the chunks table against the search table by
 ``(chunk_id, row_hash)`` and writes only what changed in one commit (a full
@@ -20,14 +21,15 @@ from typing import Any, Iterator
 
 from kbflow import schema as S
 from kbflow._lazy import require
+from kbflow.config import EXACT_MAX_ROWS
 from kbflow.embed.base import model_id_of
 from kbflow.errors import LakeError
 from kbflow.lake.lake import Lake
 
 __all__ = ["IndexResult", "VECTOR_INDEX_MIN_ROWS", "index_coverage", "search_model", "sync_search_table"]
 
-#: Below this many rows the dense leg is an exact flat scan; at or above it an ANN index is built.
-VECTOR_INDEX_MIN_ROWS = 20_000
+#: Below this many rows the dense leg is an exact scan; at or above it an ANN index is built.
+VECTOR_INDEX_MIN_ROWS = EXACT_MAX_ROWS
 FTS_INDEX = "text_idx"
 VECTOR_INDEX = "vector_idx"
 SCALAR_INDEXES = {S.SCOPE: "Bitmap", S.CONTENT_KIND: "Bitmap", S.SOURCE_TYPE: "Bitmap", S.SOURCE_ID: "BTree"}

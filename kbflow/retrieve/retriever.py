@@ -1,31 +1,43 @@
 """Hybrid retrieval over the search table, with the citation in every hit.
 
-Two legs each fetch a candidate depth (at least ``3 * k``): the dense leg (a
-vector search over the chunk vectors, cosine) and the keyword leg (BM25 over
-Lance's full-text index, English stemming and stop words). Their ranked ids
-are fused by :func:`kbflow.retrieve.fusion.rrf`. Filters (scope, content kind,
-source type, source ids) are pushed into both legs as pre-filters. Each leg
-returns whole chunk rows, so a hit's citation needs no second lookup.
+Two legs each fetch a candidate depth (at least ``3 * k``): the dense leg
+(cosine similarity of the query vector to the chunk vectors) and the keyword
+leg (BM25 over Lance's full-text index, English stemming and stop words).
+Their ranked chunk ids are fused by :func:`kbflow.retrieve.fusion.rrf`, and
+the hit rows (text plus citation) are fetched with one ``take``.
+
+The dense leg is exact: up to ``RetrievalSettings.exact_max_rows`` rows the
+vectors of the opened version are held in memory (:class:`ExactIndex`, loaded
+on the first dense query); above that, a table with an ANN index is searched
+through it. Filters (scope, content kind, source type, source ids) apply to
+both legs before ranking: a mask over the in-memory rows, a Lance pre-filter
+for the keyword leg and the ANN index.
+
+A retriever reads one version of the search table, pinned when it is opened:
+an ingest committing meanwhile never changes what it sees.
 """
 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterable, Mapping, Sequence
 
 from kbflow import schema as S
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, Settings
 from kbflow.embed.base import get_embedder
 from kbflow.errors import LakeNotFoundError, QueryError
-from kbflow.index.search import VECTOR_INDEX, search_model
+from kbflow.index.search import VECTOR_INDEX
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits, Locator
+from kbflow.retrieve.dense import ExactIndex
 from kbflow.retrieve.fusion import rrf
 
 __all__ = ["Retriever"]
 
 MODES = ("hybrid", "dense", "bm25")
+
+# a leg's result: chunk ids, Lance row ids and scores, best first
+Leg = tuple[list[str], list[int], list[float]]
 
 
 def _as_list(value: str | Iterable[str] | None, name: str) -> list[str] | None:
@@ -47,18 +59,23 @@ class Retriever:
     ...     print(hit.score, hit.citation.render(), hit.text[:80])
     """
 
-    def __init__(self, lake: Lake, table, settings: Settings) -> None:
+    def __init__(self, lake: Lake, dataset, settings: Settings) -> None:
         self.lake = lake
-        self.table = table
+        self.dataset = dataset
         self.settings = settings
-        self.model_id = search_model(table) or settings.model
-        self.rows = table.count_rows()
-        self._has_vector_index = any(ix.name == VECTOR_INDEX for ix in table.list_indices())
+        #: the search-table version this retriever reads
+        self.version = dataset.version
+        meta = dataset.schema.metadata or {}
+        model = meta.get(S.SEARCH_MODEL_META)
+        self.model_id = model.decode() if model else settings.model
+        self.rows = dataset.count_rows()
+        self._has_vector_index = any(ix["name"] == VECTOR_INDEX for ix in dataset.list_indices())
+        self.exact = self.rows <= settings.retrieval.exact_max_rows or not self._has_vector_index
         registered = lake.sources() if lake.has_table(S.SOURCES) else []
         self.source_ids = frozenset(s.source_id for s in registered)
         self.scopes = frozenset(s.scope for s in registered) | {S.GLOBAL_SCOPE}
         self._embedder = None
-        self._pool: ThreadPoolExecutor | None = None
+        self._exact_index: ExactIndex | None = None
 
     @classmethod
     def open(
@@ -75,12 +92,11 @@ class Retriever:
         settings = Settings.coerce(settings, lake=lake.uri)
         if not lake.has_table(S.SEARCH):
             raise LakeNotFoundError(f"{lake.uri}: no search table yet; run `kbflow ingest` first")
-        table = lake.table(S.SEARCH, create=False)
-        retriever = cls(lake, table, settings)
-        return retriever
+        dataset = lake.table(S.SEARCH, create=False).to_lance()
+        return cls(lake, dataset, settings)
 
     def __repr__(self) -> str:
-        return f"Retriever({self.lake.uri!r}, rows={self.rows}, model={self.model_id!r})"
+        return f"Retriever({self.lake.uri!r}, version={self.version}, rows={self.rows}, model={self.model_id!r})"
 
     @property
     def embedder(self):
@@ -88,15 +104,23 @@ class Retriever:
             self._embedder = get_embedder(self.model_id, self.settings.embed_batch_size)
         return self._embedder
 
+    @property
+    def exact_index(self) -> ExactIndex:
+        """The in-memory vectors of this version (loaded on first use)."""
+        if self._exact_index is None:
+            self._exact_index = ExactIndex.load(self.dataset)
+        return self._exact_index
+
     # --- request validation ---------------------------------------------------
-    def _filter(self, scope, kinds, source_types, source_ids) -> str | None:
-        parts = []
+    def _filters(self, scope, kinds, source_types, source_ids) -> dict[str, list[str]]:
+        """``{column: allowed values}`` for a request, every value checked against the lake."""
+        out: dict[str, list[str]] = {}
         if scope is not None:
             if not isinstance(scope, str) or not scope:
                 raise QueryError(f"scope must be a project id string, got {scope!r}")
             if scope not in self.scopes:
                 raise QueryError(f"unknown scope {scope!r}; scopes in this lake: {', '.join(sorted(self.scopes))}")
-            parts.append(S.sql_in(S.SCOPE, sorted({scope, S.GLOBAL_SCOPE})))
+            out[S.SCOPE] = sorted({scope, S.GLOBAL_SCOPE})
         for name, values, allowed, column in (
             ("content kind", _as_list(kinds, "kinds"), S.CONTENT_KINDS, S.CONTENT_KIND),
             ("source type", _as_list(source_types, "source_types"), S.SOURCE_TYPES, S.SOURCE_TYPE),
@@ -107,24 +131,46 @@ class Retriever:
             unknown = sorted(set(values) - set(allowed))
             if unknown:
                 raise QueryError(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(sorted(allowed))}")
-            parts.append(S.sql_in(column, values))
+            out[column] = list(dict.fromkeys(values))
+        return out
+
+    @staticmethod
+    def _where(filters: Mapping[str, Sequence[str]]) -> str | None:
+        parts = [S.sql_in(column, values) for column, values in filters.items()]
         return " AND ".join(parts) if parts else None
 
     # --- the legs ----------------------------------------------------------------
-    def _dense(self, query: str, depth: int, where: str | None):
+    def _dense(self, query: str, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
         vector = self.embedder.embed_query(query)
-        q = self.table.search(vector, vector_column_name=S.VECTOR).distance_type("cosine")
-        if self._has_vector_index:
-            q = q.ef(max(64, depth * 2)).refine_factor(2)
-        if where:
-            q = q.where(where, prefilter=True)
-        return q.select([*S.HIT_COLUMNS, "_distance"]).limit(depth).to_arrow()
+        if self.exact:
+            index = self.exact_index
+            return index.search(vector, depth, index.mask(filters) if filters else None)
+        nearest = {"column": S.VECTOR, "q": vector, "k": depth, "metric": "cosine", "ef": max(64, 2 * depth), "refine_factor": 2}
+        where = self._where(filters)
+        table = self.dataset.to_table(
+            columns=[S.CHUNK_ID], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
+        )
+        return (
+            table.column(S.CHUNK_ID).to_pylist(),
+            table.column("_rowid").to_pylist(),
+            [1.0 - d for d in table.column("_distance").to_pylist()],
+        )
 
-    def _bm25(self, query: str, depth: int, where: str | None):
-        q = self.table.search(query, query_type="fts", fts_columns=S.TEXT)
-        if where:
-            q = q.where(where, prefilter=True)
-        return q.select([*S.HIT_COLUMNS, "_score"]).limit(depth).to_arrow()
+    def _bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
+        where = self._where(filters)
+        # with the vectors in memory, chunk ids come from row ids there (no string column read)
+        index = self._exact_index
+        table = self.dataset.to_table(
+            columns=["_score"] if index is not None else [S.CHUNK_ID, "_score"],
+            full_text_query={"query": query, "columns": [S.TEXT]},
+            filter=where,
+            prefilter=bool(where),
+            limit=depth,
+            with_row_id=True,
+        )
+        row_ids = table.column("_rowid").to_pylist()
+        ids = index.chunk_id_of(row_ids) if index is not None else table.column(S.CHUNK_ID).to_pylist()
+        return ids, row_ids, table.column("_score").to_pylist()
 
     def search(
         self,
@@ -183,46 +229,32 @@ class Retriever:
         unknown_legs = set(weights) - {"dense", "bm25"}
         if unknown_legs:
             raise QueryError(f"unknown legs in weights: {sorted(unknown_legs)}; use 'dense' and 'bm25'")
-        where = self._filter(scope, kinds, source_types, source_ids)
+        filters = self._filters(scope, kinds, source_types, source_ids)
         if self.rows == 0:
             return Hits([], query=query, mode=mode)
 
         query = query.strip()
-        legs: dict[str, Any] = {}
-        if mode == "hybrid":
-            # the keyword leg runs while the query is embedded and the dense leg searched
-            # (torch and Lance release the GIL)
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kbflow-bm25")
-            bm25 = self._pool.submit(self._bm25, query, depth, where)
-            legs["dense"] = self._dense(query, depth, where)
-            legs["bm25"] = bm25.result()
-        elif mode == "dense":
-            legs["dense"] = self._dense(query, depth, where)
-        else:
-            legs["bm25"] = self._bm25(query, depth, where)
+        legs: dict[str, Leg] = {}
+        # sequential, dense first: running the keyword leg in a thread beside the model made
+        # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
+        if mode in ("hybrid", "dense"):
+            legs["dense"] = self._dense(query, depth, filters)
+        if mode in ("hybrid", "bm25"):
+            legs["bm25"] = self._bm25(query, depth, filters)
 
-        rows: dict[str, dict[str, Any]] = {}
-        ranked: dict[str, list[str]] = {}
-        leg_scores: dict[str, dict[str, float]] = {}
-        for leg, table in legs.items():
-            ids = table.column(S.CHUNK_ID).to_pylist()
-            ranked[leg] = ids
-            if leg == "dense":
-                leg_scores[leg] = {i: 1.0 - d for i, d in zip(ids, table.column("_distance").to_pylist())}
-            else:
-                leg_scores[leg] = dict(zip(ids, table.column("_score").to_pylist()))
-            for row in table.select(list(S.HIT_COLUMNS)).to_pylist():
-                rows.setdefault(row[S.CHUNK_ID], row)
-
+        ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
+        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
         if mode == "hybrid":
-            fused = rrf(ranked, k=rrf_k or defaults.rrf_k, weights=weights)
+            fused = rrf(ranked, k=rrf_k or defaults.rrf_k, weights=weights)[:k]
         else:
-            fused = [(i, leg_scores[mode][i]) for i in ranked[mode]]
+            ids, _, scores = legs[mode]
+            fused = list(zip(ids, scores))[:k]
+        # one take for all hits (Lance row ids of the pinned version; order is kept)
+        wanted = [row_of[cid] for cid, _ in fused]
+        rows = self.dataset._take_rows(wanted, columns=list(S.HIT_COLUMNS)).to_pylist() if wanted else []
         positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
         hits = []
-        for rank, (cid, score) in enumerate(fused[:k], start=1):
-            row = rows[cid]
+        for rank, ((cid, score), row) in enumerate(zip(fused, rows), start=1):
             hits.append(
                 Hit(
                     rank=rank,
@@ -244,5 +276,6 @@ class Retriever:
                 )
             )
         out = Hits(hits, query=query, mode=mode)
+        out.legs = ranked
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         return out

@@ -1,0 +1,171 @@
+"""The exact dense leg: one search-table version's vectors in memory.
+
+A flat cosine scan over a contiguous float32 matrix is exact and, up to a few
+hundred thousand chunks, faster on a CPU than an ANN index probe: one
+matrix-vector product is bound by memory bandwidth (about 5 ms for 100k x 384
+on a 2-core machine). Where the CPU multiplies bfloat16 faster (AVX512-BF16,
+AMX), a bfloat16 copy picks a generous candidate set that is then re-scored
+exactly in float32, so the ranking is still that of the exact scan; which
+path is faster is measured once at load, on the matrix itself.
+
+When torch is already loaded (the query model is a torch model), the scan runs
+on torch's thread pool: numpy's OpenBLAS pool busy-waits after each call and
+would fight the model's threads for the same cores.
+
+Filters become a boolean mask built from the dictionary-encoded filter
+columns held beside the matrix, so a filtered query is as exact as an
+unfiltered one. Above ``RetrievalSettings.exact_max_rows`` rows the
+retriever leaves the dense leg to Lance's ANN index instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from kbflow import schema as S
+from kbflow._lazy import require
+
+__all__ = ["ExactIndex", "FILTER_COLUMNS"]
+
+#: Columns a request may filter on, held dictionary-encoded beside the matrix.
+FILTER_COLUMNS = (S.SCOPE, S.CONTENT_KIND, S.SOURCE_TYPE, S.SOURCE_ID)
+
+
+@dataclass
+class _Codes:
+    codes: np.ndarray  # int32 per row
+    values: dict[str, int]  # value -> code
+
+
+class ExactIndex:
+    """Exact cosine top-k over every row of one pinned search-table version.
+
+    Row ``i`` of the matrix is row ``i`` of the dataset in scan order, and
+    carries its ``chunk_id`` and Lance row id, so hits can be fetched with one
+    ``take`` and fused on chunk ids.
+    """
+
+    def __init__(self, vectors: np.ndarray, chunk_ids, row_ids: np.ndarray, columns: Mapping[str, _Codes]) -> None:
+        self.vectors = vectors
+        self.chunk_ids = chunk_ids  # pyarrow StringArray
+        self.row_ids = row_ids
+        self.columns = dict(columns)
+        self._position: dict[int, int] | None = None
+        #: how the scan runs: "numpy", "torch-float32" or "torch-bfloat16" (+ exact re-scoring)
+        self.backend = "numpy"
+        self._scan = None
+        torch = sys.modules.get("torch")
+        if torch is not None and len(vectors):
+            self._scan = torch.from_numpy(vectors.copy() if not vectors.flags.writeable else vectors)
+            self.backend = "torch-float32"
+            if len(vectors) >= 20_000:
+                half = self._scan.to(torch.bfloat16)
+                probe = torch.from_numpy(vectors[0].copy())
+                if _timeit(lambda: half @ probe.to(torch.bfloat16)) < 0.7 * _timeit(lambda: self._scan @ probe):
+                    self._scan, self.backend = half, "torch-bfloat16"
+
+    def __len__(self) -> int:
+        return len(self.row_ids)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.vectors.nbytes + self.row_ids.nbytes + sum(c.codes.nbytes for c in self.columns.values()))
+
+    @classmethod
+    def load(cls, ds) -> ExactIndex:
+        """Read the vector, id and filter columns of the Lance dataset ``ds`` (one version)."""
+        pa = require("pyarrow")
+        pc = require("pyarrow.compute")
+        table = ds.to_table(columns=[S.CHUNK_ID, S.VECTOR, *FILTER_COLUMNS], with_row_id=True)
+        n = table.num_rows
+        vec_col = table.column(S.VECTOR).combine_chunks()
+        dim = vec_col.type.list_size
+        flat = vec_col.flatten() if n else pa.array([], pa.float32())
+        vectors = np.ascontiguousarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(n, dim)
+        norms = np.linalg.norm(vectors, axis=1)
+        if n and not np.allclose(norms, 1.0, atol=1e-4):
+            # cosine needs unit rows; zero rows stay zero (they score 0 against any query)
+            vectors = vectors / np.where(norms > 0, norms, 1.0)[:, None]
+        columns = {}
+        for name in FILTER_COLUMNS:
+            enc = pc.dictionary_encode(table.column(name).combine_chunks())
+            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+            columns[name] = _Codes(codes, {v: i for i, v in enumerate(enc.dictionary.to_pylist())})
+        row_ids = table.column("_rowid").to_numpy().astype(np.uint64)
+        return cls(vectors, table.column(S.CHUNK_ID).combine_chunks(), row_ids, columns)
+
+    def chunk_id_of(self, row_ids: Sequence[int]) -> list[str]:
+        """The chunk ids of Lance row ids of this version."""
+        if self._position is None:
+            self._position = {rid: i for i, rid in enumerate(self.row_ids.tolist())}
+        pos = [self._position[r] for r in row_ids]
+        return self.chunk_ids.take(require("pyarrow").array(pos, type="int64")).to_pylist() if pos else []
+
+    def mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray | None:
+        """Rows that pass every ``{column: allowed values}`` filter (``None``: no filter)."""
+        out = None
+        for column, allowed in filters.items():
+            col = self.columns[column]
+            codes = [col.values[v] for v in allowed if v in col.values]
+            keep = np.isin(col.codes, np.asarray(codes, dtype=np.int32))
+            out = keep if out is None else out & keep
+        return out
+
+    def search(
+        self, query: np.ndarray, depth: int, mask: np.ndarray | None = None
+    ) -> tuple[list[str], list[int], list[float]]:
+        """``(chunk_ids, row_ids, cosine similarities)`` of the ``depth`` nearest rows, best first.
+
+        Ties are broken by scan position, so results are deterministic.
+        """
+        if len(self) == 0 or depth < 1:
+            return [], [], []
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.vectors.shape[1]:
+            raise ValueError(f"query vector has {q.shape[0]} dimensions, the index {self.vectors.shape[1]}")
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm > 0 else q
+        n = len(self)
+        if mask is not None:
+            allowed = int(mask.sum())
+            if allowed == 0:
+                return [], [], []
+            depth = min(depth, allowed)
+        depth = min(depth, n)
+        if self._scan is None:
+            scores = self.vectors @ q
+            if mask is not None:
+                scores = np.where(mask, scores, -np.inf)
+            top = np.argpartition(scores, n - depth)[n - depth :] if depth < n else np.arange(n)
+        else:
+            torch = sys.modules["torch"]
+            tq = torch.from_numpy(q).to(self._scan.dtype)
+            scores_t = (self._scan @ tq).float()
+            if mask is not None:
+                scores_t.masked_fill_(~torch.from_numpy(mask), float("-inf"))
+            # bfloat16 scores only choose candidates; a wide margin keeps every true top-depth row in
+            pool = depth if self.backend == "torch-float32" else min(n, 4 * depth + 64)
+            top = torch.topk(scores_t, pool, sorted=False).indices.numpy()
+            if mask is not None:
+                top = top[mask[top]]
+        # re-score the candidates exactly (einsum: no BLAS thread pool for a few hundred rows)
+        exact = np.einsum("ij,j->i", self.vectors[top], q)
+        order = np.lexsort((top, -exact))[:depth]
+        top, exact = top[order], exact[order]
+        ids = self.chunk_ids.take(require("pyarrow").array(top, type="int64")).to_pylist()
+        return ids, self.row_ids[top].tolist(), exact.astype(float).tolist()
+
+
+def _timeit(fn, repeat: int = 3) -> float:
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
