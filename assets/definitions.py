@@ -6,11 +6,11 @@ import dagster as dg
 
 from assets.corpus import CHECKS, PER_SOURCE, search_index
 from assets.resources import KbflowResource
-from assets.sensors import sync_source_partitions
+from assets.sensors import refresh_stale_sources, sync_source_partitions
 
 defs = dg.Definitions(
     assets=[*PER_SOURCE, search_index],
     asset_checks=CHECKS,
-    sensors=[sync_source_partitions],
+    sensors=[sync_source_partitions, refresh_stale_sources],
     resources={"kbflow": KbflowResource()},
 )

@@ -3,7 +3,7 @@
 
 import dagster as dg
 
-from assets.corpus import sources_partitions
+from assets.corpus import PER_SOURCE, sources_partitions
 from assets.resources import KbflowResource
 
 
@@ -25,3 +25,30 @@ def sync_source_partitions(context: dg.SensorEvaluationContext, kbflow: KbflowRe
     registered = {s.source_id for s in kbflow.open_lake().sources()}
     known = set(context.instance.get_dynamic_partitions(sources_partitions.name))
     return dg.SensorResult(dynamic_partitions_requests=partition_requests(registered, known))
+
+
+def stale_run_requests(stale_ids: list[str], known: set[str]) -> list:
+    """One run per stale source that has a partition (the partition sensor adds the others first)."""
+    return [
+        dg.RunRequest(run_key=None, partition_key=sid, tags={"kbflow/reason": "stale"})
+        for sid in sorted(stale_ids)
+        if sid in known
+    ]
+
+
+@dg.sensor(
+    minimum_interval_seconds=300,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    asset_selection=dg.AssetSelection.assets(*PER_SOURCE),
+    description="Off by default. Fingerprints every source (nothing is parsed) and requests a run "
+    "of documents → chunks → embeddings for each one whose files changed since it was indexed. "
+    "Materialize search_index afterwards (or schedule it) to publish the changes.",
+)
+def refresh_stale_sources(context: dg.SensorEvaluationContext, kbflow: KbflowResource) -> dg.SensorResult:
+    from kbflow.pipeline import stale_sources
+
+    stale = [s.source_id for s in stale_sources(kbflow.open_lake()) if s.reason in ("changed", "never indexed")]
+    known = set(context.instance.get_dynamic_partitions(sources_partitions.name))
+    if stale:
+        context.log.info(f"stale sources: {', '.join(stale)}")
+    return dg.SensorResult(run_requests=stale_run_requests(stale, known))

@@ -33,6 +33,8 @@ _EXPORTS = {
     "resolve": "kbflow.retrieve.resolver",
     "rrf": "kbflow.retrieve.fusion",
     "ingest": "kbflow.pipeline",
+    "remove_source": "kbflow.pipeline",
+    "stale_sources": "kbflow.pipeline",
     "chunk_unit": "kbflow.chunk.base",
     "get_embedder": "kbflow.embed.base",
     "get_loader": "kbflow.sources.base",
@@ -81,7 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover
         SourceNotFoundError,
     )
     from kbflow.lake.lake import Lake
-    from kbflow.pipeline import ingest
+    from kbflow.pipeline import ingest, remove_source, stale_sources
     from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
     from kbflow.retrieve.fusion import rrf
     from kbflow.retrieve.resolver import resolve

@@ -41,11 +41,15 @@ __all__ = [
     "ChunkResult",
     "EmbedResult",
     "LoadResult",
+    "RemoveResult",
+    "StaleSource",
     "SourceReport",
     "chunk_source",
     "embed_source",
     "ingest",
     "load_source",
+    "remove_source",
+    "stale_sources",
 ]
 
 #: ``progress(done_now, total)``: called after each batch of work
@@ -324,6 +328,65 @@ def embed_source(
         version=table.version,
         seconds=time.perf_counter() - t0,
     )
+
+
+# --- removal and staleness ------------------------------------------------------------
+@dataclass
+class RemoveResult:
+    source_id: str
+    registered: bool
+    rows_removed: dict[str, int] = field(default_factory=dict)
+    versions: dict[str, int] = field(default_factory=dict)
+
+
+def remove_source(lake: Lake, source_id: str) -> RemoveResult:
+    """Delete a source's rows from ``documents``, ``chunks`` and the search table, then unregister it.
+
+    Idempotent: removing a source that is already gone (or half gone, after a
+    crash) finishes the job. Data goes first and the registry row last, so no
+    crash leaves rows the registry does not know about. Vectors stay in
+    ``embeddings`` (keyed by text hash, they may serve other sources, and a
+    re-added source re-uses them).
+    """
+    where = _eq(S.SOURCE_ID, source_id)
+    registered = bool(lake.sources([source_id]))
+    result = RemoveResult(source_id, registered)
+    for name in (S.DOCUMENTS, S.CHUNKS, S.SEARCH, S.SOURCES):
+        if not lake.has_table(name):
+            continue
+        table = lake.table(name)
+        n = table.count_rows(where)
+        if n:
+            table.delete(where)
+            result.versions[name] = lake.table(name).version
+        result.rows_removed[name] = n
+    return result
+
+
+@dataclass
+class StaleSource:
+    source_id: str
+    reason: str  # "changed" | "never indexed" | "failed" | "unreadable"
+    detail: str | None = None
+
+
+def stale_sources(lake: Lake, source_ids: Iterable[str] | None = None) -> list[StaleSource]:
+    """Sources whose bytes no longer match what was indexed, found by fingerprinting only (nothing is parsed or written)."""
+    out = []
+    for source in lake.sources(source_ids):
+        if source.content_hash is None:
+            out.append(StaleSource(source.source_id, "never indexed"))
+            continue
+        try:
+            fingerprint = get_loader(source.source_type).fingerprint(source)
+        except KbflowError as exc:
+            out.append(StaleSource(source.source_id, "unreadable", str(exc)))
+            continue
+        if fingerprint != source.content_hash:
+            out.append(StaleSource(source.source_id, "changed"))
+        elif source.status == "failed":
+            out.append(StaleSource(source.source_id, "failed", source.last_error))
+    return out
 
 
 # --- the whole flow without an orchestrator -----------------------------------------

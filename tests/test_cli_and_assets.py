@@ -90,7 +90,22 @@ def test_partition_sync_requests():
     assert isinstance(requests[1], dg.DeleteDynamicPartitionsRequest) and list(requests[1].partition_keys) == ["c"]
 
 
+def test_stale_sensor_is_off_by_default_and_requests_stale_partitions(ingested, docs_dir):
+    from assets.definitions import defs
+    from assets.resources import KbflowResource
+    from assets.sensors import refresh_stale_sources
+
+    sensor = defs.resolve_sensor_def("refresh_stale_sources")
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    (docs_dir / "guide.md").write_text("# Guide\n\nRewritten.\n")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("sources", ["docs", "repo", "recs"])
+        context = dg.build_sensor_context(instance=instance, resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)})
+        result = refresh_stale_sources(context)
+    assert [r.partition_key for r in result.run_requests] == ["docs"]
+
+
 def test_help_lists_commands():
     out = CliRunner().invoke(main, ["--help"])
-    for command in ("add", "ingest", "search", "status", "resolve"):
+    for command in ("add", "ingest", "search", "status", "resolve", "remove", "tag", "versions", "gc"):
         assert command in out.output

@@ -8,7 +8,7 @@ alone says what to ingest, from any working directory.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Sequence
 
 from kbflow import schema as S
@@ -22,6 +22,11 @@ __all__ = ["Lake", "now"]
 
 def now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _tag_version(info: Any) -> int:
+    """The version a Lance tag points at (a dict or an object, by pylance version)."""
+    return int(info["version"] if isinstance(info, dict) else info.version)
 
 
 def _is_local(uri: str) -> bool:
@@ -97,7 +102,18 @@ class Lake:
         """The latest version of every table in the lake."""
         return {name: self.db.open_table(name).version for name in self.table_names()}
 
-    def scan(self, name: str, columns: Sequence[str] | None = None, where: str | None = None):
+    def dataset(self, name: str, at: int | str | None = None):
+        """The Lance dataset of table ``name``, at its latest version or at ``at`` (a version number or a tag)."""
+        ds = self.table(name, create=False).to_lance()
+        if at is None:
+            return ds
+        try:
+            return ds.checkout_version(at)
+        except Exception as exc:  # noqa: BLE001 - Lance raises ValueError/OSError variants
+            what = f"tag {at!r}" if isinstance(at, str) else f"version {at}"
+            raise LakeError(f"{self.uri}: table {name!r} has no {what} (see `kbflow versions`)") from None
+
+    def scan(self, name: str, columns: Sequence[str] | None = None, where: str | None = None, at: int | str | None = None):
         """Read ``columns`` of the rows matching ``where`` as an Arrow table (empty if no table)."""
         pa = require("pyarrow")
         if not self.has_table(name):
@@ -105,13 +121,76 @@ class Lake:
             if columns:
                 schema = pa.schema([schema.field(c) for c in columns])
             return schema.empty_table()
-        ds = self.db.open_table(name).to_lance()
+        ds = self.dataset(name, at)
         return ds.to_table(columns=list(columns) if columns else None, filter=where)
 
+    # --- versions and snapshots --------------------------------------------
+    def history(self) -> dict[str, list[dict[str, Any]]]:
+        """Every readable version of every table: ``{table: [{"version", "timestamp", "tags"}]}``."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for name in self.table_names():
+            ds = self.dataset(name)
+            tags: dict[int, list[str]] = {}
+            for tag, info in ds.tags.list().items():
+                tags.setdefault(_tag_version(info), []).append(tag)
+            out[name] = [
+                {"version": v["version"], "timestamp": v["timestamp"], "tags": sorted(tags.get(v["version"], []))}
+                for v in ds.versions()
+            ]
+        return out
+
+    def snapshots(self) -> dict[str, dict[str, int]]:
+        """Lake snapshots made by :meth:`tag`: ``{tag: {table: version}}``."""
+        out: dict[str, dict[str, int]] = {}
+        for name in self.table_names():
+            for tag, info in self.dataset(name).tags.list().items():
+                out.setdefault(tag, {})[name] = _tag_version(info)
+        return dict(sorted(out.items()))
+
+    def tag(self, name: str) -> dict[str, int]:
+        """Tag the current version of every table ``name``: one consistent snapshot of the whole lake.
+
+        Readers open it with ``Retriever.open(lake, tag=name)``; :meth:`gc` never
+        removes tagged versions. Returns ``{table: version}``.
+        """
+        if not name or not isinstance(name, str) or not all(c.isalnum() or c in "-_." for c in name):
+            raise LakeError(f"tag names are letters, digits, '-', '_' and '.', got {name!r}")
+        if name in self.snapshots():
+            raise LakeError(f"{self.uri}: tag {name!r} already exists (see `kbflow versions`)")
+        tagged: dict[str, int] = {}
+        for table in self.table_names():
+            ds = self.dataset(table)
+            ds.tags.create(name, ds.version)
+            tagged[table] = ds.version
+        if not tagged:
+            raise LakeError(f"{self.uri}: the lake has no tables yet; run `kbflow ingest` first")
+        return tagged
+
+    def gc(self, keep: int | None = None, older_than: timedelta | None = None) -> dict[str, dict[str, int]]:
+        """Delete old table versions: keep the newest ``keep`` of each table and/or those newer than ``older_than``.
+
+        Tagged versions are always kept, and so is every table's latest
+        version. Returns ``{table: {"versions_removed", "bytes_removed"}}``.
+        """
+        if keep is None and older_than is None:
+            raise LakeError("gc needs keep (versions per table) and/or older_than (an age)")
+        if keep is not None and keep < 1:
+            raise LakeError(f"keep must be >= 1 (the latest version always stays), got {keep}")
+        out: dict[str, dict[str, int]] = {}
+        for name in self.table_names():
+            ds = self.dataset(name)
+            stats = ds.cleanup_old_versions(
+                older_than=older_than if older_than is not None else timedelta(0),
+                retain_versions=keep,
+                error_if_tagged_old_versions=False,
+            )
+            out[name] = {"versions_removed": int(stats.old_versions), "bytes_removed": int(stats.bytes_removed)}
+        return out
+
     # --- the source registry ------------------------------------------------
-    def sources(self, ids: Iterable[str] | None = None) -> list[Source]:
+    def sources(self, ids: Iterable[str] | None = None, at: int | str | None = None) -> list[Source]:
         where = S.sql_in(S.SOURCE_ID, ids) if ids is not None else None
-        rows = self.scan(S.SOURCES, where=where).to_pylist()
+        rows = self.scan(S.SOURCES, where=where, at=at).to_pylist()
         return sorted((Source.from_row(r) for r in rows), key=lambda s: s.source_id)
 
     def get_source(self, source_id: str) -> Source:

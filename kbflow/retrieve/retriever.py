@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from kbflow import schema as S
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, Settings
 from kbflow.embed.base import get_embedder
-from kbflow.errors import LakeNotFoundError, QueryError
+from kbflow.errors import LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import VECTOR_INDEX
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits, Locator
@@ -59,19 +59,21 @@ class Retriever:
     ...     print(hit.score, hit.citation.render(), hit.text[:80])
     """
 
-    def __init__(self, lake: Lake, dataset, settings: Settings) -> None:
+    def __init__(self, lake: Lake, dataset, settings: Settings, tag: str | None = None) -> None:
         self.lake = lake
         self.dataset = dataset
         self.settings = settings
         #: the search-table version this retriever reads
         self.version = dataset.version
+        #: the lake snapshot this retriever reads, when opened by tag
+        self.tag = tag
         meta = dataset.schema.metadata or {}
         model = meta.get(S.SEARCH_MODEL_META)
         self.model_id = model.decode() if model else settings.model
         self.rows = dataset.count_rows()
         self._has_vector_index = any(ix["name"] == VECTOR_INDEX for ix in dataset.list_indices())
         self.exact = self.rows <= settings.retrieval.exact_max_rows or not self._has_vector_index
-        registered = lake.sources() if lake.has_table(S.SOURCES) else []
+        registered = lake.sources(at=tag) if lake.has_table(S.SOURCES) else []
         self.source_ids = frozenset(s.source_id for s in registered)
         self.scopes = frozenset(s.scope for s in registered) | {S.GLOBAL_SCOPE}
         self._embedder = None
@@ -82,21 +84,32 @@ class Retriever:
         cls,
         lake: str | Lake | None = None,
         *,
+        version: int | None = None,
+        tag: str | None = None,
         settings: Settings | Mapping[str, Any] | None = None,
     ) -> Retriever:
         """Open the lake's search table (``lake``: a path/URI, a :class:`Lake`, or ``None`` for the default).
 
-        The query model is the one the search table was built with.
+        By default the latest version is read. ``version=N`` reads version ``N``
+        of the search table; ``tag="name"`` reads the lake snapshot made by
+        ``kbflow tag name`` (search table and source registry as they were).
+        The query model is the one that version was built with.
         """
+        if version is not None and tag is not None:
+            raise QueryError("pass version or tag, not both")
         lake = lake if isinstance(lake, Lake) else Lake(lake, create=False)
         settings = Settings.coerce(settings, lake=lake.uri)
         if not lake.has_table(S.SEARCH):
             raise LakeNotFoundError(f"{lake.uri}: no search table yet; run `kbflow ingest` first")
-        dataset = lake.table(S.SEARCH, create=False).to_lance()
-        return cls(lake, dataset, settings)
+        if tag is not None and tag not in lake.snapshots():
+            known = ", ".join(lake.snapshots()) or "none"
+            raise LakeError(f"{lake.uri}: no tag {tag!r} (tags: {known}); make one with `kbflow tag NAME`")
+        dataset = lake.dataset(S.SEARCH, at=tag if tag is not None else version)
+        return cls(lake, dataset, settings, tag=tag)
 
     def __repr__(self) -> str:
-        return f"Retriever({self.lake.uri!r}, version={self.version}, rows={self.rows}, model={self.model_id!r})"
+        at = f", tag={self.tag!r}" if self.tag else ""
+        return f"Retriever({self.lake.uri!r}, version={self.version}{at}, rows={self.rows}, model={self.model_id!r})"
 
     @property
     def embedder(self):
