@@ -34,6 +34,7 @@ test-fast: install
 bench: install
 	$(BIN)/python bench/ingest_throughput.py
 	$(BIN)/python bench/query_latency.py
+	$(BIN)/python bench/freshness.py
 
 dagster: install
 	$(BIN)/dagster dev
