@@ -1,11 +1,13 @@
 """Hybrid query latency p50/p95 over 200 queries at 10k and 100k chunks, query embedding included.
 
-Synthetic lake for size: generated chunk texts with random unit vectors written
-straight into the chunks/embeddings tables, then the real search-table sync
-(BM25 + scalar indexes, and the ANN index from 20k rows). Queries are embedded
-by the real default model at query time. Prints p50/p95 per size and per mode.
+Synthetic lake for size: generated chunk texts (pseudo-words drawn from a
+Zipfian vocabulary, 30,000 words by default, like natural text) with random
+unit vectors written straight into the chunks/embeddings tables, then the real
+search-table sync (BM25 + scalar indexes; an ANN index only from 250k rows).
+Queries are embedded by the real default model at query time. Prints p50/p95
+per size and per mode.
 
-    python bench/query_latency.py [--sizes 10000 100000] [--queries 200]
+    python bench/query_latency.py [--sizes 10000 100000] [--queries 200] [--vocab 30000]
 
 The dense leg is exact (vectors in memory, see kbflow.retrieve.dense); the
 second-and-later query timings exclude the one-off load of those vectors,
@@ -35,11 +37,29 @@ from kbflow.config import DEFAULT_MODEL  # noqa: E402
 from kbflow.index.search import sync_search_table  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 
-VOCAB = [f"{a}{b}" for a in ("lake", "rank", "fuse", "vec", "page", "line", "tok", "code", "doc", "quer") for b in ("", "s", "er", "ing", "ed", "al", "ion", "ive", "ize", "or")]
-VOCAB += "the of and to in for with index search table version chunk model embed source citation box span".split()
+SYLLABLES = "ka lo mi ne ru sa to vi ze qua bri cor dex fen gol hum ix jor lum".split()
+
+
+def vocabulary(size: int) -> tuple[list[str], list[float]]:
+    """``size`` pseudo-words with Zipf weights (rank ** -1.07), as in natural text."""
+    words = []
+    for i in range(size):
+        w, j = "", i
+        while True:
+            w += SYLLABLES[j % len(SYLLABLES)]
+            j //= len(SYLLABLES)
+            if not j:
+                break
+        words.append(w + "x")  # a suffix no stemmer strips, so every word stays its own term
+    weights = [(r + 1) ** -1.07 for r in range(size)]
+    return words, weights
+
+
+VOCAB, WEIGHTS = vocabulary(120)
 
 
 def build(lake: Lake, n: int, dim: int = 384, batch: int = 10_000) -> None:
+    """Write ``n`` synthetic chunks (Zipfian text over VOCAB, random unit vectors) into the lake."""
     from kbflow.records import Source
 
     for s in range(20):  # registered, so scope filters validate
@@ -50,7 +70,7 @@ def build(lake: Lake, n: int, dim: int = 384, batch: int = 10_000) -> None:
     for start in range(0, n, batch):
         rows, hashes = [], []
         for i in range(start, min(n, start + batch)):
-            text = " ".join(rng.choice(VOCAB) for _ in range(rng.randint(40, 160)))
+            text = " ".join(rng.choices(VOCAB, WEIGHTS, k=rng.randint(40, 160)))
             h = ids.text_hash(f"{i}:{text}")
             hashes.append(h)
             rows.append({
@@ -78,9 +98,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument(
+        "--vocab",
+        type=int,
+        default=30_000,
+        help="distinct words of the synthetic text (Zipfian); a tiny vocabulary makes every posting list huge",
+    )
     args = ap.parse_args()
+    global VOCAB, WEIGHTS
+    VOCAB, WEIGHTS = vocabulary(args.vocab)
+    print(f"synthetic text: {args.vocab} distinct words, Zipf-distributed; {args.queries} queries of 2-8 words")
     rng = random.Random(7)
-    queries = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 8))) for _ in range(args.queries)]
+    queries = [" ".join(rng.choices(VOCAB, WEIGHTS, k=rng.randint(2, 8))) for _ in range(args.queries)]
     for n in args.sizes:
         lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
         t0 = time.perf_counter()

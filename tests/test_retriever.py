@@ -93,3 +93,17 @@ def test_dense_leg_is_exact_and_legs_are_kept(ingested):
     hybrid = r.search("rank fusion of two legs", k=5)
     assert set(hybrid.legs) == {"dense", "bm25"}
     assert hybrid.legs["dense"][:5] == want
+
+
+def test_search_table_of_an_older_layout_is_rebuilt(ingested, fast_settings):
+    from kbflow import schema as S
+    from kbflow.index.search import sync_search_table
+
+    old = ingested.scan(S.SEARCH).drop_columns([S.HIT])  # the layout before the hit column
+    old = old.replace_schema_metadata({S.SEARCH_MODEL_META: fast_settings.model.encode()})
+    ingested.db.create_table(S.SEARCH, data=old, mode="overwrite")
+    result = sync_search_table(ingested, fast_settings.model)
+    assert result.rebuilt and S.HIT in ingested.table(S.SEARCH).schema.names
+    hit = Retriever.open(ingested.uri).search("bridge", k=1)[0]
+    assert resolve(hit.citation) == hit.text
+    assert not sync_search_table(ingested, fast_settings.model).rebuilt

@@ -86,8 +86,9 @@ def _search_batches(lake: Lake, ids: set[str] | None, model_id: str, dim: int, s
             raise LakeError(f"{lake.uri}: embeddings of model {model_id} are not all {dim}-dimensional")
         vec = pa.FixedSizeListArray.from_arrays(flat.cast(pa.float32()), dim)
         cols = [batch.column(f.name) for f in S.CHUNKS_SCHEMA]
+        hits = pa.array([S.hit_json(row) for row in batch.select(list(S.HIT_COLUMNS)).to_pylist()], pa.string())
         counter["rows"] += len(keep)
-        yield pa.RecordBatch.from_arrays([*cols, vec], schema=schema)
+        yield pa.RecordBatch.from_arrays([*cols, hits, vec], schema=schema)
 
 
 def _dim(lake: Lake, model_id: str) -> int | None:
@@ -120,7 +121,12 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
     if lake.has_table(S.SEARCH):
         table = lake.table(S.SEARCH)
         vec_type = table.schema.field(S.VECTOR).type
-        rebuild = search_model(table) != model_id or getattr(vec_type, "list_size", None) != dim
+        # a table written before a schema change (e.g. without the hit column) is rebuilt too
+        rebuild = (
+            search_model(table) != model_id
+            or getattr(vec_type, "list_size", None) != dim
+            or table.schema.remove_metadata() != schema.remove_metadata()
+        )
     if rebuild:
         reader = pa.RecordBatchReader.from_batches(schema, _search_batches(lake, None, model_id, dim, schema, counter))
         mode = "overwrite" if lake.has_table(S.SEARCH) else "create"

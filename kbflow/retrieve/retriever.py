@@ -19,6 +19,7 @@ an ingest committing meanwhile never changes what it sees.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -264,10 +265,11 @@ class Retriever:
             fused = list(zip(ids, scores))[:k]
         # one take for all hits (Lance row ids of the pinned version; order is kept)
         wanted = [row_of[cid] for cid, _ in fused]
-        rows = self.dataset._take_rows(wanted, columns=list(S.HIT_COLUMNS)).to_pylist() if wanted else []
+        rows = self.dataset._take_rows(wanted, columns=[S.TEXT, S.HIT]).to_pylist() if wanted else []
         positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
         hits = []
         for rank, ((cid, score), row) in enumerate(zip(fused, rows), start=1):
+            row.update(json.loads(row.pop(S.HIT)))
             hits.append(
                 Hit(
                     rank=rank,
