@@ -52,6 +52,9 @@ __all__ = [
     "stale_sources",
 ]
 
+#: rows per Arrow batch while loading and chunking a source
+_ROW_BATCH = 512
+
 #: ``progress(done_now, total)``: called after each batch of work
 Progress = Callable[[int, int], None]
 
@@ -140,20 +143,27 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
             if source.status == "failed":
                 lake.set_status({source_id: {S.STATUS: "pending", S.LAST_ERROR: None}})
             return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
-        units = list(loader.load(source))
+        # units become Arrow batches as they are loaded: a source is held as Arrow, not as Python objects
+        pa = require("pyarrow")
+        batches, new, buffer = [], set(), []
+        for unit in loader.load(source):
+            buffer.append(_unit_row(unit))
+            new.add(unit.unit_hash)
+            if len(buffer) >= _ROW_BATCH:
+                batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.DOCUMENTS_SCHEMA))
+                buffer = []
+        if buffer:
+            batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.DOCUMENTS_SCHEMA))
     except KbflowError as exc:
         message = str(exc)
         lake.set_status({source_id: {S.STATUS: "failed", S.LAST_ERROR: message}})
         raise SourceError(f"source {source_id!r}: {message}") from exc
     skipped = [f"{s.path} ({s.reason})" for s in getattr(loader, "skipped", [])]
 
-    pa = require("pyarrow")
-    rows = [_unit_row(u) for u in units]
     old = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0).to_pylist())
-    new = {r[S.UNIT_HASH] for r in rows}
     table = lake.table(S.DOCUMENTS)
     if new != old:
-        data = pa.Table.from_pylist(rows, schema=S.DOCUMENTS_SCHEMA)
+        data = pa.Table.from_batches(batches, schema=S.DOCUMENTS_SCHEMA)
         (
             table.merge_insert([S.SOURCE_ID, S.UNIT_HASH])
             .when_not_matched_insert_all()
@@ -164,7 +174,7 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
     return LoadResult(
         source_id,
         "new" if source.content_hash is None else "updated",
-        units=len(rows),
+        units=len(new),
         units_added=len(new - old),
         units_removed=len(old - new),
         skipped_files=skipped,
@@ -227,22 +237,30 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
     if not todo and not gone:
         return ChunkResult(source_id, chunks=len(old), seconds=time.perf_counter() - t0)
 
-    rows: list[dict[str, Any]] = []
+    pa = require("pyarrow")
+    batches, new_ids, buffer = [], set(), []
     if todo:
-        docs = lake.scan(S.DOCUMENTS, None, f"{where} AND {S.sql_in(S.UNIT_HASH, todo)}").to_pylist()
-        docs.sort(key=lambda r: r[S.UNIT_KEY])
-        for doc in docs:
-            unit = _unit_from_row(doc)
-            for chunk in chunk_unit(unit, settings.chunking):
-                rows.append(_chunk_row(chunk, source, unit.file_hash, chunker))
-    new_ids = {r[S.CHUNK_ID] for r in rows}
+        docs = lake.scan(S.DOCUMENTS, None, f"{where} AND {S.sql_in(S.UNIT_HASH, todo)}")
+        docs = docs.sort_by(S.UNIT_KEY)
+        # units are read and chunks kept as Arrow batches, never the whole source as Python objects
+        for doc_batch in docs.to_batches(max_chunksize=_ROW_BATCH):
+            for doc in doc_batch.to_pylist():
+                unit = _unit_from_row(doc)
+                for chunk in chunk_unit(unit, settings.chunking):
+                    buffer.append(_chunk_row(chunk, source, unit.file_hash, chunker))
+                    new_ids.add(chunk.chunk_id)
+                if len(buffer) >= _ROW_BATCH:
+                    batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.CHUNKS_SCHEMA))
+                    buffer = []
+        if buffer:
+            batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.CHUNKS_SCHEMA))
+        del docs
     old_ids = {r[S.CHUNK_ID] for r in old}
     gone_ids = {r[S.CHUNK_ID] for r in old if r[S.UNIT_HASH] in gone} - new_ids
     # chunks of re-chunked units that moved to another unit version keep their id: matched and updated
     table = lake.table(S.CHUNKS)
-    if rows:
-        pa = require("pyarrow")
-        data = pa.Table.from_pylist(rows, schema=S.CHUNKS_SCHEMA)
+    if batches:
+        data = pa.Table.from_batches(batches, schema=S.CHUNKS_SCHEMA)
         merge = table.merge_insert(S.CHUNK_ID).when_matched_update_all().when_not_matched_insert_all()
         if gone_ids:
             merge = merge.when_not_matched_by_source_delete(f"{where} AND {S.sql_in(S.CHUNK_ID, gone_ids)}")
