@@ -42,8 +42,8 @@ __all__ = [
     "EmbedResult",
     "LoadResult",
     "RemoveResult",
-    "StaleSource",
     "SourceReport",
+    "StaleSource",
     "chunk_source",
     "embed_source",
     "ingest",
@@ -128,6 +128,21 @@ def _unit_row(unit: RawUnit) -> dict[str, Any]:
     }
 
 
+def _arrow_batches(rows: Iterable[dict[str, Any]], schema) -> list[Any]:
+    """``rows`` as Arrow record batches of :data:`_ROW_BATCH` rows, built as the rows come
+    (a source is held as Arrow, never as a list of Python row dicts)."""
+    pa = require("pyarrow")
+    batches, buffer = [], []
+    for row in rows:
+        buffer.append(row)
+        if len(buffer) >= _ROW_BATCH:
+            batches.append(pa.RecordBatch.from_pylist(buffer, schema=schema))
+            buffer = []
+    if buffer:
+        batches.append(pa.RecordBatch.from_pylist(buffer, schema=schema))
+    return batches
+
+
 def load_source(lake: Lake, source_id: str) -> LoadResult:
     """Load one source into ``documents`` (one commit), unless its bytes are unchanged.
 
@@ -143,17 +158,14 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
             if source.status == "failed":
                 lake.set_status({source_id: {S.STATUS: "pending", S.LAST_ERROR: None}})
             return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
-        # units become Arrow batches as they are loaded: a source is held as Arrow, not as Python objects
-        pa = require("pyarrow")
-        batches, new, buffer = [], set(), []
-        for unit in loader.load(source):
-            buffer.append(_unit_row(unit))
-            new.add(unit.unit_hash)
-            if len(buffer) >= _ROW_BATCH:
-                batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.DOCUMENTS_SCHEMA))
-                buffer = []
-        if buffer:
-            batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.DOCUMENTS_SCHEMA))
+        new: set[str] = set()
+
+        def unit_rows() -> Iterator[dict[str, Any]]:
+            for unit in loader.load(source):
+                new.add(unit.unit_hash)
+                yield _unit_row(unit)
+
+        batches = _arrow_batches(unit_rows(), S.DOCUMENTS_SCHEMA)
     except KbflowError as exc:
         message = str(exc)
         lake.set_status({source_id: {S.STATUS: "failed", S.LAST_ERROR: message}})
@@ -163,7 +175,7 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
     old = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0).to_pylist())
     table = lake.table(S.DOCUMENTS)
     if new != old:
-        data = pa.Table.from_batches(batches, schema=S.DOCUMENTS_SCHEMA)
+        data = require("pyarrow").Table.from_batches(batches, schema=S.DOCUMENTS_SCHEMA)
         (
             table.merge_insert([S.SOURCE_ID, S.UNIT_HASH])
             .when_not_matched_insert_all()
@@ -238,23 +250,18 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
         return ChunkResult(source_id, chunks=len(old), seconds=time.perf_counter() - t0)
 
     pa = require("pyarrow")
-    batches, new_ids, buffer = [], set(), []
-    if todo:
-        docs = lake.scan(S.DOCUMENTS, None, f"{where} AND {S.sql_in(S.UNIT_HASH, todo)}")
-        docs = docs.sort_by(S.UNIT_KEY)
-        # units are read and chunks kept as Arrow batches, never the whole source as Python objects
+    new_ids: set[str] = set()
+
+    def chunk_rows() -> Iterator[dict[str, Any]]:
+        docs = lake.scan(S.DOCUMENTS, None, f"{where} AND {S.sql_in(S.UNIT_HASH, todo)}").sort_by(S.UNIT_KEY)
         for doc_batch in docs.to_batches(max_chunksize=_ROW_BATCH):
             for doc in doc_batch.to_pylist():
                 unit = _unit_from_row(doc)
                 for chunk in chunk_unit(unit, settings.chunking):
-                    buffer.append(_chunk_row(chunk, source, unit.file_hash, chunker))
                     new_ids.add(chunk.chunk_id)
-                if len(buffer) >= _ROW_BATCH:
-                    batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.CHUNKS_SCHEMA))
-                    buffer = []
-        if buffer:
-            batches.append(pa.RecordBatch.from_pylist(buffer, schema=S.CHUNKS_SCHEMA))
-        del docs
+                    yield _chunk_row(chunk, source, unit.file_hash, chunker)
+
+    batches = _arrow_batches(chunk_rows(), S.CHUNKS_SCHEMA) if todo else []
     old_ids = {r[S.CHUNK_ID] for r in old}
     gone_ids = {r[S.CHUNK_ID] for r in old if r[S.UNIT_HASH] in gone} - new_ids
     # chunks of re-chunked units that moved to another unit version keep their id: matched and updated
