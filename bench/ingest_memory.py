@@ -2,7 +2,7 @@
 
 Each size runs in a fresh process (peak RSS is per process): the first N records
 of CoSQA from ../shared/datasets (or generated records) ingested by the library
-pipeline. The default model is ``hash:384`` (same vector size as MiniLM, no
+pipeline's steps, printing the peak so far after each step. The default model is ``hash:384`` (same vector size as MiniLM, no
 torch activations), which isolates kbflow's own memory: loading, chunking, the
 streamed vector writes and the search-table sync. Pass ``--model`` to include
 a real model (its activations grow with the longest batch of texts).
@@ -48,9 +48,22 @@ def child(n: int, model: str) -> None:
             written += 1
     lake = Lake(os.path.join(tmp, "lake"))
     lake.register(Source("corpus", "jsonl", corpus))
-    reports, index = pipeline.ingest(lake, Settings.coerce(None, lake=lake.uri, model=model))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    print(json.dumps({"records": n, "chunks": index.rows, "peak_rss_mib": peak}))
+    settings = Settings.coerce(None, lake=lake.uri, model=model)
+
+    def peak() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+    # the steps of pipeline.ingest, with the peak so far after each
+    steps = {"start": peak()}
+    pipeline.load_source(lake, "corpus")
+    steps["load"] = peak()
+    pipeline.chunk_source(lake, "corpus", settings)
+    steps["chunk"] = peak()
+    pipeline.embed_source(lake, "corpus", settings)
+    steps["embed"] = peak()
+    index = pipeline.finish_index(lake, settings)
+    steps["index"] = peak()
+    print(json.dumps({"records": n, "chunks": index.rows, "peak_rss_mib": steps}))
 
 
 def main() -> None:
@@ -71,7 +84,8 @@ def main() -> None:
         if out.returncode:
             sys.exit(out.stderr[-2000:])
         row = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"  {row['records']:>6} records  {row['chunks']:>6} chunks  peak RSS {row['peak_rss_mib']:>5} MiB")
+        steps = "  ".join(f"{k} {v}" for k, v in row["peak_rss_mib"].items())
+        print(f"  {row['records']:>6} records  {row['chunks']:>6} chunks  peak RSS (MiB) after each step: {steps}")
 
 
 if __name__ == "__main__":

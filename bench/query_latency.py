@@ -55,11 +55,10 @@ def vocabulary(size: int) -> tuple[list[str], list[float]]:
     return words, weights
 
 
-VOCAB, WEIGHTS = vocabulary(120)
 
-
-def build(lake: Lake, n: int, dim: int = 384, batch: int = 10_000) -> None:
-    """Write ``n`` synthetic chunks (Zipfian text over VOCAB, random unit vectors) into the lake."""
+def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], dim: int = 384, batch: int = 10_000) -> None:
+    """Write ``n`` synthetic chunks (Zipfian text over ``vocab``, random unit vectors) into the lake."""
+    words, weights = vocab
     from kbflow.records import Source
 
     for s in range(20):  # registered, so scope filters validate
@@ -70,7 +69,7 @@ def build(lake: Lake, n: int, dim: int = 384, batch: int = 10_000) -> None:
     for start in range(0, n, batch):
         rows, hashes = [], []
         for i in range(start, min(n, start + batch)):
-            text = " ".join(rng.choices(VOCAB, WEIGHTS, k=rng.randint(40, 160)))
+            text = " ".join(rng.choices(words, weights, k=rng.randint(40, 160)))
             h = ids.text_hash(f"{i}:{text}")
             hashes.append(h)
             rows.append({
@@ -105,15 +104,14 @@ def main() -> None:
         help="distinct words of the synthetic text (Zipfian); a tiny vocabulary makes every posting list huge",
     )
     args = ap.parse_args()
-    global VOCAB, WEIGHTS
-    VOCAB, WEIGHTS = vocabulary(args.vocab)
+    vocab = words, weights = vocabulary(args.vocab)
     print(f"synthetic text: {args.vocab} distinct words, Zipf-distributed; {args.queries} queries of 2-8 words")
     rng = random.Random(7)
-    queries = [" ".join(rng.choices(VOCAB, WEIGHTS, k=rng.randint(2, 8))) for _ in range(args.queries)]
+    queries = [" ".join(rng.choices(words, weights, k=rng.randint(2, 8))) for _ in range(args.queries)]
     for n in args.sizes:
         lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
         t0 = time.perf_counter()
-        build(lake, n)
+        build(lake, n, vocab)
         built = time.perf_counter() - t0
         t0 = time.perf_counter()
         result = sync_search_table(lake, DEFAULT_MODEL)

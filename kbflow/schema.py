@@ -18,6 +18,8 @@ kind's fields (DESIGN.md, "Provenance"); fields a kind does not use are null.
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 
 # --- table names -------------------------------------------------------------
@@ -184,8 +186,6 @@ def search_schema(dim: int) -> pa.Schema:
 
 def hit_json(row: dict) -> str:
     """The ``hit`` value of a chunk row: its :data:`HIT_COLUMNS` but the text, null locator fields left out."""
-    import json
-
     out = {k: row[k] for k in HIT_COLUMNS if k not in (TEXT, LOCATOR)}
     out[LOCATOR] = {k: v for k, v in (row[LOCATOR] or {}).items() if v is not None}
     return json.dumps(out, separators=(",", ":"), ensure_ascii=False)

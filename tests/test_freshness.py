@@ -12,9 +12,7 @@ from kbflow.config import Settings
 from kbflow.errors import LakeError
 from kbflow.index.checks import run_checks
 
-
-def _ids(lake, table):
-    return set(lake.scan(table, [S.CHUNK_ID] if table != S.DOCUMENTS else [S.UNIT_HASH]).column(0).to_pylist())
+from conftest import FAST_MODEL
 
 
 def test_remove_source_everywhere_and_idempotent(ingested, fast_settings):
@@ -124,8 +122,5 @@ def test_model_switch_reembeds_and_switching_back_reuses(ingested, fast_settings
     reports, index = pipeline.ingest(ingested, fast_settings)
     assert sum(r.chunks_embedded for r in reports) == 0
     assert ingested.versions()[S.EMBEDDINGS] == embeddings_version
-    assert index.rebuilt and Retriever.open(ingested.uri).model_id == FAST
+    assert index.rebuilt and Retriever.open(ingested.uri).model_id == FAST_MODEL
     assert all(c.passed for c in run_checks(ingested, fast_settings.model))
-
-
-FAST = "hash:64"

@@ -50,7 +50,7 @@ class IndexResult:
 
 
 def search_model(table) -> str | None:
-    """The model id the search table's vectors came from (schema metadata)."""
+    """The model id the search table's vectors came from (schema metadata of a LanceDB table or Lance dataset)."""
     meta = table.schema.metadata or {}
     value = meta.get(S.SEARCH_MODEL_META)
     return value.decode() if value else None

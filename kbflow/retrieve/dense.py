@@ -72,10 +72,6 @@ class ExactIndex:
     def __len__(self) -> int:
         return len(self.row_ids)
 
-    @property
-    def nbytes(self) -> int:
-        return int(self.vectors.nbytes + self.row_ids.nbytes + sum(c.codes.nbytes for c in self.columns.values()))
-
     @classmethod
     def load(cls, ds) -> ExactIndex:
         """Read the vector, id and filter columns of the Lance dataset ``ds`` (one version)."""

@@ -27,7 +27,7 @@ from kbflow import schema as S
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, Settings
 from kbflow.embed.base import get_embedder
 from kbflow.errors import LakeError, LakeNotFoundError, QueryError
-from kbflow.index.search import VECTOR_INDEX
+from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits, Locator
 from kbflow.retrieve.dense import ExactIndex
@@ -68,9 +68,7 @@ class Retriever:
         self.version = dataset.version
         #: the lake snapshot this retriever reads, when opened by tag
         self.tag = tag
-        meta = dataset.schema.metadata or {}
-        model = meta.get(S.SEARCH_MODEL_META)
-        self.model_id = model.decode() if model else settings.model
+        self.model_id = search_model(dataset) or settings.model
         self.rows = dataset.count_rows()
         self._has_vector_index = any(ix["name"] == VECTOR_INDEX for ix in dataset.list_indices())
         self.exact = self.rows <= settings.retrieval.exact_max_rows or not self._has_vector_index
