@@ -7,7 +7,9 @@ torch activations), which isolates kbflow's own memory: loading, chunking, the
 streamed vector writes and the search-table sync. Pass ``--model`` to include
 a real model (its activations grow with the longest batch of texts).
 
-    python bench/ingest_memory.py [--sizes 1500 6000 20000] [--model hash:384]
+Past the 6,267 CoSQA records the corpus is padded with generated records.
+
+    python bench/ingest_memory.py [--sizes 1500 6000 20000 200000] [--model hash:384]
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def child(n: int, model: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1500, 6000, 20000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1500, 6000, 20000, 200000])
     ap.add_argument("--model", default="hash:384")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()

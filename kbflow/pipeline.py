@@ -31,6 +31,7 @@ from kbflow.config import Settings
 from kbflow.embed.base import get_embedder
 from kbflow.errors import KbflowError, SourceError
 from kbflow.lake.lake import Lake, now
+from kbflow.lake.spill import Spill
 from kbflow.records import Chunk, Locator, RawUnit, Source
 from kbflow.sources.base import get_loader
 from kbflow import ids
@@ -128,60 +129,45 @@ def _unit_row(unit: RawUnit) -> dict[str, Any]:
     }
 
 
-def _arrow_batches(rows: Iterable[dict[str, Any]], schema) -> list[Any]:
-    """``rows`` as Arrow record batches of :data:`_ROW_BATCH` rows, built as the rows come
-    (a source is held as Arrow, never as a list of Python row dicts)."""
-    pa = require("pyarrow")
-    batches, buffer = [], []
-    for row in rows:
-        buffer.append(row)
-        if len(buffer) >= _ROW_BATCH:
-            batches.append(pa.RecordBatch.from_pylist(buffer, schema=schema))
-            buffer = []
-    if buffer:
-        batches.append(pa.RecordBatch.from_pylist(buffer, schema=schema))
-    return batches
-
-
 def load_source(lake: Lake, source_id: str) -> LoadResult:
     """Load one source into ``documents`` (one commit), unless its bytes are unchanged.
 
+    Units are spilled to a temporary Arrow stream as the loader yields them and
+    committed from there, so memory does not grow with the size of the source.
     On a load error the source is marked ``failed`` with the error, the
     :class:`SourceError` is raised, and no table but the registry is touched.
     """
     t0 = time.perf_counter()
     source = lake.get_source(source_id)
     loader = get_loader(source.source_type)
-    try:
-        fingerprint = loader.fingerprint(source)
-        if fingerprint == source.content_hash:
-            if source.status == "failed":
-                lake.set_status({source_id: {S.STATUS: "pending", S.LAST_ERROR: None}})
-            return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
-        new: set[str] = set()
-
-        def unit_rows() -> Iterator[dict[str, Any]]:
+    with Spill(S.DOCUMENTS_SCHEMA, _ROW_BATCH) as spill:
+        try:
+            fingerprint = loader.fingerprint(source)
+            if fingerprint == source.content_hash:
+                if source.status == "failed":
+                    lake.set_status({source_id: {S.STATUS: "pending", S.LAST_ERROR: None}})
+                return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
+            new: set[str] = set()
             for unit in loader.load(source):
                 new.add(unit.unit_hash)
-                yield _unit_row(unit)
+                spill.append(_unit_row(unit))
+        except KbflowError as exc:
+            message = str(exc)
+            lake.set_status({source_id: {S.STATUS: "failed", S.LAST_ERROR: message}})
+            raise SourceError(f"source {source_id!r}: {message}") from exc
+        skipped = [f"{s.path} ({s.reason})" for s in getattr(loader, "skipped", [])]
 
-        batches = _arrow_batches(unit_rows(), S.DOCUMENTS_SCHEMA)
-    except KbflowError as exc:
-        message = str(exc)
-        lake.set_status({source_id: {S.STATUS: "failed", S.LAST_ERROR: message}})
-        raise SourceError(f"source {source_id!r}: {message}") from exc
-    skipped = [f"{s.path} ({s.reason})" for s in getattr(loader, "skipped", [])]
-
-    old = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0).to_pylist())
-    table = lake.table(S.DOCUMENTS)
-    if new != old:
-        data = require("pyarrow").Table.from_batches(batches, schema=S.DOCUMENTS_SCHEMA)
-        (
-            table.merge_insert([S.SOURCE_ID, S.UNIT_HASH])
-            .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(_eq(S.SOURCE_ID, source_id))
-            .execute(data)
-        )
+        old = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0).to_pylist())
+        table = lake.table(S.DOCUMENTS)
+        if not old and new:
+            lake.append(S.DOCUMENTS, spill.reader())
+        elif new != old:
+            (
+                table.merge_insert([S.SOURCE_ID, S.UNIT_HASH])
+                .when_not_matched_insert_all()
+                .when_not_matched_by_source_delete(_eq(S.SOURCE_ID, source_id))
+                .execute(spill.reader())
+            )
     lake.set_status({source_id: {S.CONTENT_HASH: fingerprint, S.LAST_ERROR: None, S.STATUS: "pending"}})
     return LoadResult(
         source_id,
@@ -233,6 +219,25 @@ def _unit_from_row(row: dict[str, Any]) -> RawUnit:
     )
 
 
+def _units_in_order(lake: Lake, where: str, unit_hashes: set[str], group: int = 64) -> Iterator[dict[str, Any]]:
+    """The ``documents`` rows matching ``where`` whose hash is in ``unit_hashes``, in ``unit_key``
+    order, read ``group`` rows at a time (only the keys of all of them are held at once).
+
+    The hashes are matched in Arrow, not as a SQL ``IN`` list: a list of a
+    whole corpus's hashes costs the SQL planner hundreds of MiB.
+    """
+    if not unit_hashes:
+        return
+    pa, pc = require("pyarrow"), require("pyarrow.compute")
+    ds = lake.dataset(S.DOCUMENTS)
+    keys = ds.to_table(columns=[S.UNIT_KEY, S.UNIT_HASH], filter=where, with_row_id=True)
+    keys = keys.filter(pc.is_in(keys.column(S.UNIT_HASH), value_set=pa.array(list(unit_hashes), pa.string())))
+    row_ids = keys.sort_by(S.UNIT_KEY).column("_rowid").to_pylist()
+    del keys
+    for i in range(0, len(row_ids), group):
+        yield from ds._take_rows(row_ids[i : i + group]).to_pylist()
+
+
 def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -> ChunkResult:
     """Bring the source's rows in ``chunks`` in line with its rows in ``documents`` (one commit)."""
     t0 = time.perf_counter()
@@ -249,31 +254,29 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
     if not todo and not gone:
         return ChunkResult(source_id, chunks=len(old), seconds=time.perf_counter() - t0)
 
-    pa = require("pyarrow")
     new_ids: set[str] = set()
-
-    def chunk_rows() -> Iterator[dict[str, Any]]:
-        docs = lake.scan(S.DOCUMENTS, None, f"{where} AND {S.sql_in(S.UNIT_HASH, todo)}").sort_by(S.UNIT_KEY)
-        for doc_batch in docs.to_batches(max_chunksize=_ROW_BATCH):
-            for doc in doc_batch.to_pylist():
-                unit = _unit_from_row(doc)
-                for chunk in chunk_unit(unit, settings.chunking):
-                    new_ids.add(chunk.chunk_id)
-                    yield _chunk_row(chunk, source, unit.file_hash, chunker)
-
-    batches = _arrow_batches(chunk_rows(), S.CHUNKS_SCHEMA) if todo else []
-    old_ids = {r[S.CHUNK_ID] for r in old}
-    gone_ids = {r[S.CHUNK_ID] for r in old if r[S.UNIT_HASH] in gone} - new_ids
-    # chunks of re-chunked units that moved to another unit version keep their id: matched and updated
     table = lake.table(S.CHUNKS)
-    if batches:
-        data = pa.Table.from_batches(batches, schema=S.CHUNKS_SCHEMA)
-        merge = table.merge_insert(S.CHUNK_ID).when_matched_update_all().when_not_matched_insert_all()
-        if gone_ids:
-            merge = merge.when_not_matched_by_source_delete(f"{where} AND {S.sql_in(S.CHUNK_ID, gone_ids)}")
-        merge.execute(data)
-    elif gone_ids:
-        table.delete(S.sql_in(S.CHUNK_ID, gone_ids))
+    with Spill(S.CHUNKS_SCHEMA, _ROW_BATCH) as spill:
+        for doc in _units_in_order(lake, where, todo):
+            unit = _unit_from_row(doc)
+            for chunk in chunk_unit(unit, settings.chunking):
+                new_ids.add(chunk.chunk_id)
+                spill.append(_chunk_row(chunk, source, unit.file_hash, chunker))
+        old_ids = {r[S.CHUNK_ID] for r in old}
+        gone_ids = {r[S.CHUNK_ID] for r in old if r[S.UNIT_HASH] in gone} - new_ids
+        # chunks of re-chunked units that moved to another unit version keep their id: matched and updated
+        if spill.num_rows and not old_ids:
+            lake.append(S.CHUNKS, spill.reader())
+        elif spill.num_rows:
+            merge = table.merge_insert(S.CHUNK_ID).when_matched_update_all().when_not_matched_insert_all()
+            if gone_ids and todo == doc_hashes:
+                # every current unit was re-chunked: whatever of this source is not in the input goes
+                merge = merge.when_not_matched_by_source_delete(where)
+            elif gone_ids:
+                merge = merge.when_not_matched_by_source_delete(f"{where} AND {S.sql_in(S.CHUNK_ID, gone_ids)}")
+            merge.execute(spill.reader())
+        elif gone_ids:
+            table.delete(S.sql_in(S.CHUNK_ID, gone_ids))
     return ChunkResult(
         source_id,
         chunks=len(old_ids - gone_ids) + len(new_ids - old_ids),
@@ -287,20 +290,31 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
 
 
 # --- embed ------------------------------------------------------------------------
-def missing_embeddings(lake: Lake, model_id: str, where: str | None = None) -> dict[str, str]:
-    """``{chunk_hash: text}`` of the chunks (matching ``where``) with no vector for ``model_id``."""
-    chunks = lake.scan(S.CHUNKS, [S.CHUNK_HASH], where).column(0).to_pylist()
-    if not chunks:
-        return {}
-    have = set(lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], _eq(S.MODEL_ID, model_id)).column(0).to_pylist())
-    need = set(chunks) - have
-    if not need:
-        return {}
-    texts: dict[str, str] = {}
-    for row in lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.TEXT], where).to_pylist():
-        if row[S.CHUNK_HASH] in need:
-            texts.setdefault(row[S.CHUNK_HASH], row[S.TEXT])
-    return texts
+def _missing_embeddings(lake: Lake, model_id: str, where: str | None):
+    """``(chunks dataset, Arrow table of chunk_hash, _rowid_min, length_min)``: one row per distinct chunk
+    text (matching ``where``) with no vector for ``model_id``, found batch by batch; texts are not kept."""
+    pa, pc = require("pyarrow"), require("pyarrow.compute")
+    have = lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], _eq(S.MODEL_ID, model_id)).column(0).combine_chunks()
+    ds = lake.dataset(S.CHUNKS)
+    parts = []
+    for batch in ds.to_batches(columns=[S.CHUNK_HASH, S.TEXT], filter=where, with_row_id=True, batch_size=4096):
+        need = pc.invert(pc.is_in(batch.column(S.CHUNK_HASH), value_set=have))
+        batch = batch.filter(need)
+        if batch.num_rows:
+            parts.append(
+                pa.table(
+                    {
+                        S.CHUNK_HASH: batch.column(S.CHUNK_HASH),
+                        "_rowid": batch.column("_rowid"),
+                        "length": pc.utf8_length(batch.column(S.TEXT)),
+                    }
+                )
+            )
+    if not parts:
+        return ds, None
+    # one row per distinct text, shortest first: similar lengths share a batch (less padding)
+    todo = pa.concat_tables(parts).group_by(S.CHUNK_HASH).aggregate([("_rowid", "min"), ("length", "min")])
+    return ds, todo.select([S.CHUNK_HASH, "_rowid_min", "length_min"]).sort_by("length_min")
 
 
 def embed_source(
@@ -308,7 +322,8 @@ def embed_source(
 ) -> EmbedResult:
     """Embed the chunk texts of a source (``None``: of every source) that have no vector yet.
 
-    Vectors are streamed to the ``embeddings`` table in batches of
+    Texts are read from the pinned chunks version one write batch at a time
+    and their vectors streamed to the ``embeddings`` table in batches of
     ``settings.write_batch_size`` within one commit: peak memory grows with the
     batch size, not with the number of chunks.
     """
@@ -316,41 +331,42 @@ def embed_source(
     settings = Settings.coerce(settings)
     embedder = get_embedder(settings.model, settings.embed_batch_size)
     where = _eq(S.SOURCE_ID, source_id) if source_id is not None else None
-    texts = missing_embeddings(lake, embedder.model_id, where)
-    total = len(lake.scan(S.CHUNKS, [S.CHUNK_HASH], where)) if where else None
-    if not texts:
-        return EmbedResult(source_id or "*", embedder.model_id, 0, total or 0, seconds=time.perf_counter() - t0)
-    # similar lengths together: less padding per forward pass
-    items = sorted(texts.items(), key=lambda kv: len(kv[1]))
+    total = lake.table(S.CHUNKS).count_rows(where) if lake.has_table(S.CHUNKS) else 0
+    if not total:
+        return EmbedResult(source_id or "*", embedder.model_id, 0, 0, seconds=time.perf_counter() - t0)
+    chunks, todo = _missing_embeddings(lake, embedder.model_id, where)
+    if todo is None:
+        return EmbedResult(source_id or "*", embedder.model_id, 0, total, seconds=time.perf_counter() - t0)
     pa = require("pyarrow")
+    hashes = todo.column(S.CHUNK_HASH)
+    row_ids = todo.column("_rowid_min").to_pylist()
+    n = len(row_ids)
 
     def batches() -> Iterator[Any]:
         size = settings.write_batch_size
-        for i in range(0, len(items), size):
-            part = items[i : i + size]
-            vectors = embedder.embed([t for _, t in part])
+        for i in range(0, n, size):
+            texts = chunks._take_rows(row_ids[i : i + size], columns=[S.TEXT]).column(0).to_pylist()
+            vectors = embedder.embed(texts)
             flat = pa.array(vectors.reshape(-1), type=pa.float32())
-            offsets = pa.array(range(0, (len(part) + 1) * embedder.dim, embedder.dim), type=pa.int32())
+            offsets = pa.array(range(0, (len(texts) + 1) * embedder.dim, embedder.dim), type=pa.int32())
             yield pa.RecordBatch.from_arrays(
                 [
-                    pa.array([h for h, _ in part], type=pa.string()),
-                    pa.array([embedder.model_id] * len(part), type=pa.string()),
+                    hashes.slice(i, len(texts)).combine_chunks(),
+                    pa.array([embedder.model_id] * len(texts), type=pa.string()),
                     pa.ListArray.from_arrays(offsets, flat),
                 ],
                 schema=S.EMBEDDINGS_SCHEMA,
             )
             if progress is not None:
-                progress(len(part), len(items))
+                progress(len(texts), n)
 
-    reader = pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches())
-    table = lake.table(S.EMBEDDINGS)
-    table.add(reader)
+    version = lake.append(S.EMBEDDINGS, pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches()))
     return EmbedResult(
         source_id or "*",
         embedder.model_id,
-        chunks_embedded=len(items),
-        chunks_reused=max(0, (total or len(items)) - len(items)),
-        version=table.version,
+        chunks_embedded=n,
+        chunks_reused=max(0, total - n),
+        version=version,
         seconds=time.perf_counter() - t0,
     )
 
@@ -429,9 +445,9 @@ def finish_index(lake: Lake, settings: Settings):
     from kbflow.index.search import sync_search_table
 
     result = sync_search_table(lake, settings.model)
-    counts: dict[str, int] = {}
-    for sid in lake.scan(S.CHUNKS, [S.SOURCE_ID]).column(0).to_pylist():
-        counts[sid] = counts.get(sid, 0) + 1
+    pc = require("pyarrow.compute")
+    counted = pc.value_counts(lake.scan(S.CHUNKS, [S.SOURCE_ID]).column(0))
+    counts = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
     stamp = now()
     updates = {
         s.source_id: {S.STATUS: "indexed", S.CHUNK_COUNT: counts.get(s.source_id, 0), S.LAST_INDEXED: stamp}

@@ -118,3 +118,32 @@ def test_embeddings_stream_in_batches(ingested, fast_settings, tmp_path):
     result = pipeline.embed_source(ingested, "big", settings, progress=lambda n, total: calls.append((n, total)))
     assert result.chunks_embedded == 1200
     assert calls == [(500, 1200), (500, 1200), (200, 1200)]
+
+
+def test_spill_round_trips_rows_and_batches():
+    import pyarrow as pa
+
+    from kbflow.lake.spill import Spill
+
+    schema = pa.schema([("id", pa.string()), ("n", pa.int64())])
+    with Spill(schema, rows_per_batch=3) as spill:
+        spill.extend({"id": str(i), "n": i} for i in range(7))
+        spill.write(pa.RecordBatch.from_pylist([{"id": "x", "n": 99}], schema=schema))
+        assert spill.num_rows == 8
+        table = spill.reader().read_all()
+        path = spill.path
+    assert table.column("n").to_pylist() == [0, 1, 2, 3, 4, 5, 6, 99]
+    import os
+
+    assert not os.path.exists(path)
+
+
+def test_many_changed_chunks_sync_through_arrow_matching(ingested, fast_settings, docs_dir, monkeypatch):
+    """Large id sets are matched in Arrow instead of a SQL IN list; the result is the same."""
+    from kbflow.index import search
+
+    monkeypatch.setattr(search, "_SQL_IN_MAX", 0)
+    (docs_dir / "guide.md").write_text((docs_dir / "guide.md").read_text() + "\n\n## Added\n\nA new closing section.\n")
+    reports, index = pipeline.ingest(ingested, fast_settings, ["docs"])
+    assert reports[0].status == "updated" and index.rows_upserted >= 1
+    assert all(c.passed for c in run_checks(ingested, fast_settings.model))

@@ -111,6 +111,13 @@ def test_jsonl_bad_lines_name_file_and_line(tmp_path, line, message):
         load("jsonl", p)
 
 
+def test_jsonl_invalid_utf8_names_line_and_offset(tmp_path):
+    p = tmp_path / "corpus.jsonl"
+    p.write_bytes(b'{"_id": "d1", "text": "ok"}\n{"_id": "d2", "text": "caf\xe9"}\n')
+    with pytest.raises(SourceError, match=r"corpus.jsonl:2: not valid UTF-8 \(byte 0xe9 at offset 54\)"):
+        load("jsonl", p)
+
+
 def test_unknown_type_and_slug():
     with pytest.raises(SourceError, match="unknown source type 'pdfx'"):
         get_loader("pdfx")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Collection, Iterator
 
 from kbflow import schema as S
 from kbflow._lazy import require
@@ -25,6 +25,7 @@ from kbflow.config import EXACT_MAX_ROWS
 from kbflow.embed.base import model_id_of
 from kbflow.errors import LakeError
 from kbflow.lake.lake import Lake
+from kbflow.lake.spill import Spill
 
 __all__ = ["IndexResult", "VECTOR_INDEX_MIN_ROWS", "index_coverage", "search_model", "sync_search_table"]
 
@@ -34,6 +35,10 @@ FTS_INDEX = "text_idx"
 VECTOR_INDEX = "vector_idx"
 SCALAR_INDEXES = {S.SCOPE: "Bitmap", S.CONTENT_KIND: "Bitmap", S.SOURCE_TYPE: "Bitmap", S.SOURCE_ID: "BTree"}
 _BATCH = 4096
+#: id sets up to this size are pushed to Lance as ``IN (...)``; larger ones are matched in Arrow
+_SQL_IN_MAX = 2048
+#: characters of a chunk hash (:func:`kbflow.ids.text_hash`: 16 bytes as hex)
+HASH_CHARS = 32
 
 
 @dataclass
@@ -56,31 +61,64 @@ def search_model(table) -> str | None:
     return value.decode() if value else None
 
 
-def _vector_lookup(lake: Lake, model_id: str):
-    """``(dataset, {chunk_hash: row offset})`` over the embeddings of ``model_id`` (one pinned version)."""
-    if not lake.has_table(S.EMBEDDINGS):
-        return None, {}
-    ds = lake.table(S.EMBEDDINGS).to_lance()
-    cols = ds.to_table(columns=[S.CHUNK_HASH, S.MODEL_ID])
-    hashes = cols.column(S.CHUNK_HASH).to_pylist()
-    models = cols.column(S.MODEL_ID).to_pylist()
-    return ds, {h: i for i, (h, m) in enumerate(zip(hashes, models)) if m == model_id}
+def _hash_keys(hashes) -> Any:
+    """Chunk hashes (an Arrow string array) as a compact numpy bytes array (no Python string per row)."""
+    np, pa = require("numpy"), require("pyarrow")
+    hashes = hashes.combine_chunks() if isinstance(hashes, pa.ChunkedArray) else hashes
+    try:
+        fixed = hashes.cast(pa.binary(HASH_CHARS))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # hashes of another length: slower, still exact
+        return np.array(hashes.to_pylist(), dtype=object).astype(bytes)
+    return np.frombuffer(fixed.buffers()[1], dtype=f"S{HASH_CHARS}", count=len(fixed), offset=fixed.offset * HASH_CHARS)
 
 
-def _search_batches(lake: Lake, ids: set[str] | None, model_id: str, dim: int, schema, counter: dict) -> Iterator[Any]:
+class _VectorLookup:
+    """Row ids of ``model_id``'s vectors in one pinned ``embeddings`` version, by chunk hash.
+
+    Held as a sorted numpy array of hashes plus their row ids (about 40 bytes a
+    vector), not a Python dict, so a large lake's sync stays small.
+    """
+
+    def __init__(self, lake: Lake, model_id: str) -> None:
+        np = require("numpy")
+        self.dataset = lake.dataset(S.EMBEDDINGS)
+        keys = self.dataset.to_table(
+            columns=[S.CHUNK_HASH], filter=f"{S.MODEL_ID} = {S.sql_str(model_id)}", with_row_id=True
+        )
+        hashes = _hash_keys(keys.column(S.CHUNK_HASH))
+        order = np.argsort(hashes, kind="stable")
+        self.hashes = hashes[order]
+        self.row_ids = keys.column("_rowid").to_numpy()[order]
+
+    def find(self, hashes) -> tuple[Any, Any]:
+        """``(positions in hashes that have a vector, their embeddings row ids)``."""
+        np = require("numpy")
+        wanted = _hash_keys(hashes)
+        if not len(self.hashes):
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint64)
+        at = np.minimum(np.searchsorted(self.hashes, wanted), len(self.hashes) - 1)
+        found = np.flatnonzero(self.hashes[at] == wanted)
+        return found, self.row_ids[at[found]]
+
+
+def _search_batches(lake: Lake, ids: Collection[str] | None, model_id: str, dim: int, schema, counter: dict) -> Iterator[Any]:
     """Stream search rows (chunk columns + fixed-size vector) for chunk ids ``ids`` (``None``: all)."""
     pa = require("pyarrow")
-    emb, lookup = _vector_lookup(lake, model_id)
-    chunks = lake.table(S.CHUNKS).to_lance()
-    filt = None if ids is None else S.sql_in(S.CHUNK_ID, ids)
-    for batch in chunks.to_batches(filter=filt, batch_size=_BATCH):
-        hashes = batch.column(S.CHUNK_HASH).to_pylist()
-        keep = [i for i, h in enumerate(hashes) if h in lookup]
-        counter["missing"] += len(hashes) - len(keep)
-        if not keep:
+    lookup = _VectorLookup(lake, model_id)
+    pc = require("pyarrow.compute")
+    chunks = lake.dataset(S.CHUNKS)
+    # a few ids go to Lance as a filter; many are matched in Arrow (a huge SQL IN list costs more than a scan)
+    few = ids is not None and len(ids) <= _SQL_IN_MAX
+    wanted = pa.array(sorted(ids), pa.string()) if ids is not None and not few else None
+    for batch in chunks.to_batches(filter=S.sql_in(S.CHUNK_ID, ids) if few else None, batch_size=_BATCH):
+        if wanted is not None:
+            batch = batch.filter(pc.is_in(batch.column(S.CHUNK_ID), value_set=wanted))
+        keep, row_ids = lookup.find(batch.column(S.CHUNK_HASH))
+        counter["missing"] += batch.num_rows - len(keep)
+        if not len(keep):
             continue
         batch = batch.take(pa.array(keep))
-        vectors = emb.take([lookup[hashes[i]] for i in keep], columns=[S.VECTOR])
+        vectors = lookup.dataset._take_rows(row_ids.tolist(), columns=[S.VECTOR])
         flat = pa.concat_arrays([c.flatten() for c in vectors.column(S.VECTOR).chunks])
         if len(flat) != len(keep) * dim:
             raise LakeError(f"{lake.uri}: embeddings of model {model_id} are not all {dim}-dimensional")
@@ -89,6 +127,21 @@ def _search_batches(lake: Lake, ids: set[str] | None, model_id: str, dim: int, s
         hits = pa.array([S.hit_json(row) for row in batch.select(list(S.HIT_COLUMNS)).to_pylist()], pa.string())
         counter["rows"] += len(keep)
         yield pa.RecordBatch.from_arrays([*cols, hits, vec], schema=schema)
+
+
+def _diff(want, have) -> tuple[list[str], list[str]]:
+    """``(chunk ids to upsert, chunk ids to delete)`` between the chunks' and the search table's
+    ``(chunk_id, row_hash)`` columns, computed in Arrow."""
+    pc = require("pyarrow.compute")
+
+    def keys(t):
+        return pc.binary_join_element_wise(t.column(S.CHUNK_ID), t.column(S.ROW_HASH), "\x00")
+
+    upsert = want.column(S.CHUNK_ID).filter(pc.invert(pc.is_in(keys(want), value_set=keys(have).combine_chunks())))
+    delete = have.column(S.CHUNK_ID).filter(
+        pc.invert(pc.is_in(have.column(S.CHUNK_ID), value_set=want.column(S.CHUNK_ID).combine_chunks()))
+    )
+    return upsert.to_pylist(), delete.to_pylist()
 
 
 def _dim(lake: Lake, model_id: str) -> int | None:
@@ -111,12 +164,10 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
     dim = _dim(lake, model_id)
     if dim is None:
         # nothing embedded with this model yet: the search table cannot be built
-        result.missing_embeddings = len(lake.scan(S.CHUNKS, [S.CHUNK_ID]))
+        result.missing_embeddings = lake.table(S.CHUNKS).count_rows()
         return result
     schema = S.search_schema(dim).with_metadata({S.SEARCH_MODEL_META: model_id.encode()})
 
-    current = lake.scan(S.CHUNKS, [S.CHUNK_ID, S.ROW_HASH])
-    want = dict(zip(current.column(0).to_pylist(), current.column(1).to_pylist()))
     rebuild = True
     if lake.has_table(S.SEARCH):
         table = lake.table(S.SEARCH)
@@ -130,26 +181,23 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
     if rebuild:
         reader = pa.RecordBatchReader.from_batches(schema, _search_batches(lake, None, model_id, dim, schema, counter))
         mode = "overwrite" if lake.has_table(S.SEARCH) else "create"
-        table = lake.db.create_table(S.SEARCH, data=reader, schema=schema, mode=mode)
+        lake.db.create_table(S.SEARCH, data=reader, schema=schema, mode=mode)
         result.rebuilt = True
         result.rows_upserted = counter["rows"]
     else:
-        have_tbl = lake.scan(S.SEARCH, [S.CHUNK_ID, S.ROW_HASH])
-        have = dict(zip(have_tbl.column(0).to_pylist(), have_tbl.column(1).to_pylist()))
-        upsert = {cid for cid, h in want.items() if have.get(cid) != h}
-        # rows whose vector was missing last time are retried through `upsert` (not in `have`)
-        delete = set(have) - set(want)
-        if upsert:
-            data = pa.Table.from_batches(list(_search_batches(lake, upsert, model_id, dim, schema, counter)), schema=schema)
-            if data.num_rows:
+        upsert, delete = _diff(lake.scan(S.CHUNKS, [S.CHUNK_ID, S.ROW_HASH]), lake.scan(S.SEARCH, [S.CHUNK_ID, S.ROW_HASH]))
+        # rows whose vector was missing last time are retried through `upsert` (not in the search table)
+        with Spill(schema) as spill:
+            if upsert:
+                for batch in _search_batches(lake, upsert, model_id, dim, schema, counter):
+                    spill.write(batch)
+            if spill.num_rows:
                 merge = table.merge_insert(S.CHUNK_ID).when_matched_update_all().when_not_matched_insert_all()
                 if delete:
                     merge = merge.when_not_matched_by_source_delete(S.sql_in(S.CHUNK_ID, delete))
-                merge.execute(data)
+                merge.execute(spill.reader())
             elif delete:
                 table.delete(S.sql_in(S.CHUNK_ID, delete))
-        elif delete:
-            table.delete(S.sql_in(S.CHUNK_ID, delete))
         result.rows_upserted = counter["rows"]
         result.rows_deleted = len(delete)
     result.missing_embeddings = counter["missing"]

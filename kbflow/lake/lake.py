@@ -20,6 +20,10 @@ from kbflow.records import Source
 __all__ = ["Lake", "now"]
 
 
+#: page size (and write cache) of Lance writes: bounds the writer's buffers per column
+WRITE_PAGE_BYTES = 4 << 20
+
+
 def now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -97,6 +101,18 @@ class Lake:
             raise LakeNotFoundError(f"{self.uri}: the lake has no {name!r} table yet; run `kbflow ingest` first")
         schema = schema if schema is not None else S.SCHEMAS[name]
         return self.db.create_table(name, schema=schema, exist_ok=True)
+
+    def append(self, name: str, reader) -> int:
+        """Append a stream of record batches to table ``name`` in one commit; returns the new version.
+
+        Written through Lance with small pages (:data:`WRITE_PAGE_BYTES`), so the
+        writer buffers a few MiB per column whatever the size of the stream.
+        """
+        lance = require("lance")
+        ds = self.table(name, schema=reader.schema).to_lance()
+        kwargs = {"max_page_bytes": WRITE_PAGE_BYTES, "data_cache_bytes": WRITE_PAGE_BYTES}
+        return lance.write_dataset(reader, ds, mode="append", **kwargs).version
+
 
     def versions(self) -> dict[str, int]:
         """The latest version of every table in the lake."""

@@ -16,7 +16,7 @@ from typing import Iterator
 from kbflow.errors import ConfigError, SourceError
 from kbflow.records import RawUnit, Source
 
-__all__ = ["Loader", "get_loader", "loader_names", "read_text", "register_loader", "slugify"]
+__all__ = ["Loader", "file_hash", "get_loader", "loader_names", "read_text", "register_loader", "slugify"]
 
 _REGISTRY: dict[str, type[Loader]] = {}
 
@@ -86,6 +86,21 @@ def read_bytes(path: str) -> bytes:
         raise SourceError(f"{path}: file not found") from None
     except OSError as exc:
         raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def file_hash(path: str, block: int = 1 << 20) -> str:
+    """:func:`kbflow.ids.bytes_hash` of a file's bytes, read a block at a time."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    try:
+        with open(path, "rb") as fh:
+            while data := fh.read(block):
+                h.update(data)
+    except OSError:
+        read_bytes(path)  # raises the SourceError naming the reason
+        raise
+    return h.hexdigest()
 
 
 def decode_text(data: bytes, path: str) -> str:

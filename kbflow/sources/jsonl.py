@@ -6,10 +6,9 @@ import json
 import os
 from typing import Any, Iterator, Mapping
 
-from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import Loader, decode_text, read_bytes, register_loader
+from kbflow.sources.base import Loader, file_hash, read_bytes, register_loader
 
 
 def record_text(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -25,23 +24,40 @@ def record_text(obj: Mapping[str, Any]) -> tuple[str, str]:
     return text, "text"
 
 
-def iter_records(path: str, data: bytes | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, record)``; raise :class:`SourceError` naming ``path:line`` on bad lines."""
-    text = decode_text(read_bytes(path) if data is None else data, path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SourceError(f"{path}:{lineno}: invalid JSON ({exc.msg}); each line must be one JSON object") from None
-        if not isinstance(obj, dict):
-            raise SourceError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-        if "_id" not in obj or obj["_id"] in (None, ""):
-            raise SourceError(f'{path}:{lineno}: record has no "_id"; BEIR records are {{"_id", "title", "text"}}')
-        if not isinstance(obj.get("text", ""), str) or not isinstance(obj.get("title", ""), (str, type(None))):
-            raise SourceError(f'{path}:{lineno}: "text" and "title" must be strings')
-        yield lineno, obj
+def iter_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)``, reading the file a line at a time; raise
+    :class:`SourceError` naming ``path:line`` on bad lines."""
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        read_bytes(path)  # raises the SourceError naming the reason
+        raise
+    with fh:
+        offset = 0
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise SourceError(
+                    f"{path}:{lineno}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {offset + exc.start}); "
+                    "convert the file to UTF-8"
+                ) from None
+            offset += len(raw)
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SourceError(f"{path}:{lineno}: invalid JSON ({exc.msg}); each line must be one JSON object") from None
+            if not isinstance(obj, dict):
+                raise SourceError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            if "_id" not in obj or obj["_id"] in (None, ""):
+                raise SourceError(f'{path}:{lineno}: record has no "_id"; BEIR records are {{"_id", "title", "text"}}')
+            if not isinstance(obj.get("text", ""), str) or not isinstance(obj.get("title", ""), (str, type(None))):
+                raise SourceError(f'{path}:{lineno}: "text" and "title" must be strings')
+            yield lineno, obj
 
 
 @register_loader
@@ -55,14 +71,14 @@ class JsonlLoader(Loader):
 
     def fingerprint(self, source: Source) -> str:
         self.check(source.uri)
-        return ids.bytes_hash(read_bytes(source.uri))
+        return file_hash(source.uri)
 
     def load(self, source: Source) -> Iterator[RawUnit]:
+        """Stream the records: the file is read a line at a time, never whole."""
         self.check(source.uri)
-        data = read_bytes(source.uri)
-        file_hash = ids.bytes_hash(data)
+        digest = file_hash(source.uri)
         seen: dict[str, int] = {}
-        for lineno, obj in iter_records(source.uri, data):
+        for lineno, obj in iter_records(source.uri):
             rid = str(obj["_id"])
             if rid in seen:
                 raise SourceError(f"{source.uri}:{lineno}: duplicate _id {rid!r} (first on line {seen[rid]})")
@@ -79,7 +95,7 @@ class JsonlLoader(Loader):
                     kind="record", record_id=rid, field=field, char_start=0, char_end=len(text)
                 ),
                 title=str(obj.get("title") or "") or None,
-                file_hash=file_hash,
+                file_hash=digest,
             )
         if not seen:
             raise SourceError(f"{source.uri}: no records (the file is empty)")

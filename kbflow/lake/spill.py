@@ -1,0 +1,93 @@
+"""Spill rows to a temporary Arrow IPC file as they are produced, and read them back as a stream.
+
+A step that must know everything it will write before it writes (which ids are
+new, which are gone) builds its rows once, spills them here in small batches,
+decides, then hands Lance a :class:`pyarrow.RecordBatchReader` over the file.
+Memory stays bounded by one batch however large the source is.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any, Iterable
+
+from kbflow._lazy import require
+
+__all__ = ["Spill"]
+
+#: rows per spilled record batch
+ROWS_PER_BATCH = 512
+
+
+class Spill:
+    """A temporary on-disk stream of record batches with one schema (use as a context manager).
+
+    >>> with Spill(schema) as spill:          # doctest: +SKIP
+    ...     spill.extend(rows)                # dicts, batched and written as they come
+    ...     table.add(spill.reader())         # read back batch by batch
+    """
+
+    def __init__(self, schema, rows_per_batch: int = ROWS_PER_BATCH) -> None:
+        pa = require("pyarrow")
+        self.schema = schema
+        self.rows_per_batch = rows_per_batch
+        #: rows appended or written so far
+        self.num_rows = 0
+        fd, self.path = tempfile.mkstemp(prefix="kbflow-spill-", suffix=".arrows")
+        os.close(fd)
+        self._sink = pa.OSFile(self.path, "wb")
+        self._writer = pa.ipc.new_stream(self._sink, schema)
+        self._buffer: list[dict[str, Any]] = []
+
+    def __enter__(self) -> "Spill":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def append(self, row: dict[str, Any]) -> None:
+        self._buffer.append(row)
+        self.num_rows += 1
+        if len(self._buffer) >= self.rows_per_batch:
+            self._flush()
+
+    def extend(self, rows: Iterable[dict[str, Any]]) -> None:
+        for row in rows:
+            self.append(row)
+
+    def write(self, batch) -> None:
+        """Spill a ready-made record batch (after any buffered rows)."""
+        self._flush()
+        if batch.num_rows:
+            self._writer.write_batch(batch)
+            self.num_rows += batch.num_rows
+
+    def _flush(self) -> None:
+        if self._buffer:
+            pa = require("pyarrow")
+            self._writer.write_batch(pa.RecordBatch.from_pylist(self._buffer, schema=self.schema))
+            self._buffer = []
+
+    def _finish(self) -> None:
+        if self._writer is not None:
+            self._flush()
+            self._writer.close()
+            self._sink.close()
+            self._writer = None
+
+    def reader(self):
+        """A :class:`pyarrow.RecordBatchReader` over everything spilled so far (finishes writing)."""
+        pa = require("pyarrow")
+        self._finish()
+        return pa.ipc.open_stream(pa.OSFile(self.path, "rb"))
+
+    def close(self) -> None:
+        """Finish and delete the file."""
+        try:
+            self._finish()
+        finally:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass
