@@ -21,6 +21,9 @@ demo: install
 	$(BIN)/kbflow add data/samples/docs --type docs --id sample-docs --scope kbflow
 	$(BIN)/kbflow add data/samples/repo --type repo --id sample-repo --scope kbflow
 	$(BIN)/kbflow add data/samples/records.jsonl --type jsonl --id sample-records
+	$(BIN)/kbflow add data/samples/pdf --type pdf --id sample-pdf --scope kbflow
+	$(BIN)/kbflow add data/samples/web --type web --id sample-web --scope kbflow
+	$(BIN)/kbflow add data/samples/tickets --type ticket --id sample-tickets --scope kbflow
 	$(BIN)/kbflow ingest
 	$(BIN)/kbflow status
 	$(BIN)/python data/samples/questions.py

@@ -15,7 +15,10 @@ import click
 
 from kbflow.errors import KbflowError
 
-_HELP_TYPES = "docs (Markdown/text folder or file), repo (code repository), jsonl (BEIR-style records)"
+_HELP_TYPES = (
+    "docs (Markdown/text folder or file), repo (code repository), jsonl (BEIR-style records), "
+    "pdf (PDF file or folder), web (saved .html pages), ticket (JSON issue exports)"
+)
 
 
 def _fail(exc: Exception) -> None:

@@ -126,6 +126,7 @@ def _unit_row(unit: RawUnit) -> dict[str, Any]:
         S.TEXT: unit.text,
         S.LOCATOR: unit.locator.to_row(),
         S.LANGUAGE: unit.language,
+        S.LAYOUT: unit.layout,
     }
 
 
@@ -216,6 +217,7 @@ def _unit_from_row(row: dict[str, Any]) -> RawUnit:
         title=row[S.TITLE],
         file_hash=row[S.FILE_HASH],
         language=row[S.LANGUAGE],
+        layout=row.get(S.LAYOUT),
     )
 
 

@@ -144,11 +144,17 @@ class RawUnit:
     file_hash: str | None = None
     #: chunker hint: a language name for code ("python"), "markdown" for documents
     language: str | None = None
+    #: the unit's layout as JSON where the loader has one: a PDF page's words with their
+    #: boxes, a web page's blocks with their css paths (see :mod:`kbflow.sources.layout`)
+    layout: str | None = None
 
     @property
     def unit_hash(self) -> str:
-        """Hash over the unit's key, kind, language and text: changes when any of them does."""
-        return ids.digest(self.unit_key, self.content_kind, self.language or "", self.text)
+        """Hash over the unit's key, kind, language, text and layout: changes when any of them does."""
+        parts = [self.unit_key, self.content_kind, self.language or "", self.text]
+        if self.layout is not None:
+            parts.append(self.layout)
+        return ids.digest(*parts)
 
 
 @dataclass(frozen=True)

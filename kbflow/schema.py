@@ -50,6 +50,8 @@ FILE_HASH = "file_hash"
 LANGUAGE = "language"
 TEXT = "text"
 LOCATOR = "locator"
+#: documents column: a unit's layout as JSON (PDF word boxes, web block css paths), for the chunkers and the resolver
+LAYOUT = "layout"
 
 CHUNK_ID = "chunk_id"
 CHUNK_HASH = "chunk_hash"
@@ -135,6 +137,7 @@ DOCUMENTS_SCHEMA = pa.schema(
         pa.field(TITLE, pa.string()),
         pa.field(TEXT, pa.string(), nullable=False),
         pa.field(LOCATOR, LOCATOR_TYPE),
+        pa.field(LAYOUT, pa.string()),
     ]
 )
 

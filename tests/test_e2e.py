@@ -28,6 +28,9 @@ def sample_lake(tmp_path_factory):
         ("docs", "docs", "sample-docs", "kbflow"),
         ("repo", "repo", "sample-repo", "kbflow"),
         ("records.jsonl", "jsonl", "sample-records", "global"),
+        ("pdf", "pdf", "sample-pdf", "kbflow"),
+        ("web", "web", "sample-web", "kbflow"),
+        ("tickets", "ticket", "sample-tickets", "kbflow"),
     ):
         out = runner.invoke(main, ["--lake", lake, "add", str(SAMPLES / path), "--type", kind, "--id", sid, "--scope", scope])
         assert out.exit_code == 0, out.output
@@ -82,4 +85,4 @@ def test_questions_script(sample_lake, capsys):
     with pytest.raises(SystemExit) as exit_info:
         runpy.run_path(str(SAMPLES / "questions.py"), run_name="__main__")
     assert exit_info.value.code == 0
-    assert "4/4 questions" in capsys.readouterr().out
+    assert "7/7 questions" in capsys.readouterr().out

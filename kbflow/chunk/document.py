@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, register_chunker
+from kbflow.chunk.layout import parse as parse_layout
+from kbflow.chunk.layout import pdf_regions, web_css_path
 from kbflow.records import RawUnit
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -199,21 +201,33 @@ def document_spans(text: str, budget: int, markdown: bool = True) -> list[tuple[
 
 @register_chunker
 class DocumentChunker(Chunker):
-    """Markdown/text documents (heading-aware) and JSONL records (paragraphs)."""
+    """Markdown/text documents (heading-aware), JSONL records, ticket posts, PDF pages and web pages.
+
+    PDF chunks get their regions (and headline page box) and web chunks the css
+    path of their enclosing element from the unit's layout.
+    """
 
     name = "document"
     priority = 20
 
     def accepts(self, unit: RawUnit) -> bool:
-        return unit.content_kind in ("doc", "record")
+        return unit.content_kind in ("doc", "record", "ticket", "pdf", "web")
 
     def pieces(self, unit: RawUnit) -> list[Piece]:
-        markdown = unit.content_kind == "doc" and unit.language == "markdown"
+        markdown = unit.language == "markdown" and unit.content_kind in ("doc", "ticket", "web")
         base = unit.locator
+        layout = parse_layout(unit.layout)
         out = []
         for start, end, path in document_spans(unit.text, self.settings.max_tokens, markdown=markdown):
             if base.kind == "doc":
                 locator = base.replace(char_start=start, char_end=end, heading_path=path or None)
+            elif base.kind == "pdf" and layout is not None:
+                regions = pdf_regions(layout, start, end)
+                locator = base.replace(
+                    char_start=start, char_end=end, regions=regions, bbox=regions[0][1] if regions else None
+                )
+            elif base.kind == "web" and layout is not None:
+                locator = base.replace(char_start=start, char_end=end, css_path=web_css_path(layout, start, end))
             else:
                 locator = base.replace(char_start=start, char_end=end)
             out.append(Piece(unit.text[start:end], locator))

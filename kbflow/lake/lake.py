@@ -96,11 +96,21 @@ class Lake:
     def table(self, name: str, *, create: bool = True, schema=None):
         """The Lance table ``name`` at its latest version, created empty if missing and ``create``."""
         if self.has_table(name):
-            return self.db.open_table(name)
+            table = self.db.open_table(name)
+            if name in S.SCHEMAS and schema is None:
+                self._add_missing_columns(name, table)
+            return table
         if not create:
             raise LakeNotFoundError(f"{self.uri}: the lake has no {name!r} table yet; run `kbflow ingest` first")
         schema = schema if schema is not None else S.SCHEMAS[name]
         return self.db.create_table(name, schema=schema, exist_ok=True)
+
+    def _add_missing_columns(self, name: str, table) -> None:
+        """A table written by an older kbflow gets the columns added since, as nulls (one commit)."""
+        have = set(table.schema.names)
+        missing = [f for f in S.SCHEMAS[name] if f.name not in have]
+        if missing:
+            table.add_columns(missing)
 
     def append(self, name: str, reader) -> int:
         """Append a stream of record batches to table ``name`` in one commit; returns the new version.

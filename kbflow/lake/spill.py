@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from kbflow._lazy import require
 
@@ -40,7 +41,7 @@ class Spill:
         self._writer = pa.ipc.new_stream(self._sink, schema)
         self._buffer: list[dict[str, Any]] = []
 
-    def __enter__(self) -> "Spill":
+    def __enter__(self) -> Spill:
         return self
 
     def __exit__(self, *exc: object) -> None:

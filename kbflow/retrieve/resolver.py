@@ -52,6 +52,24 @@ def resolve(citation: Citation) -> str:
                 return line_span(text, loc.line_start, loc.line_end)
             except (TypeError, ValueError):
                 raise ResolveError(f"{path}: lines {loc.line_start}-{loc.line_end} are not in the file; it changed since it was indexed") from None
+        if loc.kind == "pdf":
+            from kbflow.sources.pdf import resolve_page
+
+            path = _file(citation)
+            return _slice(resolve_page(path, loc.page), citation, f"{path} p.{loc.page}")
+        if loc.kind == "web":
+            from kbflow.sources.web import read_page
+
+            path = _file(citation)
+            return _slice(read_page(path).text, citation, path)
+        if loc.kind == "ticket":
+            from kbflow.sources.tickets import iter_posts
+
+            path = _file(citation)
+            for issue, comment_id, body, _author in iter_posts(path):
+                if str(issue["number"]) == loc.ticket_id and comment_id == loc.comment_id:
+                    return _slice(body, citation, f"{path} ticket {loc.ticket_id} comment {loc.comment_id}")
+            raise ResolveError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}")
         if loc.kind == "record":
             for _, obj in iter_records(citation.uri):
                 if str(obj["_id"]) == loc.record_id:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import re
 from abc import ABC, abstractmethod
-from typing import Iterator
+from collections.abc import Iterator
 
 from kbflow.errors import ConfigError, SourceError
 from kbflow.records import RawUnit, Source
 
-__all__ = ["Loader", "file_hash", "get_loader", "loader_names", "read_text", "register_loader", "slugify"]
+__all__ = ["FileSetLoader", "Loader", "file_hash", "get_loader", "loader_names", "read_text", "register_loader", "slugify"]
 
 _REGISTRY: dict[str, type[Loader]] = {}
 
@@ -42,6 +42,28 @@ class Loader(ABC):
         """Yield the source's raw units in a deterministic order."""
 
 
+class FileSetLoader(Loader):
+    """A loader over one file or a folder of files with given suffixes; fingerprinted by their bytes."""
+
+    #: file name endings this loader reads, lower case
+    suffixes: tuple[str, ...] = ()
+    #: what one such file is, for error messages
+    what: str = ""
+
+    def files(self, uri: str) -> list[tuple[str, str]]:
+        from kbflow.sources.walk import files_with_suffix
+
+        return files_with_suffix(uri, self.suffixes, self.what)
+
+    def check(self, uri: str) -> None:
+        self.files(uri)
+
+    def fingerprint(self, source: Source) -> str:
+        from kbflow import ids
+
+        return ids.combine((rel, ids.bytes_hash(read_bytes(path))) for rel, path in self.files(source.uri))
+
+
 def register_loader(cls: type[Loader]) -> type[Loader]:
     """Class decorator: make ``cls`` the loader for ``cls.name`` (duplicates are rejected)."""
     if not cls.name:
@@ -54,7 +76,7 @@ def register_loader(cls: type[Loader]) -> type[Loader]:
 
 def _ensure_builtins() -> None:
     # importing the modules registers their loaders
-    from kbflow.sources import docs, jsonl, repo  # noqa: F401
+    from kbflow.sources import docs, jsonl, pdf, repo, tickets, web  # noqa: F401
 
 
 def get_loader(source_type: str) -> Loader:
@@ -112,7 +134,7 @@ def decode_text(data: bytes, path: str) -> str:
             f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
             "convert the file to UTF-8 or remove it from the source"
         ) from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def read_text(path: str) -> str:

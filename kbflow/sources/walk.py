@@ -124,3 +124,18 @@ def walk_files(
 def looks_binary(data: bytes) -> bool:
     """True for data with a NUL byte in its first 8 KiB (git's own heuristic)."""
     return b"\0" in data[:8192]
+
+
+def files_with_suffix(uri: str, suffixes: tuple[str, ...], what: str) -> list[tuple[str, str]]:
+    """``(relative path, path)`` of ``uri`` itself (a file) or of its files ending in ``suffixes``
+    (a folder, walked as :func:`walk_files` does); a :class:`SourceError` when there are none."""
+    if not os.path.exists(uri):
+        raise SourceError(f"{uri}: no such file or folder")
+    if os.path.isfile(uri):
+        if not uri.lower().endswith(suffixes):
+            raise SourceError(f"{uri}: not {what} ({', '.join(suffixes)})")
+        return [(os.path.basename(uri), uri)]
+    files = [(rel, os.path.join(uri, rel)) for rel in walk_files(uri) if rel.lower().endswith(suffixes)]
+    if not files:
+        raise SourceError(f"{uri}: no {what} found ({', '.join(suffixes)})")
+    return files

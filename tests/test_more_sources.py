@@ -1,0 +1,133 @@
+"""PDF, web and ticket loaders: text, locators, citation round-trips and clear errors."""
+
+import glob
+import json
+import os
+
+import pytest
+
+from kbflow.chunk.base import chunk_unit
+from kbflow.errors import SourceError
+from kbflow.records import Citation, Source
+from kbflow.retrieve.resolver import resolve
+from kbflow.sources.base import get_loader
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLES = os.path.join(ROOT, "data", "samples")
+SHARED = os.path.join(ROOT, "..", "shared", "datasets")
+
+
+def units_and_chunks(source_type, uri):
+    source = Source("s", source_type, str(uri))
+    units = list(get_loader(source_type).load(source))
+    return source, units, [c for u in units for c in chunk_unit(u)]
+
+
+def assert_round_trips(source, chunks):
+    for c in chunks:
+        assert resolve(Citation(source.source_id, source.source_type, source.uri, c.locator)) == c.text
+
+
+def test_pdf_pages_words_regions_and_round_trip():
+    source, units, chunks = units_and_chunks("pdf", os.path.join(SAMPLES, "pdf"))
+    assert [u.locator.page for u in units] == [1, 2]
+    assert units[0].text.startswith("kbflow operations guide\n\nRetries and backoff\nWhen a source cannot be read")
+    layout = json.loads(units[0].layout)
+    for c in chunks:
+        assert c.locator.regions and c.locator.bbox == c.locator.regions[0][1]
+        # every word of the chunk lies inside one of its regions
+        for w0, w1, x0, top, x1, bottom, _ in json.loads([u for u in units if u.unit_hash == c.unit_hash][0].layout)["words"]:
+            if w0 >= c.locator.char_start and w1 <= c.locator.char_end:
+                assert any(b[0] - 0.01 <= x0 and x1 <= b[2] + 0.01 and b[1] - 0.01 <= top and bottom <= b[3] + 0.01
+                           for _, b in c.locator.regions)
+    assert layout["page"] == 1
+    assert_round_trips(source, chunks)
+    assert chunks[0].locator.to_dict()["regions"][0]["page"] == 1
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"not a pdf at all", "not a readable PDF"),
+        (b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n"
+         b"trailer\n<< /Root 1 0 R >>\n%%EOF\n", "the PDF has no pages"),
+    ],
+)
+def test_pdf_bad_files_fail_clearly(tmp_path, content, message):
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(content)
+    with pytest.raises(SourceError, match=rf"bad\.pdf: ({message})"):
+        units_and_chunks("pdf", bad)
+
+
+def test_pdf_without_text_layer_says_so(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_pdf", os.path.join(SAMPLES, "make_pdf.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.PAGES = [[(11, "")]]
+    path = tmp_path / "scan.pdf"
+    data = mod.build().replace(b"BT /F1 9 Tf 72 40 Td (kbflow sample document) Tj ET", b"0 0 m 10 10 l S" + b" " * 42)
+    path.write_bytes(data)
+    with pytest.raises(SourceError, match="scan.pdf: no text layer"):
+        units_and_chunks("pdf", path)
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "pdfs")), reason="../shared/datasets is absent")
+@pytest.mark.parametrize("name", ["pdfminer__naacl06-shinyama.pdf", "pdfplumber__federal-register-2020-17221.pdf"])
+def test_real_pdfs_round_trip_columns_and_spacing(name):
+    source, units, chunks = units_and_chunks("pdf", os.path.join(SHARED, "pdfs", name))
+    assert chunks
+    assert_round_trips(source, chunks[:30])
+    text = "\n".join(u.text for u in units)
+    if "naacl" in name:
+        # words set tight stay apart, and the left column is read before the right one
+        assert "tem can be after months of work" in text
+        assert "We are trying to extend the boundary of\nInformation Extraction (IE) systems." in text
+    else:
+        assert all("VerDate" not in u.text for u in units)  # the repeated footer line is dropped
+        assert any("VerDate" in d for u in units for d in json.loads(u.layout)["dropped"])
+
+
+def test_web_page_strips_boilerplate_and_keeps_headings():
+    source, units, chunks = units_and_chunks("web", os.path.join(SAMPLES, "web"))
+    (unit,) = units
+    assert unit.title == "Lake snapshots — kbflow"
+    assert unit.locator.url == "https://kbflow.example/docs/snapshots.html"
+    assert unit.text.startswith("# Lake snapshots\n\nA snapshot pins one version")
+    for junk in ("ignore me", "hidden paragraph", "Privacy", "Home"):
+        assert junk not in unit.text
+    assert "## Reading an older version" in unit.text
+    assert all(c.locator.css_path.startswith("html > body > main#content > article") for c in chunks)
+    assert_round_trips(source, chunks)
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(SHARED, "html")), reason="../shared/datasets is absent")
+def test_real_web_pages_round_trip():
+    for path in sorted(glob.glob(os.path.join(SHARED, "html", "*", "source.html")))[:4]:
+        source, units, chunks = units_and_chunks("web", path)
+        assert chunks, path
+        assert_round_trips(source, chunks)
+
+
+def test_tickets_one_unit_per_post_and_round_trip():
+    source, units, chunks = units_and_chunks("ticket", os.path.join(SAMPLES, "tickets"))
+    assert [(u.locator.ticket_id, u.locator.comment_id) for u in units] == [("42", "body"), ("42", "1001")]
+    assert units[1].title == "#42 Search returns stale results after an edit (maintainer)"
+    assert Citation("s", "ticket", source.uri, chunks[1].locator).render() == "ticket 42 comment 1001"
+    assert_round_trips(source, chunks)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", r"t\.json: invalid JSON at line 1"),
+        ('[{"title": "no number"}]', r'issue #1 of the file: has no "number"'),
+        ('{"number": 7, "comments": [{"body": "x"}]}', r'issue 7: comment 1 has no "id"'),
+    ],
+)
+def test_ticket_bad_exports_fail_clearly(tmp_path, content, message):
+    (tmp_path / "t.json").write_text(content)
+    with pytest.raises(SourceError, match=message):
+        units_and_chunks("ticket", tmp_path / "t.json")
