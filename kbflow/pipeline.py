@@ -53,9 +53,6 @@ __all__ = [
     "stale_sources",
 ]
 
-#: rows per Arrow batch while loading and chunking a source
-_ROW_BATCH = 512
-
 #: ``progress(done_now, total)``: called after each batch of work
 Progress = Callable[[int, int], None]
 
@@ -141,7 +138,7 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
     t0 = time.perf_counter()
     source = lake.get_source(source_id)
     loader = get_loader(source.source_type)
-    with Spill(S.DOCUMENTS_SCHEMA, _ROW_BATCH) as spill:
+    with Spill(S.DOCUMENTS_SCHEMA) as spill:
         try:
             fingerprint = loader.fingerprint(source)
             if fingerprint == source.content_hash:
@@ -258,7 +255,7 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
 
     new_ids: set[str] = set()
     table = lake.table(S.CHUNKS)
-    with Spill(S.CHUNKS_SCHEMA, _ROW_BATCH) as spill:
+    with Spill(S.CHUNKS_SCHEMA) as spill:
         for doc in _units_in_order(lake, where, todo):
             unit = _unit_from_row(doc)
             for chunk in chunk_unit(unit, settings.chunking):

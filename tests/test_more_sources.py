@@ -66,10 +66,8 @@ def test_pdf_without_text_layer_says_so(tmp_path):
     spec = importlib.util.spec_from_file_location("make_pdf", os.path.join(SAMPLES, "make_pdf.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    mod.PAGES = [[(11, "")]]
     path = tmp_path / "scan.pdf"
-    data = mod.build().replace(b"BT /F1 9 Tf 72 40 Td (kbflow sample document) Tj ET", b"0 0 m 10 10 l S" + b" " * 42)
-    path.write_bytes(data)
+    path.write_bytes(mod.build(pages=[[(11, "")], [(11, "")]], footer=None))
     with pytest.raises(SourceError, match="scan.pdf: no text layer"):
         units_and_chunks("pdf", path)
 

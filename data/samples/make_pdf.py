@@ -36,20 +36,24 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def build() -> bytes:
+def build(pages: list[list[tuple[int, str]]] = PAGES, footer: str | None = "kbflow sample document") -> bytes:
+    """The PDF's bytes: one page per entry of ``pages`` ((font size, line) pairs), ``footer`` on each page."""
     objects: list[bytes] = []
     kids = []
     font_id = 3
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     objects.append(b"")  # pages, filled below
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for lines in PAGES:
+    for lines in pages:
         y, ops = 740, []
         for size, text in lines:
             if text:
                 ops.append(f"BT /F1 {size} Tf 72 {y} Td ({_escape(text)}) Tj ET")
             y -= int(size * 1.6)
-        ops.append("BT /F1 9 Tf 72 40 Td (kbflow sample document) Tj ET")
+        if footer:
+            ops.append(f"BT /F1 9 Tf 72 40 Td ({_escape(footer)}) Tj ET")
+        else:  # a page with a drawing and no text, as a scan without OCR reads
+            ops.append("0 0 m 100 100 l S")
         stream = "\n".join(ops).encode("latin-1")
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
         content_id = len(objects)

@@ -139,26 +139,19 @@ def _mark_big(node: _Node, total: int) -> None:
 
 
 def _assign_css(node: _Node, path: str) -> None:
-    counts: dict[str, int] = {}
-    for child in node.children:
-        if isinstance(child, _Node):
-            counts[child.tag] = counts.get(child.tag, 0) + 1
-            n = counts[child.tag]
-            ident = child.attrs.get("id", "")
-            seg = child.tag + (f"#{ident}" if ident and re.fullmatch(r"[A-Za-z][\w-]*", ident) else "")
-            seg += f":nth-of-type({n})" if n > 1 or _has_later_sibling(node, child) else ""
-            child.css = f"{path} > {seg}" if path else seg
-            _assign_css(child, child.css)
-
-
-def _has_later_sibling(parent: _Node, child: _Node) -> bool:
-    seen = False
-    for c in parent.children:
-        if c is child:
-            seen = True
-        elif seen and isinstance(c, _Node) and c.tag == child.tag:
-            return True
-    return False
+    """Give every element its css path; ``:nth-of-type(n)`` only where the parent has several of that tag."""
+    elements = [c for c in node.children if isinstance(c, _Node)]
+    totals: dict[str, int] = {}
+    for child in elements:
+        totals[child.tag] = totals.get(child.tag, 0) + 1
+    seen: dict[str, int] = {}
+    for child in elements:
+        n = seen[child.tag] = seen.get(child.tag, 0) + 1
+        ident = child.attrs.get("id", "")
+        seg = child.tag + (f"#{ident}" if ident and re.fullmatch(r"[A-Za-z][\w-]*", ident) else "")
+        seg += f":nth-of-type({n})" if totals[child.tag] > 1 else ""
+        child.css = f"{path} > {seg}" if path else seg
+        _assign_css(child, child.css)
 
 
 def _text_len(node: _Node) -> int:
@@ -197,7 +190,8 @@ def extract(html: str) -> WebPage:
     _mark_big(tb.root, _raw_sizes(tb.root))
     mains = _find(tb.root, lambda n: n.tag in ("article", "main") or n.attrs.get("role") == "main")
     bodies = _find(tb.root, lambda n: n.tag == "body")
-    root = max(mains, key=_text_len) if mains and _text_len(max(mains, key=_text_len)) > 200 else (bodies[0] if bodies else tb.root)
+    best = max(mains, key=_text_len, default=None)
+    root = best if best is not None and _text_len(best) > 200 else (bodies[0] if bodies else tb.root)
 
     blocks: list[tuple[str, str]] = []  # (text, css)
 
