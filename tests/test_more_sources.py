@@ -7,6 +7,7 @@ import os
 import pytest
 
 from kbflow.chunk.base import chunk_unit
+from kbflow.chunk.layout import check_regions, pdf_regions
 from kbflow.errors import SourceError
 from kbflow.records import Citation, Source
 from kbflow.retrieve.resolver import resolve
@@ -35,14 +36,24 @@ def test_pdf_pages_words_regions_and_round_trip():
     layout = json.loads(units[0].layout)
     for c in chunks:
         assert c.locator.regions and c.locator.bbox == c.locator.regions[0][1]
-        # every word of the chunk lies inside one of its regions
-        for w0, w1, x0, top, x1, bottom, _ in json.loads([u for u in units if u.unit_hash == c.unit_hash][0].layout)["words"]:
-            if w0 >= c.locator.char_start and w1 <= c.locator.char_end:
-                assert any(b[0] - 0.01 <= x0 and x1 <= b[2] + 0.01 and b[1] - 0.01 <= top and bottom <= b[3] + 0.01
-                           for _, b in c.locator.regions)
+        # every word of the chunk lies inside one of its regions, and no other word of the page does
+        unit_layout = json.loads([u for u in units if u.unit_hash == c.unit_hash][0].layout)
+        assert check_regions(unit_layout, c.locator.char_start, c.locator.char_end, c.locator.regions) == (0, 0)
     assert layout["page"] == 1
     assert_round_trips(source, chunks)
     assert chunks[0].locator.to_dict()["regions"][0]["page"] == 1
+
+
+def test_regions_split_where_a_chunk_starts_mid_line():
+    # two lines of one block; the chunk starts at "c" on the first line
+    words = [[0, 1, 10, 10, 20, 20, 0], [2, 3, 30, 10, 40, 20, 0], [4, 5, 10, 30, 20, 40, 0], [6, 7, 30, 30, 40, 40, 0]]
+    layout = {"page": 3, "words": words}
+    regions = pdf_regions(layout, 2, 7)
+    assert regions == ((3, (30, 10, 40, 20)), (3, (10, 30, 40, 40)))
+    assert check_regions(layout, 2, 7, regions) == (0, 0)
+    # a whole block stays one box; one box over the lot would take in the word before the span
+    assert pdf_regions(layout, 0, 7) == ((3, (10, 10, 40, 40)),)
+    assert check_regions(layout, 2, 7, ((3, (10, 10, 40, 40)),)) == (0, 1)
 
 
 @pytest.mark.parametrize(
@@ -78,6 +89,10 @@ def test_real_pdfs_round_trip_columns_and_spacing(name):
     source, units, chunks = units_and_chunks("pdf", os.path.join(SHARED, "pdfs", name))
     assert chunks
     assert_round_trips(source, chunks[:30])
+    layouts = {u.unit_hash: json.loads(u.layout) for u in units}
+    for c in chunks:
+        lay = layouts[c.unit_hash]
+        assert check_regions(lay, c.locator.char_start, c.locator.char_end, c.locator.regions) == (0, 0), c.locator
     text = "\n".join(u.text for u in units)
     if "naacl" in name:
         # words set tight stay apart, and the left column is read before the right one

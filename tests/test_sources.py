@@ -85,7 +85,7 @@ def test_repo_walk_skips_vendored_ignored_binary_big_and_escaping_links(repo_dir
     kinds = {u.unit_key: (u.content_kind, u.language) for u in units}
     assert kinds["pkg/fuse.py"] == ("code", "python")
     assert kinds["README.md"] == ("doc", "markdown")
-    assert kinds["config.toml"] == ("code", None)
+    assert kinds["config.toml"] == ("doc", "toml")
 
 
 def test_jsonl_records(jsonl_file):

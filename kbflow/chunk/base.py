@@ -93,7 +93,7 @@ def register_chunker(cls: type[Chunker]) -> type[Chunker]:
 
 
 def _ensure_builtins() -> None:
-    from kbflow.chunk import code, document, lines  # noqa: F401  (importing registers them)
+    from kbflow.chunk import code, document, lines, structured  # noqa: F401  (importing registers them)
 
 
 def chunker_for(unit: RawUnit, settings: ChunkSettings) -> Chunker:

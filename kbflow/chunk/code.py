@@ -1,8 +1,7 @@
 """Code: one chunk per function, class or method, found with tree-sitter.
 
-For each language a :class:`LangSpec` names the node types that are units
-(functions, classes, methods) and those whose body holds nested units
-(classes). A unit that fits the token budget becomes one chunk, its
+For each language a :class:`~kbflow.chunk.grammars.LangSpec` names the node
+types that are units (functions, classes, methods, impls, namespaces). A unit that fits the token budget becomes one chunk, its
 decorators and the comments directly above it included. A unit over the
 budget is split at its children: its header and the plain statements between
 nested units are packed under the budget, nested units become chunks of their
@@ -11,76 +10,18 @@ Module-level code between units is packed the same way, so no line of code is
 lost. Every chunk records its 1-based inclusive line span, a qualified
 ``symbol`` (``Retriever.search``) and an ``ast_path``
 (``module/class_definition:Retriever/function_definition:search``).
+Python, JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby and Bash are
+covered (see :mod:`kbflow.chunk.grammars`).
 """
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from kbflow._lazy import require
 from kbflow.chunk.base import Chunker, Piece, count_tokens, line_span, line_starts, register_chunker
+from kbflow.chunk.grammars import LANGUAGES, LangSpec, available, is_function_binding, parser, unit_name
 from kbflow.chunk.lines import line_windows
 from kbflow.records import RawUnit
-
-
-@dataclass(frozen=True)
-class LangSpec:
-    """What a language's units look like in its tree-sitter grammar."""
-
-    module: str  # the grammar wheel's import name
-    units: frozenset[str]  # node types that are units
-    containers: frozenset[str]  # unit types whose body may hold nested units
-    comments: frozenset[str] = frozenset({"comment"})
-    # wrapper node type -> the field or child that holds the real definition
-    wrappers: dict[str, str] = field(default_factory=dict)
-    body_fields: tuple[str, ...] = ("body",)
-
-
-LANGUAGES: dict[str, LangSpec] = {
-    "python": LangSpec(
-        module="tree_sitter_python",
-        units=frozenset({"function_definition", "class_definition", "decorated_definition"}),
-        containers=frozenset({"class_definition"}),
-        wrappers={"decorated_definition": "definition"},
-    ),
-    "javascript": LangSpec(
-        module="tree_sitter_javascript",
-        units=frozenset(
-            {
-                "function_declaration",
-                "generator_function_declaration",
-                "class_declaration",
-                "method_definition",
-                "export_statement",
-                "lexical_declaration",
-                "variable_declaration",
-            }
-        ),
-        containers=frozenset({"class_declaration"}),
-        wrappers={"export_statement": "declaration"},
-    ),
-}
-
-_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function", "class"})
-
-
-@functools.lru_cache(maxsize=None)
-def _parser(language: str):
-    ts = require("tree_sitter")
-    grammar = require(LANGUAGES[language].module)
-    return ts.Parser(ts.Language(grammar.language()))
-
-
-def available(language: str | None) -> bool:
-    """Whether a grammar for ``language`` is installed."""
-    if language not in LANGUAGES:
-        return False
-    try:
-        _parser(language)
-    except ImportError:
-        return False
-    return True
 
 
 @dataclass
@@ -102,39 +43,32 @@ class _Cutter:
 
     # --- node helpers ---------------------------------------------------
     def definition(self, node):
-        """The node that carries the name (unwraps decorators / export)."""
-        seen = 0
-        while node.type in self.spec.wrappers and seen < 4:
-            inner = node.child_by_field_name(self.spec.wrappers[node.type])
+        """The node that carries the name (unwraps decorators, ``export``, ``template<...>``)."""
+        for _ in range(4):
+            how = self.spec.wrappers.get(node.type)
+            if how is None:
+                break
+            if how == "*":
+                inner = next(
+                    (c for c in node.named_children if c.type in self.spec.units and c.type not in self.spec.wrappers),
+                    None,
+                )
+            else:
+                inner = node.child_by_field_name(how)
             if inner is None:
                 break
-            node, seen = inner, seen + 1
+            node = inner
         return node
 
     def is_unit(self, node) -> bool:
         if node.type not in self.spec.units:
             return False
         inner = self.definition(node)
+        if inner is node and node.type in self.spec.wrappers:
+            return False  # `export { a }`, a plain expression statement
         if inner.type in ("lexical_declaration", "variable_declaration"):
-            # `const f = () => {...}` is a unit; `const x = 1` is plain code
-            for decl in inner.named_children:
-                value = decl.child_by_field_name("value")
-                if value is not None and value.type in _FUNCTION_VALUES:
-                    return True
-            return False
-        if node.type == "export_statement" and inner is node:
-            return False
+            return is_function_binding(inner)
         return True
-
-    def name_of(self, node) -> str:
-        inner = self.definition(node)
-        name = inner.child_by_field_name("name")
-        if name is None and inner.type in ("lexical_declaration", "variable_declaration"):
-            for decl in inner.named_children:
-                name = decl.child_by_field_name("name")
-                if name is not None:
-                    break
-        return name.text.decode("utf-8", "replace") if name is not None else "<anonymous>"
 
     def body_of(self, node):
         inner = self.definition(node)
@@ -143,6 +77,14 @@ class _Cutter:
             if body is not None:
                 return body
         return None
+
+    def spliced(self, children):
+        """``children`` with transparent nodes (``#ifdef`` blocks...) replaced by their own children."""
+        for child in children:
+            if child.type in self.spec.transparent:
+                yield from self.spliced(child.children)
+            else:
+                yield child
 
     @staticmethod
     def rows(node) -> tuple[int, int]:
@@ -155,13 +97,20 @@ class _Cutter:
         return count_tokens("\n".join(self.lines[start : end + 1]))
 
     # --- cutting ------------------------------------------------------------
-    def block(self, children, scope: list[str], path: str, header: tuple[int, int] | None = None) -> None:
-        """Cut a sequence of sibling nodes; ``header`` is a row span to pack before them."""
+    def block(
+        self,
+        children,
+        scope: str,
+        path: str,
+        header: tuple[int, int] | None = None,
+        trailer: tuple[int, int] | None = None,
+    ) -> None:
+        """Cut a sequence of sibling nodes; ``header``/``trailer`` are row spans packed before/after them."""
         run: list[tuple[int, int]] = [header] if header else []
-        pending: list[tuple[int, int]] = []  # comments that may belong to the next unit
-        for child in children:
+        pending: list[tuple[int, int]] = []  # comments and decorators that may lead into the next unit
+        for child in self.spliced(children):
             start, end = self.rows(child)
-            if child.type in self.spec.comments:
+            if child.type in self.spec.leading:
                 if pending and start > pending[-1][1] + 1:
                     run.extend(pending)
                     pending = []
@@ -169,7 +118,7 @@ class _Cutter:
                 continue
             if self.is_unit(child):
                 lead = start
-                if pending and pending[-1][1] >= start - 1:  # doc comments directly above
+                if pending and pending[-1][1] >= start - 1:  # doc comments / decorators directly above
                     lead = pending[0][0]
                 else:
                     run.extend(pending)
@@ -185,11 +134,13 @@ class _Cutter:
                 pending = []
                 run.append((start, end))
         run.extend(pending)
+        if trailer:
+            run.append(trailer)
         self.flush(run, scope, path)
 
-    def flush(self, run: list[tuple[int, int]], scope: list[str], path: str) -> None:
+    def flush(self, run: list[tuple[int, int]], scope: str, path: str) -> None:
         """Pack a run of plain statements (row spans) under the budget."""
-        symbol = ".".join(scope) or None
+        symbol = scope or None
         cur: tuple[int, int] | None = None
         for start, end in sorted(run):
             if cur is not None and self.tokens(cur[0], end) <= self.budget:
@@ -208,45 +159,57 @@ class _Cutter:
         for s, e in line_windows(self.lines, start + 1, end + 1, self.window_lines, self.budget):
             self.segs.append(_Seg(s - 1, e - 1, symbol, path))
 
-    def unit(self, node, lead: int, scope: list[str], path: str) -> None:
+    def unit(self, node, lead: int, scope: str, path: str) -> None:
         inner = self.definition(node)
-        name = self.name_of(node)
-        qual = [*scope, name]
+        name = unit_name(inner)
+        qual = self.spec.qualify(scope, name, inner.type)
         upath = f"{path}/{inner.type}:{name}"
         start, end = lead, self.rows(node)[1]
         if self.tokens(start, end) <= self.budget:
-            self.segs.append(_Seg(start, end, ".".join(qual), upath))
+            self.segs.append(_Seg(start, end, qual, upath))
             return
         body = self.body_of(node)
         children = list(body.named_children) if body is not None else []
         if not children:
-            self.emit(start, end, ".".join(qual), upath)
+            self.emit(start, end, qual, upath)
             return
         header = (start, max(start, self.rows(children[0])[0] - 1))
-        self.block(children, qual, upath, header=header)
+        last = max(self.rows(c)[1] for c in children)
+        trailer = (last + 1, end) if end > last else None  # a closing `}` / `end`
+        self.block(children, qual, upath, header=header, trailer=trailer)
 
 
 def code_segments(text: str, language: str, budget: int, window_lines: int = 40) -> list[tuple[int, int, str | None, str]]:
-    """``(line_start, line_end, symbol, ast_path)`` (1-based, inclusive) of every chunk, in order."""
+    """``(line_start, line_end, symbol, ast_path)`` (1-based, inclusive) of every chunk, in order.
+
+    Every non-blank line of ``text`` lies in exactly one segment.
+    """
     spec = LANGUAGES[language]
-    tree = _parser(language).parse(text.encode("utf-8"))
+    tree = parser(language).parse(text.encode("utf-8"))
     cutter = _Cutter(text, spec, budget, window_lines)
     root = tree.root_node
-    cutter.block(list(root.named_children), [], root.type)
+    cutter.block(list(root.children), "", root.type)
+    lines = cutter.lines
     out: list[tuple[int, int, str | None, str]] = []
     last_end = -1
+
+    def add(start: int, end: int, symbol: str | None, ast_path: str) -> None:
+        nonlocal last_end
+        while start <= end and not lines[start].strip():  # trim blank edge lines
+            start += 1
+        while end >= start and not lines[end].strip():
+            end -= 1
+        if start <= end:
+            out.append((start + 1, end + 1, symbol, ast_path))
+            last_end = end
+
     for seg in sorted(cutter.segs, key=lambda s: (s.start, s.end)):
         start = max(seg.start, last_end + 1)
-        end = seg.end
-        # trim blank edge lines
-        while start <= end and not cutter.lines[start].strip():
-            start += 1
-        while end >= start and not cutter.lines[end].strip():
-            end -= 1
-        if start > end:
-            continue
-        out.append((start + 1, end + 1, seg.symbol, seg.ast_path))
-        last_end = end
+        if start > last_end + 1:  # rows no node claimed (stray tokens): keep them, never drop code
+            add(last_end + 1, start - 1, None, root.type)
+        add(start, seg.end, seg.symbol, seg.ast_path)
+    if last_end + 1 < len(lines):
+        add(last_end + 1, len(lines) - 1, None, root.type)
     return out
 
 

@@ -10,28 +10,97 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["pdf_regions", "web_css_path"]
+__all__ = ["check_regions", "pdf_regions", "web_css_path"]
 
 Box = tuple[float, float, float, float]
 
 
-def pdf_regions(layout: dict[str, Any], start: int, end: int) -> tuple[tuple[int, Box], ...]:
-    """One ``(page, bbox)`` per block the span ``[start, end)`` touches, in reading order: the union
-    of the boxes of the span's words in that block."""
-    boxes: dict[int, list[float]] = {}
-    order: list[int] = []
-    for w0, w1, x0, top, x1, bottom, block in layout["words"]:
-        if w1 <= start or w0 >= end:
-            continue
-        block = int(block)
-        box = boxes.get(block)
-        if box is None:
-            boxes[block] = [x0, top, x1, bottom]
-            order.append(block)
+#: how far (PDF points) a word may poke out of a region and still count as inside it
+TOLERANCE = 0.5
+
+
+def _union(words) -> list[float]:
+    return [min(w[2] for w in words), min(w[3] for w in words), max(w[4] for w in words), max(w[5] for w in words)]
+
+
+def _inside(word, box, tol: float = TOLERANCE) -> bool:
+    """Whether ``word`` lies wholly inside ``box`` (grown by ``tol``)."""
+    return (
+        word[2] >= box[0] - tol and word[4] <= box[2] + tol and word[3] >= box[1] - tol and word[5] <= box[3] + tol
+    )
+
+
+def _lines(words) -> list[list]:
+    """Consecutive words grouped into text lines (a new line where a word starts left of or below the last)."""
+    lines: list[list] = []
+    for w in words:
+        last = lines[-1][-1] if lines else None
+        if last is not None and w[2] >= last[4] - 1 and abs(w[3] - last[3]) < 0.5 * max(1.0, last[5] - last[3]):
+            lines[-1].append(w)
         else:
-            box[0], box[1], box[2], box[3] = min(box[0], x0), min(box[1], top), max(box[2], x1), max(box[3], bottom)
+            lines.append([w])
+    return lines
+
+
+def _block_boxes(mine: list, others: list) -> list[list[float]]:
+    """Boxes covering ``mine`` (one block's words of the chunk) that hold none of ``others`` wholly.
+
+    One box, the union, when that is clean: the usual case. A chunk that starts
+    or ends mid-line would sweep in its neighbours' words on that line, so the
+    words are then cut into lines and consecutive lines merged while the merged
+    box stays clean: at most a partial first line, the full lines, a partial
+    last line.
+    """
+    box = _union(mine)
+    if not any(_inside(o, box) for o in others):
+        return [box]
+    out: list[list[float]] = []
+    for line in _lines(mine):
+        if out:
+            merged = [min(out[-1][0], line[0][2]), out[-1][1], max(out[-1][2], max(w[4] for w in line)),
+                      max(out[-1][3], max(w[5] for w in line))]
+            merged[1] = min(merged[1], min(w[3] for w in line))
+            if not any(_inside(o, merged) for o in others):
+                out[-1] = merged
+                continue
+        out.append(_union(line))
+    return out
+
+
+def pdf_regions(layout: dict[str, Any], start: int, end: int) -> tuple[tuple[int, Box], ...]:
+    """``(page, bbox)`` regions of the span ``[start, end)``, in reading order.
+
+    One region per column block the span touches, the union of the span's
+    words in that block, split further only where that union would also cover
+    a word outside the span (see :func:`_block_boxes`).
+    """
+    mine: dict[int, list] = {}
+    others: list = []
+    for w in layout["words"]:
+        if w[1] <= start or w[0] >= end:
+            others.append(w)
+        else:
+            mine.setdefault(int(w[6]), []).append(w)
     page = int(layout["page"])
-    return tuple((page, tuple(boxes[b])) for b in order)  # type: ignore[misc]
+    return tuple(
+        (page, tuple(box))  # type: ignore[misc]
+        for words in mine.values()
+        for box in _block_boxes(words, others)
+    )
+
+
+def check_regions(layout: dict[str, Any], start: int, end: int, regions, tol: float = TOLERANCE) -> tuple[int, int]:
+    """``(missing, intruding)``: the span's words outside every region, and the other words of the
+    page lying wholly inside one (both 0 for an exact citation)."""
+    missing = intruding = 0
+    boxes = [b for _, b in regions]
+    for w in layout["words"]:
+        hit = any(_inside(w, b, tol) for b in boxes)
+        if w[1] <= start or w[0] >= end:
+            intruding += hit
+        else:
+            missing += not hit
+    return missing, intruding
 
 
 def web_css_path(layout: dict[str, Any], start: int, end: int) -> str | None:

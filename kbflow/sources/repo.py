@@ -13,7 +13,7 @@ from typing import Iterator
 
 from kbflow import ids
 from kbflow.errors import SourceError
-from kbflow.languages import is_document, language_of
+from kbflow.languages import is_document, language_of, language_of_script
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import Loader, read_bytes, register_loader
 from kbflow.sources.walk import Skipped, looks_binary, walk_files
@@ -60,6 +60,8 @@ class RepoLoader(Loader):
             if not text.strip():
                 continue
             language = language_of(rel)
+            if language is None and not os.path.splitext(rel)[1]:
+                language = language_of_script(text[: text.find("\n")] if "\n" in text else text)
             if is_document(language):
                 kind, locator = "doc", Locator(kind="doc", path=rel, char_start=0, char_end=len(text))
             else:

@@ -1,0 +1,251 @@
+"""What each language's units look like in its tree-sitter grammar, and how they are named.
+
+One :class:`LangSpec` per language names the node types that are units
+(functions, classes, methods, impls, modules), the nodes that lead into the
+next unit (doc comments, decorators, attributes), wrappers whose inner node is
+the real definition (``export``, ``template<...>``, Python decorators), and
+nodes that are spliced into their parent (C preprocessor conditionals, Java
+enum bodies). :func:`unit_name` reads a unit's own name the way its language
+writes it (``Lake.Open`` for a Go method, ``impl Display for Lake`` for a
+Rust impl, ``Lake::open`` for a C++ out-of-class definition) and
+:meth:`LangSpec.qualify` joins it to its enclosing scope
+(``Retriever.search``, ``impl Lake::open``, ``Kb::Lake#open``).
+
+The grammars come from the per-language wheels (``tree-sitter-python``,
+``tree-sitter-rust``...); nothing is downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from kbflow._lazy import require
+
+_C_COMMENTS = frozenset({"comment"})
+_LINE_BLOCK_COMMENTS = frozenset({"line_comment", "block_comment"})
+
+
+@dataclass(frozen=True)
+class LangSpec:
+    """A language's units in its tree-sitter grammar."""
+
+    module: str  # the grammar wheel's import name
+    units: frozenset[str]  # node types that are units
+    factory: str = "language"  # the wheel's function returning the grammar
+    #: nodes that lead into the unit directly below them: doc comments, decorators, attributes
+    leading: frozenset[str] = _C_COMMENTS
+    #: wrapper node type -> the field that holds the real definition ("*": its first unit child)
+    wrappers: dict[str, str] = field(default_factory=dict)
+    #: nodes whose children are cut as if they were the parent's (preprocessor conditionals...)
+    transparent: frozenset[str] = frozenset()
+    body_fields: tuple[str, ...] = ("body",)
+    sep: str = "."  # between a scope and a member: Retriever.search, impl Lake::open
+    #: unit type -> separator before its name where the language writes another (Ruby: Lake#open)
+    member_sep: dict[str, str] = field(default_factory=dict)
+
+    def qualify(self, scope: str, name: str, unit_type: str) -> str:
+        if not scope:
+            return name
+        return f"{scope}{self.member_sep.get(unit_type, self.sep)}{name}"
+
+
+_JS_UNITS = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "method_definition",
+        "export_statement",
+        "lexical_declaration",
+        "variable_declaration",
+    }
+)
+_TS_UNITS = _JS_UNITS | {
+    "abstract_class_declaration",
+    "interface_declaration",
+    "enum_declaration",
+    "type_alias_declaration",
+    "internal_module",
+    "module",
+    "expression_statement",  # wraps `namespace X {}`
+    "function_signature",
+    "abstract_method_signature",
+}
+_TS = {
+    "module": "tree_sitter_typescript",
+    "units": frozenset(_TS_UNITS),
+    "leading": frozenset({"comment", "decorator"}),
+    "wrappers": {"export_statement": "declaration", "expression_statement": "*"},
+}
+_C_TRANSPARENT = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"})
+_C_UNITS = frozenset({"function_definition", "struct_specifier", "union_specifier", "enum_specifier", "type_definition"})
+
+LANGUAGES: dict[str, LangSpec] = {
+    "python": LangSpec(
+        module="tree_sitter_python",
+        units=frozenset({"function_definition", "class_definition", "decorated_definition"}),
+        wrappers={"decorated_definition": "definition"},
+    ),
+    "javascript": LangSpec(
+        module="tree_sitter_javascript",
+        units=_JS_UNITS,
+        leading=frozenset({"comment", "decorator"}),
+        wrappers={"export_statement": "declaration"},
+    ),
+    "typescript": LangSpec(factory="language_typescript", **_TS),
+    "tsx": LangSpec(factory="language_tsx", **_TS),
+    "go": LangSpec(
+        module="tree_sitter_go",
+        units=frozenset({"function_declaration", "method_declaration", "type_declaration"}),
+    ),
+    "rust": LangSpec(
+        module="tree_sitter_rust",
+        units=frozenset(
+            {
+                "function_item",
+                "struct_item",
+                "enum_item",
+                "union_item",
+                "trait_item",
+                "impl_item",
+                "mod_item",
+                "macro_definition",
+            }
+        ),
+        leading=_LINE_BLOCK_COMMENTS | {"attribute_item"},
+        sep="::",
+    ),
+    "java": LangSpec(
+        module="tree_sitter_java",
+        units=frozenset(
+            {
+                "class_declaration",
+                "interface_declaration",
+                "enum_declaration",
+                "record_declaration",
+                "annotation_type_declaration",
+                "method_declaration",
+                "constructor_declaration",
+            }
+        ),
+        leading=_LINE_BLOCK_COMMENTS,
+        transparent=frozenset({"enum_body_declarations"}),
+    ),
+    "c": LangSpec(module="tree_sitter_c", units=_C_UNITS, transparent=_C_TRANSPARENT),
+    "cpp": LangSpec(
+        module="tree_sitter_cpp",
+        units=_C_UNITS | {"class_specifier", "namespace_definition", "template_declaration"},
+        wrappers={"template_declaration": "*"},
+        transparent=_C_TRANSPARENT,
+        sep="::",
+    ),
+    "ruby": LangSpec(
+        module="tree_sitter_ruby",
+        units=frozenset({"method", "singleton_method", "class", "module", "singleton_class"}),
+        sep="::",
+        member_sep={"method": "#", "singleton_method": "."},
+    ),
+    "bash": LangSpec(module="tree_sitter_bash", units=frozenset({"function_definition"})),
+}
+
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function", "class"})
+_DECLARATOR_NAMES = frozenset(
+    {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name", "type_identifier"}
+)
+
+
+@functools.cache
+def grammar_parser(module: str, factory: str = "language"):
+    """A tree-sitter parser for the grammar wheel ``module`` (ImportError names the wheel when it is missing)."""
+    ts = require("tree_sitter")
+    return ts.Parser(ts.Language(getattr(require(module), factory)()))
+
+
+def grammar_installed(module: str, factory: str = "language") -> bool:
+    try:
+        grammar_parser(module, factory)
+    except ImportError:
+        return False
+    return True
+
+
+def parser(language: str):
+    """A tree-sitter parser for the code ``language``."""
+    spec = LANGUAGES[language]
+    return grammar_parser(spec.module, spec.factory)
+
+
+def available(language: str | None) -> bool:
+    """Whether a grammar for the code ``language`` is installed."""
+    spec = LANGUAGES.get(language or "")
+    return spec is not None and grammar_installed(spec.module, spec.factory)
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _declarator_name(node) -> str | None:
+    """C/C++: follow ``declarator`` fields (pointers, function declarators) down to the name."""
+    for _ in range(8):
+        if node is None:
+            return None
+        if node.type in _DECLARATOR_NAMES:
+            return _text(node)
+        inner = node.child_by_field_name("declarator")
+        if inner is None:  # reference declarators hold theirs without a field name
+            inner = next(
+                (c for c in node.named_children if c.type.endswith("declarator") or c.type in _DECLARATOR_NAMES),
+                None,
+            )
+        node = inner
+    return None
+
+
+def _first_of(node, types: frozenset[str] | set[str]):
+    """The first descendant of ``node`` (breadth first) whose type is in ``types``."""
+    queue = [node]
+    while queue:
+        cur = queue.pop(0)
+        if cur.type in types:
+            return cur
+        queue.extend(cur.named_children)
+    return None
+
+
+def unit_name(node) -> str:
+    """The name a unit's own definition gives it, as its language writes it."""
+    kind = node.type
+    if kind == "impl_item":  # rust: impl Lake / impl Display for Lake
+        target = node.child_by_field_name("type")
+        trait = node.child_by_field_name("trait")
+        name = _text(target) if target is not None else "?"
+        return f"impl {_text(trait)} for {name}" if trait is not None else f"impl {name}"
+    if kind == "method_declaration" and node.child_by_field_name("receiver") is not None:  # go
+        recv = _first_of(node.child_by_field_name("receiver"), {"type_identifier"})
+        name = node.child_by_field_name("name")
+        own = _text(name) if name is not None else "<anonymous>"
+        return f"{_text(recv)}.{own}" if recv is not None else own
+    if kind == "type_declaration":  # go: type X struct{...} / type ( A int; B ... )
+        spec = _first_of(node, {"type_spec", "type_alias"})
+        name = spec.child_by_field_name("name") if spec is not None else None
+        return _text(name) if name is not None else "<anonymous>"
+    if kind in ("function_definition", "type_definition") and node.child_by_field_name("declarator") is not None:
+        return _declarator_name(node.child_by_field_name("declarator")) or "<anonymous>"
+    name = node.child_by_field_name("name")
+    if name is None and kind in ("lexical_declaration", "variable_declaration"):
+        for decl in node.named_children:
+            name = decl.child_by_field_name("name")
+            if name is not None:
+                break
+    return _text(name) if name is not None else "<anonymous>"
+
+
+def is_function_binding(node) -> bool:
+    """``const f = () => {...}`` is a unit; ``const x = 1`` is plain code."""
+    for decl in node.named_children:
+        value = decl.child_by_field_name("value")
+        if value is not None and value.type in _FUNCTION_VALUES:
+            return True
+    return False
