@@ -131,10 +131,16 @@ def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, a
 @click.option("--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable.")
 @click.option("--source", "source_ids", multiple=True, help="Source id filter; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit, one per line.")
+@click.option(
+    "--prompt",
+    "as_prompt",
+    is_flag=True,
+    help="For agents: each hit's full text in a delimited <untrusted-source citation=...> block (Hit.as_prompt).",
+)
 @click.option("--version", "version", type=int, default=None, help="Search this version of the search table.")
 @click.option("--tag", default=None, help="Search the lake snapshot made by `kbflow tag NAME`.")
 @click.pass_context
-def search(ctx, query, k, mode, scope, kinds, source_types, source_ids, as_json, version, tag) -> None:
+def search(ctx, query, k, mode, scope, kinds, source_types, source_ids, as_json, as_prompt, version, tag) -> None:
     """Search the lake; every hit carries its citation."""
     from kbflow.retrieve.retriever import Retriever
 
@@ -151,6 +157,9 @@ def search(ctx, query, k, mode, scope, kinds, source_types, source_ids, as_json,
     if as_json:
         for hit in hits:
             click.echo(json.dumps(hit.to_dict()))
+        return
+    if as_prompt:
+        click.echo("\n\n".join(hit.as_prompt() for hit in hits))
         return
     if not hits:
         click.echo("no hits")

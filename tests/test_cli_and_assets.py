@@ -54,6 +54,11 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
     human = run(lake_path, "search", "bridge span", "-k", "2")
     assert human.exit_code == 0 and "1." in human.output
 
+    prompt = run(lake_path, "search", "reciprocal rank fusion", "-k", "3", "--prompt")
+    assert prompt.exit_code == 0
+    assert prompt.stdout.count("<untrusted-source citation=") == 3 and prompt.stdout.count("</untrusted-source>") == 3
+    assert hits[0]["text"] in prompt.stdout
+
     status = run(lake_path, "status", "--json")
     data = json.loads(status.stdout)
     assert {s["source_id"]: s["status"] for s in data["sources"]} == {"docs": "indexed", "self": "indexed", "corpus": "indexed"}
