@@ -32,6 +32,14 @@ _EXPORTS = {
     "Hits": "kbflow.records",
     "resolve": "kbflow.retrieve.resolver",
     "rrf": "kbflow.retrieve.fusion",
+    "convex": "kbflow.retrieve.fusion",
+    "Ranking": "kbflow.retrieve.retriever",
+    "load_beir": "kbflow.evaluate.beir",
+    "evaluate_dataset": "kbflow.evaluate.evaluate",
+    "EvalRun": "kbflow.evaluate.runs",
+    "load_runs": "kbflow.evaluate.runs",
+    "compare_runs": "kbflow.evaluate.runs",
+    "DatasetError": "kbflow.errors",
     "ingest": "kbflow.pipeline",
     "remove_source": "kbflow.pipeline",
     "stale_sources": "kbflow.pipeline",
@@ -72,6 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.embed.base import get_embedder
     from kbflow.errors import (
         ConfigError,
+        DatasetError,
         EmbedError,
         KbflowError,
         LakeError,
@@ -82,10 +91,13 @@ if TYPE_CHECKING:  # pragma: no cover
         SourceError,
         SourceNotFoundError,
     )
+    from kbflow.evaluate.beir import load_beir
+    from kbflow.evaluate.evaluate import evaluate_dataset
+    from kbflow.evaluate.runs import EvalRun, compare_runs, load_runs
     from kbflow.lake.lake import Lake
     from kbflow.pipeline import ingest, remove_source, stale_sources
     from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
-    from kbflow.retrieve.fusion import rrf
+    from kbflow.retrieve.fusion import convex, rrf
     from kbflow.retrieve.resolver import resolve
-    from kbflow.retrieve.retriever import Retriever
+    from kbflow.retrieve.retriever import Ranking, Retriever
     from kbflow.sources.base import get_loader

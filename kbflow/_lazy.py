@@ -23,6 +23,8 @@ _HINTS = {
     "tree_sitter_javascript": "pip install tree-sitter-javascript",
     "pathspec": "pip install pathspec",
     "tqdm": "pip install tqdm",
+    "ranx": "pip install ranx",
+    "yaml": "pip install pyyaml",
 }
 
 

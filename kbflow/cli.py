@@ -126,6 +126,12 @@ def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, a
 @click.argument("query")
 @click.option("-k", "k", default=10, show_default=True, help="Number of hits (1-100).")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "bm25"]), default="hybrid", show_default=True)
+@click.option(
+    "--fusion",
+    type=click.Choice(["rrf", "convex"]),
+    default=None,
+    help="Hybrid fusion: reciprocal rank fusion or a convex combination of normalized scores [default: rrf].",
+)
 @click.option("--scope", default=None, help="Project id: its sources plus global ones.")
 @click.option("--kind", "kinds", multiple=True, help="Content kind filter (doc, code, record, ...); repeatable.")
 @click.option("--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable.")
@@ -140,7 +146,7 @@ def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, a
 @click.option("--version", "version", type=int, default=None, help="Search this version of the search table.")
 @click.option("--tag", default=None, help="Search the lake snapshot made by `kbflow tag NAME`.")
 @click.pass_context
-def search(ctx, query, k, mode, scope, kinds, source_types, source_ids, as_json, as_prompt, version, tag) -> None:
+def search(ctx, query, k, mode, fusion, scope, kinds, source_types, source_ids, as_json, as_prompt, version, tag) -> None:
     """Search the lake; every hit carries its citation."""
     from kbflow.retrieve.retriever import Retriever
 
@@ -149,6 +155,7 @@ def search(ctx, query, k, mode, scope, kinds, source_types, source_ids, as_json,
         query,
         k=k,
         mode=mode,
+        fusion=fusion,
         scope=scope,
         kinds=list(kinds) or None,
         source_types=list(source_types) or None,
@@ -326,6 +333,14 @@ def resolve(ctx: click.Context, chunk_id: str) -> None:
     citation = Citation(row[S.SOURCE_ID], row[S.SOURCE_TYPE], row[S.URI], Locator.from_row(row[S.LOCATOR]))
     sys.stdout.write(resolve_citation(citation))
 
+
+def _add_eval() -> None:
+    from kbflow.evaluate.cli import eval_command
+
+    main.add_command(eval_command)
+
+
+_add_eval()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

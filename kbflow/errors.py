@@ -12,6 +12,7 @@ each also derives from the builtin that fits, so callers can catch either::
     ├── EmbedError(RuntimeError)           the embedding model cannot be loaded or run
     ├── QueryError(ValueError)             a bad search request
     ├── ResolveError(ValueError)           a citation no longer resolves to its text
+    ├── DatasetError(ValueError)           an evaluation dataset or sweep file is malformed
     └── MissingDependencyError(ImportError)  an optional package is not installed
 
 Messages name the input at fault (file, source id, parameter) and say what to
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "DatasetError",
     "EmbedError",
     "KbflowError",
     "LakeError",
@@ -71,6 +73,10 @@ class QueryError(KbflowError, ValueError):
 
 class ResolveError(KbflowError, ValueError):
     """A citation cannot be resolved back to the text it points at."""
+
+
+class DatasetError(KbflowError, ValueError):
+    """An evaluation dataset (BEIR layout), stored run or sweep file is missing or malformed."""
 
 
 class MissingDependencyError(KbflowError, ImportError):

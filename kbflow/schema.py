@@ -28,6 +28,7 @@ DOCUMENTS = "documents"
 CHUNKS = "chunks"
 EMBEDDINGS = "embeddings"
 SEARCH = "search"
+EVAL_RUNS = "eval_runs"
 TABLES = (SOURCES, DOCUMENTS, CHUNKS, EMBEDDINGS, SEARCH)
 
 # --- column names ------------------------------------------------------------
@@ -64,6 +65,7 @@ MODEL_ID = "model_id"
 VECTOR = "vector"
 #: search-table column: a hit's citation, content kind and scope as one JSON string (see :func:`hit_json`)
 HIT = "hit"
+MODE = "mode"
 
 # --- allowed values ----------------------------------------------------------
 SOURCE_TYPES = ("docs", "repo", "jsonl", "pdf", "web", "ticket")
@@ -194,11 +196,49 @@ def hit_json(row: dict) -> str:
     return json.dumps(out, separators=(",", ":"), ensure_ascii=False)
 
 
+# eval_runs: one row per configuration evaluated on a dataset (kbflow.evaluate.runs)
+RUN_ID = "run_id"
+DATASET = "dataset"
+SPLIT = "split"
+CORPUS_HASH = "corpus_hash"
+LAKE_VERSION = "lake_version"
+LAKE_TAG = "lake_tag"
+CONFIG = "config"
+METRICS = "metrics"
+LATENCY_MS = "latency_ms"
+QUERIES = "queries"
+PER_QUERY = "per_query"
+TOP_DOCS = "top_docs"
+CREATED_AT = "created_at"
+#: metric -> its flat column in eval_runs (SQL- and polars-friendly names)
+METRIC_COLUMNS = {"ndcg@10": "ndcg_10", "recall@10": "recall_10", "recall@100": "recall_100", "mrr@10": "mrr_10"}
+
+EVAL_RUNS_SCHEMA = pa.schema(
+    [
+        pa.field(RUN_ID, pa.string(), nullable=False),
+        pa.field(DATASET, pa.string(), nullable=False),
+        pa.field(SPLIT, pa.string(), nullable=False),
+        pa.field(CORPUS_HASH, pa.string(), nullable=False),
+        pa.field(LAKE_VERSION, pa.int64(), nullable=False),  # the search-table version measured
+        pa.field(LAKE_TAG, pa.string()),
+        pa.field(CONFIG, pa.string(), nullable=False),  # JSON: mode and every other setting
+        pa.field(MODE, pa.string(), nullable=False),
+        *(pa.field(col, pa.float64(), nullable=False) for col in METRIC_COLUMNS.values()),
+        pa.field("latency_p50_ms", pa.float64(), nullable=False),
+        pa.field("latency_p95_ms", pa.float64(), nullable=False),
+        pa.field(QUERIES, pa.int64(), nullable=False),
+        pa.field(PER_QUERY, pa.string(), nullable=False),  # JSON: {query id: {metric: score}}
+        pa.field(TOP_DOCS, pa.string(), nullable=False),  # JSON: {query id: [doc ids, best first, top 10]}
+        pa.field(CREATED_AT, pa.timestamp("us", tz="UTC"), nullable=False),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     SOURCES: SOURCES_SCHEMA,
     DOCUMENTS: DOCUMENTS_SCHEMA,
     CHUNKS: CHUNKS_SCHEMA,
     EMBEDDINGS: EMBEDDINGS_SCHEMA,
+    EVAL_RUNS: EVAL_RUNS_SCHEMA,
 }
 
 #: Table-level metadata key on the search table naming the model its vectors came from.

@@ -25,3 +25,16 @@ def test_rrf_rejects_bad_parameters():
         rrf({"x": ["a"]}, k=0)
     with pytest.raises(ConfigError):
         rrf({"x": ["a"]}, weights={"x": -1})
+
+
+def test_convex_combination_by_hand():
+    from kbflow.retrieve.fusion import convex
+
+    legs = {"dense": (["a", "b", "c"], [0.9, 0.5, 0.1]), "bm25": (["c", "d"], [12.0, 2.0])}
+    # dense normalized: a 1.0, b 0.5, c 0.0; bm25: c 1.0, d 0.0
+    assert convex(legs) == [("a", 1.0), ("c", 1.0), ("b", 0.5), ("d", 0.0)]
+    weighted = dict(convex(legs, weights={"dense": 0.3, "bm25": 0.7}))
+    assert weighted["c"] == pytest.approx(0.7) and weighted["a"] == pytest.approx(0.3)
+    assert convex({"dense": (["x"], [0.2])}) == [("x", 1.0)]  # one candidate: no spread to normalize by
+    with pytest.raises(ConfigError):
+        convex({"dense": (["a"], [0.1, 0.2])})

@@ -3,7 +3,8 @@
 Two legs each fetch a candidate depth (at least ``3 * k``): the dense leg
 (cosine similarity of the query vector to the chunk vectors) and the keyword
 leg (BM25 over Lance's full-text index, English stemming and stop words).
-Their ranked chunk ids are fused by :func:`kbflow.retrieve.fusion.rrf`, and
+Their results are fused by :func:`kbflow.retrieve.fusion.convex` (the
+default) or :func:`kbflow.retrieve.fusion.rrf`, and
 the hit rows (text plus citation) are fetched with one ``take``.
 
 The dense leg is exact: up to ``RetrievalSettings.exact_max_rows`` rows the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from kbflow import schema as S
@@ -31,7 +33,7 @@ from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits, Locator
 from kbflow.retrieve.dense import ExactIndex
-from kbflow.retrieve.fusion import rrf
+from kbflow.retrieve.fusion import FUSIONS, convex, rrf
 
 __all__ = ["Retriever"]
 
@@ -39,6 +41,21 @@ MODES = ("hybrid", "dense", "bm25")
 
 # a leg's result: chunk ids, Lance row ids and scores, best first
 Leg = tuple[list[str], list[int], list[float]]
+
+#: the largest ``k`` of :meth:`Retriever.rank` (evaluation depth)
+MAX_RANK_K = 10_000
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What :meth:`Retriever.rank` returns: fused chunk ids and scores, best first, and each leg's list."""
+
+    ids: list[str]
+    scores: list[float]
+    #: each leg's ranked chunk ids before fusion
+    legs: dict[str, list[str]]
+    #: chunk id -> Lance row id in the pinned version
+    row_of: dict[str, int] = field(repr=False)
 
 
 def _as_list(value: str | Iterable[str] | None, name: str) -> list[str] | None:
@@ -184,12 +201,84 @@ class Retriever:
         ids = index.chunk_id_of(row_ids) if index is not None else table.column(S.CHUNK_ID).to_pylist()
         return ids, row_ids, table.column("_score").to_pylist()
 
+    def _check(self, query: str, k: int, mode: str, fusion: str, depth: int | None, weights, max_k: int):
+        defaults = self.settings.retrieval
+        if mode not in MODES:
+            raise QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        if fusion not in FUSIONS:
+            raise QueryError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
+        if not isinstance(query, str) or not query.strip():
+            raise QueryError("the query is empty; pass some text to search for")
+        if len(query) > MAX_QUERY_CHARS:
+            raise QueryError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
+            raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
+        depth = depth if depth is not None else defaults.depth(k)
+        if depth < 3 * k:
+            raise QueryError(f"depth must be at least 3*k = {3 * k}, got {depth}")
+        weights = dict(weights) if weights is not None else {"dense": defaults.dense_weight, "bm25": defaults.bm25_weight}
+        unknown_legs = set(weights) - {"dense", "bm25"}
+        if unknown_legs:
+            raise QueryError(f"unknown legs in weights: {sorted(unknown_legs)}; use 'dense' and 'bm25'")
+        return depth, weights
+
+    def rank(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        mode: str | None = None,
+        fusion: str | None = None,
+        scope: str | None = None,
+        kinds: str | Sequence[str] | None = None,
+        source_types: str | Sequence[str] | None = None,
+        source_ids: str | Sequence[str] | None = None,
+        rrf_k: int | None = None,
+        weights: Mapping[str, float] | None = None,
+        depth: int | None = None,
+    ) -> Ranking:
+        """The top ``k`` chunk ids and scores for ``query``, without reading their texts.
+
+        What :meth:`search` ranks, for evaluation and analysis: ``k`` goes up to
+        10,000 and each leg's ranked list is kept. Parameters as in :meth:`search`.
+        """
+        defaults = self.settings.retrieval
+        mode = mode or defaults.mode
+        fusion = fusion or defaults.fusion
+        depth, weights = self._check(query, k, mode, fusion, depth, weights, MAX_RANK_K)
+        filters = self._filters(scope, kinds, source_types, source_ids)
+        if self.rows == 0:
+            return Ranking([], [], {}, {})
+        query = query.strip()
+        legs: dict[str, Leg] = {}
+        # sequential, dense first: running the keyword leg in a thread beside the model made
+        # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
+        if mode in ("hybrid", "dense"):
+            legs["dense"] = self._dense(query, depth, filters)
+        if mode in ("hybrid", "bm25"):
+            legs["bm25"] = self._bm25(query, depth, filters)
+        if mode != "hybrid":
+            ids, _, scores = legs[mode]
+            fused = list(zip(ids, scores))[:k]
+        elif fusion == "convex":
+            fused = convex({leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}, weights=weights)[:k]
+        else:
+            fused = rrf({leg: ids for leg, (ids, _, _) in legs.items()}, k=rrf_k or defaults.rrf_k, weights=weights)[:k]
+        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        return Ranking(
+            [cid for cid, _ in fused],
+            [float(score) for _, score in fused],
+            {leg: ids for leg, (ids, _, _) in legs.items()},
+            row_of,
+        )
+
     def search(
         self,
         query: str,
         k: int = 10,
         *,
         mode: str | None = None,
+        fusion: str | None = None,
         scope: str | None = None,
         kinds: str | Sequence[str] | None = None,
         source_types: str | Sequence[str] | None = None,
@@ -208,6 +297,9 @@ class Retriever:
             Number of hits, 1 to 100.
         mode:
             ``"hybrid"`` (default), ``"dense"`` or ``"bm25"``.
+        fusion:
+            Hybrid fusion: ``"rrf"`` (default) or ``"convex"`` (weighted sum of
+            min-max normalized leg scores).
         scope:
             A project id: hits from sources of that scope and from global sources.
         kinds, source_types, source_ids:
@@ -221,46 +313,18 @@ class Retriever:
         Raises
         ------
         QueryError
-            Empty or over-long query, ``k`` out of range, unknown mode or filter value.
+            Empty or over-long query, ``k`` out of range, unknown mode, fusion or filter value.
         """
         t0 = time.perf_counter()
-        defaults = self.settings.retrieval
-        mode = mode or defaults.mode
-        if mode not in MODES:
-            raise QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
-        if not isinstance(query, str) or not query.strip():
-            raise QueryError("the query is empty; pass some text to search for")
-        if len(query) > MAX_QUERY_CHARS:
-            raise QueryError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise QueryError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
-        depth = depth if depth is not None else defaults.depth(k)
-        if depth < 3 * k:
-            raise QueryError(f"depth must be at least 3*k = {3 * k}, got {depth}")
-        weights = dict(weights) if weights is not None else {"dense": defaults.dense_weight, "bm25": defaults.bm25_weight}
-        unknown_legs = set(weights) - {"dense", "bm25"}
-        if unknown_legs:
-            raise QueryError(f"unknown legs in weights: {sorted(unknown_legs)}; use 'dense' and 'bm25'")
-        filters = self._filters(scope, kinds, source_types, source_ids)
-        if self.rows == 0:
-            return Hits([], query=query, mode=mode)
-
+        mode = mode or self.settings.retrieval.mode
+        self._check(query, k, mode, fusion or self.settings.retrieval.fusion, depth, weights, MAX_K)
+        ranking = self.rank(
+            query, k, mode=mode, fusion=fusion, scope=scope, kinds=kinds, source_types=source_types,
+            source_ids=source_ids, rrf_k=rrf_k, weights=weights, depth=depth,
+        )
         query = query.strip()
-        legs: dict[str, Leg] = {}
-        # sequential, dense first: running the keyword leg in a thread beside the model made
-        # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
-        if mode in ("hybrid", "dense"):
-            legs["dense"] = self._dense(query, depth, filters)
-        if mode in ("hybrid", "bm25"):
-            legs["bm25"] = self._bm25(query, depth, filters)
-
-        ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
-        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
-        if mode == "hybrid":
-            fused = rrf(ranked, k=rrf_k or defaults.rrf_k, weights=weights)[:k]
-        else:
-            ids, _, scores = legs[mode]
-            fused = list(zip(ids, scores))[:k]
+        ranked, row_of = ranking.legs, ranking.row_of
+        fused = list(zip(ranking.ids, ranking.scores))
         # one take for all hits (Lance row ids of the pinned version; order is kept)
         wanted = [row_of[cid] for cid, _ in fused]
         rows = self.dataset._take_rows(wanted, columns=[S.TEXT, S.HIT]).to_pylist() if wanted else []

@@ -1,0 +1,106 @@
+"""kbflow's legs next to reference implementations, on BEIR datasets, in one run.
+
+For each dataset: evaluate kbflow's ``bm25`` and ``dense`` modes (``kbflow
+eval``'s code path, on the dataset's eval lake), then
+
+- a reference BM25: bm25s over the same chunk texts with the same
+  tokenization (lowercase, English Snowball stemming, English stop words);
+- exact cosine search: every chunk vector of the search table against the
+  query vector in numpy (float32), no candidate selection;
+
+rank documents the same way (a document ranks where its best chunk does) and
+print nDCG@10 of each with the differences. The issue's bars: BM25 within
+0.01, dense within 0.005.
+
+    python bench/eval_reference.py ../shared/datasets/cranfield ../shared/datasets/cosqa
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from kbflow import schema as S  # noqa: E402
+from kbflow.config import Settings  # noqa: E402
+from kbflow.evaluate.beir import load_beir  # noqa: E402
+from kbflow.evaluate.evaluate import (  # noqa: E402
+    DOCS_PER_QUERY,
+    config_for,
+    eval_lake_uri,
+    evaluate,
+    prepare_lake,
+)
+from kbflow.evaluate.metrics import score_run  # noqa: E402
+from kbflow.retrieve.retriever import Retriever  # noqa: E402
+
+
+def doc_ranking(chunk_ids, doc_of) -> dict[str, float]:
+    docs: list[str] = []
+    seen = set()
+    for cid in chunk_ids:
+        d = doc_of[cid]
+        if d not in seen:
+            seen.add(d)
+            docs.append(d)
+            if len(docs) == DOCS_PER_QUERY:
+                break
+    return {d: float(len(docs) - i) for i, d in enumerate(docs)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("datasets", nargs="+")
+    ap.add_argument("--eval-home", default=None, help="where the eval lakes live (default: ./data/eval)")
+    args = ap.parse_args()
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    print(f"{'dataset':10s} {'kbflow bm25':>11s} {'bm25s':>7s} {'diff':>7s} {'kbflow dense':>12s} {'exact':>7s} {'diff':>7s}")
+    for root in args.datasets:
+        ds = load_beir(root)
+        settings = Settings.coerce(None, lake=eval_lake_uri(ds, args.eval_home))
+        lake, _ = prepare_lake(ds, settings)
+        ours = {
+            r.mode: r.metrics["ndcg@10"]
+            for r in evaluate(ds, lake, [config_for(settings, mode=m) for m in ("bm25", "dense")], settings)
+        }
+        retriever = Retriever.open(lake, settings=settings)
+        table = retriever.dataset.to_table(columns=[S.CHUNK_ID, S.TEXT, S.LOCATOR, S.VECTOR])
+        cids = table.column(S.CHUNK_ID).to_pylist()
+        texts = table.column(S.TEXT).to_pylist()
+        recs = table.column(S.LOCATOR).combine_chunks().field("record_id").to_pylist()
+        doc_of = dict(zip(cids, recs))
+        depth = min(len(cids), 3 * DOCS_PER_QUERY)
+
+        retr = bm25s.BM25()
+        retr.index(bm25s.tokenize(texts, lower=True, stopwords="en", stemmer=stemmer, show_progress=False),
+                   show_progress=False)
+        qids = list(ds.queries)
+        qtok = bm25s.tokenize([ds.queries[q] for q in qids], lower=True, stopwords="en", stemmer=stemmer,
+                              show_progress=False)
+        idx, _ = retr.retrieve(qtok, k=depth, show_progress=False)
+        bm25_run = {q: doc_ranking([cids[i] for i in row], doc_of) for q, row in zip(qids, idx)}
+
+        vectors = np.stack(table.column(S.VECTOR).to_numpy(zero_copy_only=False)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        qvec = np.stack([retriever.embedder.embed_query(ds.queries[q]) for q in qids]).astype(np.float32)
+        sims = qvec @ vectors.T
+        order = np.argsort(-sims, axis=1, kind="stable")[:, :depth]
+        dense_run = {q: doc_ranking([cids[i] for i in row], doc_of) for q, row in zip(qids, order)}
+
+        ref_bm25 = score_run(ds.qrels, bm25_run)[0]["ndcg@10"]
+        ref_dense = score_run(ds.qrels, dense_run)[0]["ndcg@10"]
+        print(f"{ds.name:10s} {ours['bm25']:11.4f} {ref_bm25:7.4f} {ours['bm25'] - ref_bm25:+7.4f} "
+              f"{ours['dense']:12.4f} {ref_dense:7.4f} {ours['dense'] - ref_dense:+7.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Sweep files: a YAML grid of retrieval settings, expanded into configurations.
+
+::
+
+    # sweep.yaml
+    grid:
+      mode: [hybrid]
+      fusion: [rrf, convex]
+      rrf_k: [10, 60]
+      dense_weight: [0.5, 1.0]
+      bm25_weight: [1.0]
+    include:              # optional: configurations added as they are
+      - {mode: dense}
+      - {mode: bm25}
+
+Keys: ``mode``, ``fusion``, ``rrf_k``, ``dense_weight``, ``bm25_weight``,
+``depth_factor`` (query time) and ``max_tokens``, ``model`` (ingest time:
+the lake is re-chunked and the new chunk texts embedded once per model; a
+text already embedded by that model never is again). A value or a list of
+values; the grid is their cartesian product. Settings a mode does not use
+(fusion settings for ``dense``/``bm25``) are dropped, and duplicate
+configurations kept once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from kbflow._lazy import require
+from kbflow.config import Settings
+from kbflow.errors import ConfigError, DatasetError
+from kbflow.evaluate.evaluate import CONFIG_KEYS, config_for
+
+__all__ = ["expand_grid", "load_sweep"]
+
+
+def expand_grid(spec: dict[str, Any], settings: Settings, origin: str = "sweep") -> list[dict[str, Any]]:
+    """Every configuration a sweep spec (``{"grid": {...}, "include": [...]}``) names, in order, each once."""
+    if not isinstance(spec, dict) or not (set(spec) <= {"grid", "include", "name"}) or not spec.keys() & {"grid", "include"}:
+        raise DatasetError(f"{origin}: a sweep is a mapping with 'grid' (and optionally 'include'); got {spec!r:.200}")
+    grid = spec.get("grid") or {}
+    if not isinstance(grid, dict):
+        raise DatasetError(f"{origin}: 'grid' must map setting names to a value or a list of values")
+    unknown = set(grid) - set(CONFIG_KEYS)
+    if unknown:
+        raise DatasetError(f"{origin}: unknown settings {sorted(unknown)}; known: {', '.join(CONFIG_KEYS)}")
+    keys = list(grid)
+    values = [v if isinstance(v, list) else [v] for v in grid.values()]
+    if any(not v for v in values):
+        raise DatasetError(f"{origin}: a grid setting has an empty list of values")
+    wanted = [dict(zip(keys, combo)) for combo in itertools.product(*values)] if keys else []
+    include = spec.get("include") or []
+    if not isinstance(include, list) or not all(isinstance(c, dict) for c in include):
+        raise DatasetError(f"{origin}: 'include' must be a list of mappings")
+    wanted += include
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, overrides in enumerate(wanted, start=1):
+        try:
+            config = config_for(settings, **overrides)
+        except ConfigError as exc:
+            raise DatasetError(f"{origin}: configuration {i} {overrides}: {exc}") from None
+        key = json.dumps(config, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            out.append(config)
+    return out
+
+
+def load_sweep(path: str, settings: Settings) -> list[dict[str, Any]]:
+    """Read a sweep YAML file and expand it (see the module docs)."""
+    yaml = require("yaml")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            spec = yaml.safe_load(fh)
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read the sweep file ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise DatasetError(f"{path}: not valid YAML ({exc})") from None
+    return expand_grid(spec, settings, origin=path)

@@ -1,0 +1,146 @@
+"""Evaluation: BEIR reading, metrics against hand-computed values, stored runs, comparisons."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from kbflow.errors import DatasetError
+from kbflow.evaluate.beir import load_beir
+from kbflow.evaluate.metrics import score_run
+
+
+def test_metrics_match_hand_computed_values():
+    qrels = {"q1": {"a": 2, "b": 1, "z": 0}, "q2": {"c": 1}, "q3": {"d": 1}}
+    run = {"q1": {"b": 3.0, "x": 2.0, "a": 1.0}, "q2": {"x": 1.0, "c": 0.5}}  # q3: nothing retrieved
+    means, per = score_run(qrels, run)
+    # q1: gains b=1 at rank 1, a=2 at rank 3; ideal a=2, b=1
+    dcg = 1 / math.log2(2) + 2 / math.log2(4)
+    idcg = 2 / math.log2(2) + 1 / math.log2(3)
+    assert per["q1"]["ndcg@10"] == pytest.approx(dcg / idcg)
+    assert per["q1"]["mrr@10"] == 1.0 and per["q1"]["recall@10"] == 1.0
+    assert per["q2"]["ndcg@10"] == pytest.approx((1 / math.log2(3)) / 1.0)
+    assert per["q2"]["mrr@10"] == 0.5
+    assert per["q3"] == {"ndcg@10": 0.0, "recall@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    assert means["mrr@10"] == pytest.approx((1 + 0.5 + 0) / 3)
+    assert means["ndcg@10"] == pytest.approx((dcg / idcg + 1 / math.log2(3)) / 3)
+
+
+def write_beir(root, docs, queries, qrels):
+    (root / "qrels").mkdir(parents=True)
+    with open(root / "corpus.jsonl", "w") as fh:
+        for _id, title, text in docs:
+            fh.write(json.dumps({"_id": _id, "title": title, "text": text}) + "\n")
+    with open(root / "queries.jsonl", "w") as fh:
+        for _id, text in queries:
+            fh.write(json.dumps({"_id": _id, "text": text}) + "\n")
+    with open(root / "qrels" / "test.tsv", "w") as fh:
+        fh.write("query-id\tcorpus-id\tscore\n")
+        for q, d, s in qrels:
+            fh.write(f"{q}\t{d}\t{s}\n")
+
+
+def test_load_beir_keeps_judged_queries(tmp_path):
+    write_beir(tmp_path, [("d1", "", "x")], [("q1", "one"), ("q2", "two")], [("q1", "d1", 1), ("q2", "d1", 0)])
+    ds = load_beir(str(tmp_path))
+    assert ds.queries == {"q1": "one"} and ds.qrels == {"q1": {"d1": 1}} and len(ds) == 1
+
+
+@pytest.mark.parametrize(
+    "breakage, message",
+    [
+        ("no_qrels", r"qrels/test.tsv: missing"),
+        ("bad_row", r"test.tsv:2: expected query-id"),
+        ("bad_query", r"queries.jsonl:1: invalid JSON"),
+        ("unknown_query", r"judged queries are not in"),
+    ],
+)
+def test_load_beir_errors_name_the_file(tmp_path, breakage, message):
+    write_beir(tmp_path, [("d1", "", "x")], [("q1", "one")], [("q1", "d1", 1)])
+    if breakage == "no_qrels":
+        (tmp_path / "qrels" / "test.tsv").unlink()
+    elif breakage == "bad_row":
+        (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1 d1 1\n")
+    elif breakage == "bad_query":
+        (tmp_path / "queries.jsonl").write_text("{oops\n")
+    else:
+        (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td1\t1\n")
+    with pytest.raises(DatasetError, match=message):
+        load_beir(str(tmp_path))
+
+
+DOCS = [
+    ("d1", "Rank fusion", "Reciprocal rank fusion adds one over k plus rank for every leg."),
+    ("d2", "Lance tables", "Every write to a Lance table commits a new version of the dataset."),
+    ("d3", "Word boxes", "PDF citations carry the page and the union of word boxes in points."),
+    ("d4", "Tickets", "Each comment of an issue thread becomes its own unit with a ticket locator."),
+]
+QUERIES = [("q1", "how are ranks fused"), ("q2", "table version commit"), ("q3", "pdf page box citation")]
+QRELS = [("q1", "d1", 1), ("q2", "d2", 2), ("q3", "d3", 1)]
+
+
+def run_cli(*args):
+    from click.testing import CliRunner
+
+    from kbflow.cli import main
+
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_eval_cli_stores_runs_and_compares(tmp_path):
+    data = tmp_path / "tiny"
+    write_beir(data, DOCS, QUERIES, QRELS)
+    lake = str(tmp_path / "evallake")
+    out = run_cli("eval", str(data), "--model", "hash:64", "--eval-lake", lake, "--json")
+    assert out.exit_code == 0, out.output
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["config"]["mode"] for r in lines] == ["hybrid", "dense", "bm25"]
+    for r in lines:
+        assert set(r) >= {"dataset", "lake_version", "config", "metrics", "latency_ms", "queries"}
+        assert set(r["metrics"]) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"}
+        assert r["queries"] == 3 and r["dataset"] == "tiny" and r["lake_version"] >= 1
+        assert set(r["latency_ms"]) == {"p50", "p95"}
+    bm25 = lines[2]
+    assert bm25["metrics"]["recall@100"] == 1.0 and bm25["metrics"]["mrr@10"] > 0.5
+
+    # a second run re-uses the lake: nothing new is ingested, the version is the same
+    again = run_cli("eval", str(data), "--model", "hash:64", "--eval-lake", lake, "--mode", "bm25", "--json")
+    assert json.loads(again.stdout)["lake_version"] == bm25["lake_version"]
+
+    from kbflow.evaluate.runs import load_runs
+    from kbflow.lake import Lake
+
+    runs = load_runs(Lake(lake))
+    assert len(runs) == 4 and runs[-1].per_query.keys() == {"q1", "q2", "q3"}
+    cmp = run_cli("eval", str(data), "--eval-lake", lake, "--compare", lines[1]["run_id"], lines[2]["run_id"])
+    assert cmp.exit_code == 0, cmp.output
+    assert "A wins" in cmp.output and "A loses" in cmp.output
+    bad = run_cli("eval", str(data), "--eval-lake", lake, "--compare", "zzzz", lines[2]["run_id"])
+    assert bad.exit_code == 1 and "no run with id 'zzzz'" in bad.output
+
+
+def test_sweep_grid_expands_and_validates(tmp_path):
+    from kbflow.config import Settings
+    from kbflow.evaluate.sweep import expand_grid, load_sweep
+
+    settings = Settings(lake=str(tmp_path / "l"), model="hash:64")
+    configs = expand_grid(
+        {"grid": {"mode": ["hybrid", "bm25"], "fusion": ["rrf", "convex"], "rrf_k": [10, 60]}}, settings
+    )
+    # hybrid rrf: 2 k; convex has no k: 1; bm25 ignores fusion settings: 1
+    assert len(configs) == 4
+    assert sum(c["fusion"] == "convex" for c in configs) == 1
+    assert sum(c["mode"] == "bm25" for c in configs) == 1
+    assert all(c["model"] == "hash:64" and c["max_tokens"] == 200 for c in configs)
+    with pytest.raises(DatasetError, match="unknown settings"):
+        expand_grid({"grid": {"temperature": [1]}}, settings)
+    with pytest.raises(DatasetError, match="rrf_k must be >= 1"):
+        expand_grid({"grid": {"rrf_k": [0]}}, settings)
+    path = tmp_path / "sweep.yaml"
+    path.write_text("grid:\n  mode: hybrid\n  dense_weight: [0.5, 1.0]\ninclude:\n  - {mode: dense}\n")
+    assert [c["dense_weight"] for c in load_sweep(str(path), settings)] == [0.5, 1.0, None]
+    path.write_text("grid: [1, 2\n")
+    with pytest.raises(DatasetError, match="not valid YAML"):
+        load_sweep(str(path), settings)
