@@ -130,7 +130,7 @@ def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, a
     "--fusion",
     type=click.Choice(["rrf", "convex"]),
     default=None,
-    help="Hybrid fusion: reciprocal rank fusion or a convex combination of normalized scores [default: rrf].",
+    help="Hybrid fusion: a convex combination of normalized scores or reciprocal rank fusion [default: convex].",
 )
 @click.option("--scope", default=None, help="Project id: its sources plus global ones.")
 @click.option("--kind", "kinds", multiple=True, help="Content kind filter (doc, code, record, ...); repeatable.")

@@ -38,10 +38,10 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--mode", type=click.Choice([*_MODES, "all"]), default="all", show_default=True,
               help="Mode to evaluate; 'all' evaluates each.")
 @click.option("--split", default="test", show_default=True, help="qrels/<split>.tsv to score against.")
-@click.option("--fusion", type=click.Choice(["rrf", "convex"]), default=None, help="Hybrid fusion [default: rrf].")
+@click.option("--fusion", type=click.Choice(["rrf", "convex"]), default=None, help="Hybrid fusion [default: convex].")
 @click.option("--rrf-k", type=int, default=None, help="RRF constant [default: 60].")
 @click.option("--dense-weight", type=float, default=None, help="Weight of the dense leg in fusion [default: 1.0].")
-@click.option("--bm25-weight", type=float, default=None, help="Weight of the BM25 leg in fusion [default: 1.0].")
+@click.option("--bm25-weight", type=float, default=None, help="Weight of the BM25 leg in fusion [default: 0.5].")
 @click.option("--depth-factor", type=int, default=None, help="Candidates per leg = factor * k (>= 3) [default: 3].")
 @click.option("--max-tokens", type=int, default=None, help="Chunk token budget of the lake [default: 200].")
 @click.option("--model", default=None, help="Embedding model (path or id) [default: all-MiniLM-L6-v2].")
