@@ -32,26 +32,15 @@ from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
 from kbflow.evaluate.evaluate import (  # noqa: E402
     DOCS_PER_QUERY,
+    as_run,
     config_for,
     eval_lake_uri,
     evaluate,
     prepare_lake,
+    ranked_docs,
 )
 from kbflow.evaluate.metrics import score_run  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
-
-
-def doc_ranking(chunk_ids, doc_of) -> dict[str, float]:
-    docs: list[str] = []
-    seen = set()
-    for cid in chunk_ids:
-        d = doc_of[cid]
-        if d not in seen:
-            seen.add(d)
-            docs.append(d)
-            if len(docs) == DOCS_PER_QUERY:
-                break
-    return {d: float(len(docs) - i) for i, d in enumerate(docs)}
 
 
 def main() -> None:
@@ -87,14 +76,14 @@ def main() -> None:
         qtok = bm25s.tokenize([ds.queries[q] for q in qids], lower=True, stopwords="en", stemmer=stemmer,
                               show_progress=False)
         idx, _ = retr.retrieve(qtok, k=depth, show_progress=False)
-        bm25_run = {q: doc_ranking([cids[i] for i in row], doc_of) for q, row in zip(qids, idx)}
+        bm25_run = {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(qids, idx)}
 
         vectors = np.stack(table.column(S.VECTOR).to_numpy(zero_copy_only=False)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         qvec = np.stack([retriever.embedder.embed_query(ds.queries[q]) for q in qids]).astype(np.float32)
         sims = qvec @ vectors.T
         order = np.argsort(-sims, axis=1, kind="stable")[:, :depth]
-        dense_run = {q: doc_ranking([cids[i] for i in row], doc_of) for q, row in zip(qids, order)}
+        dense_run = {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(qids, order)}
 
         ref_bm25 = score_run(ds.qrels, bm25_run)[0]["ndcg@10"]
         ref_dense = score_run(ds.qrels, dense_run)[0]["ndcg@10"]

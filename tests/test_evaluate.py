@@ -144,3 +144,12 @@ def test_sweep_grid_expands_and_validates(tmp_path):
     path.write_text("grid: [1, 2\n")
     with pytest.raises(DatasetError, match="not valid YAML"):
         load_sweep(str(path), settings)
+
+
+def test_documents_rank_where_their_best_chunk_does():
+    from kbflow.evaluate.evaluate import as_run, ranked_docs
+
+    doc_of = {"c1": "d2", "c2": "d1", "c3": "d2", "c4": "d3"}
+    assert ranked_docs(["c1", "c2", "c3", "cX", "c4"], doc_of) == ["d2", "d1", "d3"]
+    assert ranked_docs(["c1", "c2", "c3", "c4"], doc_of, n=2) == ["d2", "d1"]
+    assert as_run(["d2", "d1", "d3"]) == {"d2": 3.0, "d1": 2.0, "d3": 1.0}

@@ -56,14 +56,13 @@ def _block_boxes(mine: list, others: list) -> list[list[float]]:
         return [box]
     out: list[list[float]] = []
     for line in _lines(mine):
+        box = _union(line)
         if out:
-            merged = [min(out[-1][0], line[0][2]), out[-1][1], max(out[-1][2], max(w[4] for w in line)),
-                      max(out[-1][3], max(w[5] for w in line))]
-            merged[1] = min(merged[1], min(w[3] for w in line))
+            merged = [min(out[-1][0], box[0]), min(out[-1][1], box[1]), max(out[-1][2], box[2]), max(out[-1][3], box[3])]
             if not any(_inside(o, merged) for o in others):
                 out[-1] = merged
                 continue
-        out.append(_union(line))
+        out.append(box)
     return out
 
 

@@ -129,6 +129,25 @@ def _doc_ids(retriever) -> dict[str, str]:
     return {cid: rec for cid, rec in zip(table.column(S.CHUNK_ID).to_pylist(), records) if rec is not None}
 
 
+def ranked_docs(chunk_ids: Iterable[str], doc_of: Mapping[str, str], n: int = DOCS_PER_QUERY) -> list[str]:
+    """The first ``n`` distinct documents of a chunk ranking: a document ranks where its best chunk does."""
+    docs: list[str] = []
+    seen: set[str] = set()
+    for cid in chunk_ids:
+        doc = doc_of.get(cid)
+        if doc is not None and doc not in seen:
+            seen.add(doc)
+            docs.append(doc)
+            if len(docs) == n:
+                break
+    return docs
+
+
+def as_run(docs: Sequence[str]) -> dict[str, float]:
+    """A ranx run entry whose scores keep ``docs``' order exactly (ranx sorts by score)."""
+    return {doc: float(len(docs) - i) for i, doc in enumerate(docs)}
+
+
 def _percentile(values: Sequence[float], q: float) -> float:
     np = require("numpy")
     return float(np.percentile(np.asarray(values, dtype=float), q)) if values else 0.0
@@ -188,17 +207,8 @@ def evaluate(
             except QueryError as exc:
                 raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None
             latencies.append((time.perf_counter() - t0) * 1000.0)
-            docs: list[str] = []
-            seen: set[str] = set()
-            for cid in ranking.ids:
-                doc = doc_of.get(cid)
-                if doc is not None and doc not in seen:
-                    seen.add(doc)
-                    docs.append(doc)
-                    if len(docs) == DOCS_PER_QUERY:
-                        break
-            # scores that keep kbflow's order exactly (ranx sorts by score)
-            run[qid] = {doc: float(len(docs) - i) for i, doc in enumerate(docs)}
+            docs = ranked_docs(ranking.ids, doc_of)
+            run[qid] = as_run(docs)
             top[qid] = docs[:10]
             if bar is not None:
                 bar.update(1)

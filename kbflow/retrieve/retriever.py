@@ -201,7 +201,13 @@ class Retriever:
         ids = index.chunk_id_of(row_ids) if index is not None else table.column(S.CHUNK_ID).to_pylist()
         return ids, row_ids, table.column("_score").to_pylist()
 
-    def _check(self, query: str, k: int, mode: str, fusion: str, depth: int | None, weights, max_k: int):
+    @staticmethod
+    def _check_k(k: int, max_k: int) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
+            raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
+
+    def _check(self, query: str, k: int, mode: str, fusion: str, depth: int | None, weights):
+        """Validate a request (``k`` against :data:`MAX_RANK_K`); returns the candidate depth and leg weights."""
         defaults = self.settings.retrieval
         if mode not in MODES:
             raise QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
@@ -211,8 +217,7 @@ class Retriever:
             raise QueryError("the query is empty; pass some text to search for")
         if len(query) > MAX_QUERY_CHARS:
             raise QueryError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
-            raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
+        self._check_k(k, MAX_RANK_K)
         depth = depth if depth is not None else defaults.depth(k)
         if depth < 3 * k:
             raise QueryError(f"depth must be at least 3*k = {3 * k}, got {depth}")
@@ -245,7 +250,7 @@ class Retriever:
         defaults = self.settings.retrieval
         mode = mode or defaults.mode
         fusion = fusion or defaults.fusion
-        depth, weights = self._check(query, k, mode, fusion, depth, weights, MAX_RANK_K)
+        depth, weights = self._check(query, k, mode, fusion, depth, weights)
         filters = self._filters(scope, kinds, source_types, source_ids)
         if self.rows == 0:
             return Ranking([], [], {}, {})
@@ -317,7 +322,7 @@ class Retriever:
         """
         t0 = time.perf_counter()
         mode = mode or self.settings.retrieval.mode
-        self._check(query, k, mode, fusion or self.settings.retrieval.fusion, depth, weights, MAX_K)
+        self._check_k(k, MAX_K)  # rank() validates the rest
         ranking = self.rank(
             query, k, mode=mode, fusion=fusion, scope=scope, kinds=kinds, source_types=source_types,
             source_ids=source_ids, rrf_k=rrf_k, weights=weights, depth=depth,
