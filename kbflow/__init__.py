@@ -34,6 +34,8 @@ _EXPORTS = {
     "rrf": "kbflow.retrieve.fusion",
     "convex": "kbflow.retrieve.fusion",
     "Ranking": "kbflow.retrieve.retriever",
+    "Reranker": "kbflow.retrieve.rerank",
+    "CrossEncoderReranker": "kbflow.retrieve.rerank",
     "load_beir": "kbflow.evaluate.beir",
     "evaluate_dataset": "kbflow.evaluate.evaluate",
     "EvalRun": "kbflow.evaluate.runs",
@@ -98,6 +100,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.pipeline import ingest, remove_source, stale_sources
     from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
     from kbflow.retrieve.fusion import convex, rrf
+    from kbflow.retrieve.rerank import CrossEncoderReranker, Reranker
     from kbflow.retrieve.resolver import resolve
     from kbflow.retrieve.retriever import Ranking, Retriever
     from kbflow.sources.base import get_loader

@@ -132,6 +132,16 @@ def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, a
     default=None,
     help="Hybrid fusion: a convex combination of normalized scores or reciprocal rank fusion [default: convex].",
 )
+@click.option(
+    "--rerank",
+    "reranker",
+    default=None,
+    metavar="MODEL",
+    help="Rerank the top fused candidates with this sentence-transformers cross-encoder (a local folder or model id).",
+)
+@click.option(
+    "--rerank-depth", type=int, default=None, help="Fused candidates the cross-encoder rescores [default: max(50, k)]."
+)
 @click.option("--scope", default=None, help="Project id: its sources plus global ones.")
 @click.option("--kind", "kinds", multiple=True, help="Content kind filter (doc, code, record, ...); repeatable.")
 @click.option("--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable.")
@@ -146,7 +156,8 @@ def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, a
 @click.option("--version", "version", type=int, default=None, help="Search this version of the search table.")
 @click.option("--tag", default=None, help="Search the lake snapshot made by `kbflow tag NAME`.")
 @click.pass_context
-def search(ctx, query, k, mode, fusion, scope, kinds, source_types, source_ids, as_json, as_prompt, version, tag) -> None:
+def search(ctx, query, k, mode, fusion, reranker, rerank_depth, scope, kinds, source_types, source_ids, as_json, as_prompt,
+           version, tag) -> None:
     """Search the lake; every hit carries its citation."""
     from kbflow.retrieve.retriever import Retriever
 
@@ -156,6 +167,8 @@ def search(ctx, query, k, mode, fusion, scope, kinds, source_types, source_ids, 
         k=k,
         mode=mode,
         fusion=fusion,
+        reranker=reranker,
+        rerank_depth=rerank_depth,
         scope=scope,
         kinds=list(kinds) or None,
         source_types=list(source_types) or None,

@@ -29,6 +29,8 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 MAX_QUERY_CHARS = 1000
 MAX_K = 100
+#: the most fused candidates a cross-encoder rescores per query
+MAX_RERANK_DEPTH = 1000
 
 
 def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
@@ -125,8 +127,14 @@ class RetrievalSettings:
     depth_factor: int = 3
     min_depth: int = 30
     exact_max_rows: int = EXACT_MAX_ROWS
+    reranker: str | None = None
+    rerank_depth: int = 50
 
     def __post_init__(self) -> None:
+        if self.reranker is not None and (not isinstance(self.reranker, str) or not self.reranker):
+            raise ConfigError(f"reranker must be a cross-encoder folder or model id, got {self.reranker!r}")
+        if not 1 <= self.rerank_depth <= MAX_RERANK_DEPTH:
+            raise ConfigError(f"rerank_depth must be in 1..{MAX_RERANK_DEPTH}, got {self.rerank_depth}")
         if self.exact_max_rows < 0:
             raise ConfigError(f"exact_max_rows must be >= 0, got {self.exact_max_rows}")
         if self.mode not in ("hybrid", "dense", "bm25"):

@@ -9,7 +9,7 @@ each also derives from the builtin that fits, so callers can catch either::
     │   └── SourceNotFoundError(KeyError)  no source with that id in the registry
     ├── LakeError(RuntimeError)            the lake cannot be opened or written
     │   └── LakeNotFoundError(FileNotFoundError)
-    ├── EmbedError(RuntimeError)           the embedding model cannot be loaded or run
+    ├── EmbedError(RuntimeError)           an embedding or reranking model cannot be loaded or run
     ├── QueryError(ValueError)             a bad search request
     ├── ResolveError(ValueError)           a citation no longer resolves to its text
     ├── DatasetError(ValueError)           an evaluation dataset or sweep file is malformed
@@ -64,7 +64,7 @@ class LakeNotFoundError(LakeError, FileNotFoundError):
 
 
 class EmbedError(KbflowError, RuntimeError):
-    """The embedding model cannot be loaded or run."""
+    """An embedding model or cross-encoder reranker cannot be loaded or run."""
 
 
 class QueryError(KbflowError, ValueError):

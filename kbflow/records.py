@@ -225,7 +225,8 @@ class Hit:
     """One search result: the chunk text, its score and its citation, in one row.
 
     ``dense_rank`` and ``bm25_rank`` keep each leg's 1-based rank (``None``
-    where the leg did not return the chunk) for analysis.
+    where the leg did not return the chunk) for analysis; ``fused_rank`` is the
+    rank before a cross-encoder reranked the hits (``None`` without one).
     """
 
     rank: int
@@ -237,6 +238,7 @@ class Hit:
     scope: str
     dense_rank: int | None = None
     bm25_rank: int | None = None
+    fused_rank: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``kbflow search --json`` object."""
@@ -272,7 +274,8 @@ class Hits(list):
         self.mode = mode
         #: wall time of the search that produced these hits, query embedding included
         self.latency_ms = 0.0
-        #: each leg's ranked chunk ids before fusion (``{"dense": [...], "bm25": [...]}``), for analysis
+        #: each leg's ranked chunk ids before fusion (``{"dense": [...], "bm25": [...]}``), for analysis;
+        #: with a reranker, also ``"fused"``: the fused order it reranked
         self.legs: dict[str, list[str]] = {}
 
     def to_dicts(self) -> list[dict[str, Any]]:
@@ -285,6 +288,7 @@ class Hits(list):
                 "content_kind": h.content_kind,
                 "dense_rank": h.dense_rank,
                 "bm25_rank": h.bm25_rank,
+                "fused_rank": h.fused_rank,
                 "chunk_id": h.chunk_id,
                 "text": h.text,
             }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -12,7 +13,8 @@ _MODES = ("hybrid", "dense", "bm25")
 
 def _table(runs) -> list[str]:
     head = f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} " \
-           f"{'tokens':>6s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
+           f"{'tokens':>6s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'p50 ms':>7s} " \
+           f"{'p95 ms':>7s}"
     lines = [head]
     for r in runs:
         c, m = r.config, r.metrics
@@ -22,11 +24,20 @@ def _table(runs) -> list[str]:
 
         lines.append(
             f"{r.run_id:12s} {c['mode']:6s} {show(c['fusion']):6s} {show(c['rrf_k']):>5s} {show(c['dense_weight']):>7s} "
-            f"{show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} {m['ndcg@10']:7.4f} "
+            f"{show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} {_reranker(c):>10s} "
+            f"{m['ndcg@10']:7.4f} "
             f"{m['recall@10']:6.4f} {m['recall@100']:6.4f} {m['mrr@10']:6.4f} {r.latency_ms['p50']:7.1f} "
             f"{r.latency_ms['p95']:7.1f}"
         )
     return lines
+
+
+def _reranker(config) -> str:
+    """``name@depth`` of a configuration's cross-encoder (its folder's last part), or ``-``."""
+    model = config.get("reranker")
+    if not model:
+        return "-"
+    return f"{os.path.basename(model.rstrip('/')) or model}@{config.get('rerank_depth')}"[-10:]
 
 
 def _marked(docs: list[str], relevant: dict[str, int]) -> str:
@@ -45,6 +56,9 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--depth-factor", type=int, default=None, help="Candidates per leg = factor * k (>= 3) [default: 3].")
 @click.option("--max-tokens", type=int, default=None, help="Chunk token budget of the lake [default: 200].")
 @click.option("--model", default=None, help="Embedding model (path or id) [default: all-MiniLM-L6-v2].")
+@click.option("--rerank", "reranker", default=None, metavar="MODEL",
+              help="Rerank the top fused candidates with this cross-encoder (local folder or model id).")
+@click.option("--rerank-depth", type=int, default=None, help="Candidates the cross-encoder rescores [default: 50].")
 @click.option("--sweep", "sweep_file", type=click.Path(), default=None,
               help="A YAML grid of settings (see kbflow.evaluate.sweep); prints the configurations ranked.")
 @click.option("--compare", nargs=2, default=None, metavar="RUN_A RUN_B",
@@ -58,7 +72,7 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per configuration, one per line.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when a terminal).")
 def eval_command(dataset_dir, mode, split, fusion, rrf_k, dense_weight, bm25_weight, depth_factor, max_tokens, model,
-                 sweep_file, compare, metric, top_n, eval_lake, tag, limit, as_json, progress) -> None:
+                 reranker, rerank_depth, sweep_file, compare, metric, top_n, eval_lake, tag, limit, as_json, progress) -> None:
     """Evaluate retrieval on the BEIR dataset in DATASET_DIR.
 
     \b
@@ -108,7 +122,8 @@ def eval_command(dataset_dir, mode, split, fusion, rrf_k, dense_weight, bm25_wei
         configs = load_sweep(sweep_file, settings)
     else:
         overrides = {"fusion": fusion, "rrf_k": rrf_k, "dense_weight": dense_weight, "bm25_weight": bm25_weight,
-                     "depth_factor": depth_factor, "max_tokens": max_tokens, "model": model}
+                     "depth_factor": depth_factor, "max_tokens": max_tokens, "model": model, "reranker": reranker,
+                     "rerank_depth": rerank_depth}
         modes = _MODES if mode == "all" else (mode,)
         configs = [config_for(settings, mode=m, **overrides) for m in modes]
     show = sys.stderr.isatty() if progress is None else progress

@@ -42,8 +42,8 @@ __all__ = [
 CORPUS_SOURCE = "corpus"
 #: documents ranked per query (Recall@100 needs 100)
 DOCS_PER_QUERY = 100
-#: the settings a configuration names; the first five apply at query time, the last two at ingest
-RETRIEVAL_KEYS = ("mode", "fusion", "rrf_k", "dense_weight", "bm25_weight", "depth_factor")
+#: the settings a configuration names; the retrieval keys apply at query time, the last two at ingest
+RETRIEVAL_KEYS = ("mode", "fusion", "rrf_k", "dense_weight", "bm25_weight", "depth_factor", "reranker", "rerank_depth")
 CONFIG_KEYS = (*RETRIEVAL_KEYS, "max_tokens", "model")
 
 
@@ -75,6 +75,12 @@ def config_for(settings: Settings, **overrides: Any) -> dict[str, Any]:
             config[key] = None
     elif config["fusion"] == "convex":
         config["rrf_k"] = None
+    if config["reranker"] is None:
+        config["rerank_depth"] = None
+    else:
+        from kbflow.retrieve.rerank import reranker_id
+
+        config["reranker"] = reranker_id(config["reranker"])
     return config
 
 
@@ -203,6 +209,8 @@ def evaluate(
                     rrf_k=config["rrf_k"],
                     weights=weights,
                     depth=int(config["depth_factor"]) * k,
+                    reranker=config.get("reranker") or False,
+                    rerank_depth=config.get("rerank_depth"),
                 )
             except QueryError as exc:
                 raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None

@@ -14,11 +14,13 @@
       - {mode: bm25}
 
 Keys: ``mode``, ``fusion``, ``rrf_k``, ``dense_weight``, ``bm25_weight``,
-``depth_factor`` (query time) and ``max_tokens``, ``model`` (ingest time:
+``depth_factor``, ``reranker`` (a cross-encoder folder or id; ``null`` for
+none), ``rerank_depth`` (query time) and ``max_tokens``, ``model`` (ingest time:
 the lake is re-chunked and the new chunk texts embedded once per model; a
 text already embedded by that model never is again). A value or a list of
 values; the grid is their cartesian product. Settings a mode does not use
-(fusion settings for ``dense``/``bm25``) are dropped, and duplicate
+(fusion settings for ``dense``/``bm25``, ``rerank_depth`` without a
+reranker) are dropped, and duplicate
 configurations kept once.
 """
 

@@ -4,8 +4,9 @@ Two legs each fetch a candidate depth (at least ``3 * k``): the dense leg
 (cosine similarity of the query vector to the chunk vectors) and the keyword
 leg (BM25 over Lance's full-text index, English stemming and stop words).
 Their results are fused by :func:`kbflow.retrieve.fusion.convex` (the
-default) or :func:`kbflow.retrieve.fusion.rrf`, and
-the hit rows (text plus citation) are fetched with one ``take``.
+default) or :func:`kbflow.retrieve.fusion.rrf`; an optional cross-encoder
+(:mod:`kbflow.retrieve.rerank`) rescores the first ``rerank_depth`` fused
+candidates. The hit rows (text plus citation) are fetched with one ``take``.
 
 The dense leg is exact: up to ``RetrievalSettings.exact_max_rows`` rows the
 vectors of the opened version are held in memory (:class:`ExactIndex`, loaded
@@ -26,14 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from kbflow import schema as S
-from kbflow.config import MAX_K, MAX_QUERY_CHARS, Settings
+from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, Settings
 from kbflow.embed.base import get_embedder
-from kbflow.errors import LakeError, LakeNotFoundError, QueryError
+from kbflow.errors import EmbedError, LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits, Locator
 from kbflow.retrieve.dense import ExactIndex
 from kbflow.retrieve.fusion import FUSIONS, convex, rrf
+from kbflow.retrieve.rerank import Reranker, get_reranker
 
 __all__ = ["Retriever"]
 
@@ -48,14 +50,20 @@ MAX_RANK_K = 10_000
 
 @dataclass(frozen=True)
 class Ranking:
-    """What :meth:`Retriever.rank` returns: fused chunk ids and scores, best first, and each leg's list."""
+    """What :meth:`Retriever.rank` returns: fused chunk ids and scores, best first, and each leg's list.
+
+    With a reranker, the first ``reranked`` positions are ordered and scored
+    by the cross-encoder; the rest keep their fused order and scores.
+    """
 
     ids: list[str]
     scores: list[float]
-    #: each leg's ranked chunk ids before fusion
+    #: each leg's ranked chunk ids before fusion; with a reranker also ``"fused"``, the order it reranked
     legs: dict[str, list[str]]
     #: chunk id -> Lance row id in the pinned version
     row_of: dict[str, int] = field(repr=False)
+    #: how many leading positions the cross-encoder scored (0 without one)
+    reranked: int = 0
 
 
 def _as_list(value: str | Iterable[str] | None, name: str) -> list[str] | None:
@@ -241,17 +249,26 @@ class Retriever:
         rrf_k: int | None = None,
         weights: Mapping[str, float] | None = None,
         depth: int | None = None,
+        reranker: str | Reranker | bool | None = None,
+        rerank_depth: int | None = None,
     ) -> Ranking:
-        """The top ``k`` chunk ids and scores for ``query``, without reading their texts.
+        """The top ``k`` chunk ids and scores for ``query``, reading no texts unless a reranker needs them.
 
         What :meth:`search` ranks, for evaluation and analysis: ``k`` goes up to
-        10,000 and each leg's ranked list is kept. Parameters as in :meth:`search`.
+        10,000 and each leg's ranked list is kept. Parameters as in
+        :meth:`search`, except that a reranker rescores only the first
+        ``rerank_depth`` fused candidates; positions after them keep their fused
+        order (see :attr:`Ranking.reranked`).
         """
         defaults = self.settings.retrieval
         mode = mode or defaults.mode
         fusion = fusion or defaults.fusion
         depth, weights = self._check(query, k, mode, fusion, depth, weights)
         filters = self._filters(scope, kinds, source_types, source_ids)
+        reranker = self._reranker(reranker)
+        rerank_depth = self._check_rerank_depth(rerank_depth)
+        if reranker is not None:
+            depth = max(depth, rerank_depth)  # enough candidates for the reranker to choose from
         if self.rows == 0:
             return Ranking([], [], {}, {})
         query = query.strip()
@@ -264,18 +281,60 @@ class Retriever:
             legs["bm25"] = self._bm25(query, depth, filters)
         if mode != "hybrid":
             ids, _, scores = legs[mode]
-            fused = list(zip(ids, scores))[:k]
+            fused = list(zip(ids, scores))
         elif fusion == "convex":
-            fused = convex({leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}, weights=weights)[:k]
+            fused = convex({leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}, weights=weights)
         else:
-            fused = rrf({leg: ids for leg, (ids, _, _) in legs.items()}, k=rrf_k or defaults.rrf_k, weights=weights)[:k]
+            fused = rrf({leg: ids for leg, (ids, _, _) in legs.items()}, k=rrf_k or defaults.rrf_k, weights=weights)
         row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
+        reranked = 0
+        if reranker is not None and fused:
+            ranked["fused"] = [cid for cid, _ in fused[: max(k, rerank_depth)]]
+            reranked = min(rerank_depth, len(fused))
+            fused = self._rerank(reranker, query, fused, rerank_depth, row_of)
+        fused = fused[:k]
         return Ranking(
             [cid for cid, _ in fused],
             [float(score) for _, score in fused],
-            {leg: ids for leg, (ids, _, _) in legs.items()},
+            ranked,
             row_of,
+            reranked=min(reranked, len(fused)),
         )
+
+    def _reranker(self, reranker: str | Reranker | bool | None) -> Reranker | None:
+        """The reranker a request asks for: ``None`` the settings' one, ``False`` none, a name or an object."""
+        if reranker is None:
+            reranker = self.settings.retrieval.reranker
+        if reranker is None or reranker is False:
+            return None
+        if isinstance(reranker, str):
+            return get_reranker(reranker, self.settings.embed_batch_size)
+        if reranker is True or not isinstance(reranker, Reranker):
+            raise QueryError(
+                f"reranker must be a cross-encoder folder or model id, an object with score(query, texts), "
+                f"or False; got {reranker!r}"
+            )
+        return reranker
+
+    def _check_rerank_depth(self, rerank_depth: int | None) -> int:
+        if rerank_depth is None:
+            return self.settings.retrieval.rerank_depth
+        if isinstance(rerank_depth, bool) or not isinstance(rerank_depth, int) or not 1 <= rerank_depth <= MAX_RERANK_DEPTH:
+            raise QueryError(f"rerank_depth must be an integer in 1..{MAX_RERANK_DEPTH}, got {rerank_depth!r}")
+        return rerank_depth
+
+    def _rerank(
+        self, reranker: Reranker, query: str, fused: list[tuple[str, float]], n: int, row_of: Mapping[str, int]
+    ) -> list[tuple[str, float]]:
+        """``fused`` with its first ``n`` entries reordered by the cross-encoder's scores (ties keep fused order)."""
+        head, tail = fused[:n], fused[n:]
+        texts = self.dataset._take_rows([row_of[cid] for cid, _ in head], columns=[S.TEXT]).column(S.TEXT).to_pylist()
+        scores = [float(x) for x in reranker.score(query, texts)]
+        if len(scores) != len(head):
+            raise EmbedError(f"reranker {reranker!r} returned {len(scores)} scores for {len(head)} passages")
+        order = sorted(range(len(head)), key=lambda i: -scores[i])
+        return [(head[i][0], scores[i]) for i in order] + tail
 
     def search(
         self,
@@ -291,6 +350,8 @@ class Retriever:
         rrf_k: int | None = None,
         weights: Mapping[str, float] | None = None,
         depth: int | None = None,
+        reranker: str | Reranker | bool | None = None,
+        rerank_depth: int | None = None,
     ) -> Hits:
         """The top ``k`` chunks for ``query``, each with its citation.
 
@@ -303,8 +364,8 @@ class Retriever:
         mode:
             ``"hybrid"`` (default), ``"dense"`` or ``"bm25"``.
         fusion:
-            Hybrid fusion: ``"rrf"`` (default) or ``"convex"`` (weighted sum of
-            min-max normalized leg scores).
+            Hybrid fusion: ``"convex"`` (default: weighted sum of min-max
+            normalized leg scores) or ``"rrf"`` (Reciprocal Rank Fusion).
         scope:
             A project id: hits from sources of that scope and from global sources.
         kinds, source_types, source_ids:
@@ -314,18 +375,28 @@ class Retriever:
         rrf_k, weights, depth:
             Fusion constant, per-leg weights ``{"dense": w, "bm25": w}`` and
             candidates per leg (at least ``3 * k``); defaults from the settings.
+        reranker, rerank_depth:
+            A cross-encoder (local folder or model id, or an object with
+            ``score(query, texts)``) that rescores the first
+            ``max(rerank_depth, k)`` fused candidates; ``False`` turns off one
+            set in the settings. Hits then carry the cross-encoder's scores and
+            their ``fused_rank``.
 
         Raises
         ------
         QueryError
             Empty or over-long query, ``k`` out of range, unknown mode, fusion or filter value.
+        EmbedError
+            The cross-encoder cannot be loaded.
         """
         t0 = time.perf_counter()
         mode = mode or self.settings.retrieval.mode
         self._check_k(k, MAX_K)  # rank() validates the rest
+        rerank_depth = self._check_rerank_depth(rerank_depth)
         ranking = self.rank(
             query, k, mode=mode, fusion=fusion, scope=scope, kinds=kinds, source_types=source_types,
-            source_ids=source_ids, rrf_k=rrf_k, weights=weights, depth=depth,
+            source_ids=source_ids, rrf_k=rrf_k, weights=weights, depth=depth, reranker=reranker,
+            rerank_depth=max(rerank_depth, k),
         )
         query = query.strip()
         ranked, row_of = ranking.legs, ranking.row_of
@@ -355,6 +426,7 @@ class Retriever:
                     scope=row[S.SCOPE],
                     dense_rank=positions.get("dense", {}).get(cid),
                     bm25_rank=positions.get("bm25", {}).get(cid),
+                    fused_rank=positions.get("fused", {}).get(cid),
                 )
             )
         out = Hits(hits, query=query, mode=mode)
