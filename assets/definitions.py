@@ -5,11 +5,12 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.corpus import CHECKS, PER_SOURCE, search_index
+from assets.evaluation import build_eval_assets
 from assets.resources import KbflowResource
 from assets.sensors import refresh_stale_sources, sync_source_partitions
 
 defs = dg.Definitions(
-    assets=[*PER_SOURCE, search_index],
+    assets=[*PER_SOURCE, search_index, *build_eval_assets()],
     asset_checks=CHECKS,
     sensors=[sync_source_partitions, refresh_stale_sources],
     resources={"kbflow": KbflowResource()},

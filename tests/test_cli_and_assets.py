@@ -19,7 +19,7 @@ def test_definitions_load_and_graph():
     from assets.definitions import defs
 
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
-    assert keys == {"documents", "chunks", "embeddings", "search_index"}
+    assert keys == {"documents", "chunks", "embeddings", "search_index", "eval_lake", "eval_run", "eval_summary"}
     assert len(defs.resolve_asset_graph().asset_check_keys) == 4
 
 

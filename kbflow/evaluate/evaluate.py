@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from kbflow import ids
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import MAX_QUERY_CHARS, RetrievalSettings, Settings
@@ -36,7 +38,11 @@ __all__ = [
     "eval_lake_uri",
     "evaluate",
     "evaluate_dataset",
+    "group_tag",
+    "ingest_groups",
     "prepare_lake",
+    "slug",
+    "snapshot_lake",
 ]
 
 CORPUS_SOURCE = "corpus"
@@ -45,6 +51,12 @@ DOCS_PER_QUERY = 100
 #: the settings a configuration names; the retrieval keys apply at query time, the last two at ingest
 RETRIEVAL_KEYS = ("mode", "fusion", "rrf_k", "dense_weight", "bm25_weight", "depth_factor", "reranker", "rerank_depth")
 CONFIG_KEYS = (*RETRIEVAL_KEYS, "max_tokens", "model")
+
+
+def slug(name: str) -> str:
+    """A model path or id as a short name: its last path part, then only letters, digits, '.' and '-'."""
+    last = os.path.basename(str(name).rstrip("/")) or str(name)
+    return re.sub(r"[^A-Za-z0-9.]+", "-", last).strip("-") or "model"
 
 
 def eval_lake_uri(dataset: BeirDataset, home: str | None = None) -> str:
@@ -242,6 +254,69 @@ def evaluate(
     return runs
 
 
+def ingest_groups(configs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int], list[Mapping[str, Any]]]:
+    """Configurations grouped by what they need at ingest time: ``{(model, max_tokens): [config, ...]}``."""
+    groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for config in configs:
+        groups.setdefault((str(config["model"]), int(config["max_tokens"])), []).append(config)
+    return groups
+
+
+def _tag_prefix(model: str, max_tokens: int) -> str:
+    # the digest keeps two models of one folder name apart
+    return f"eval-{slug(model)}-{ids.digest(model)[:6]}-t{int(max_tokens)}-v"
+
+
+def group_tag(lake: Lake, model: str, max_tokens: int) -> str | None:
+    """The newest snapshot :func:`snapshot_lake` tagged for ``(model, max_tokens)``, or ``None``."""
+    prefix = _tag_prefix(model, max_tokens)
+    found = [(int(tag[len(prefix):]), tag) for tag in lake.snapshots()
+             if tag.startswith(prefix) and tag[len(prefix):].isdigit()]
+    return max(found)[1] if found else None
+
+
+def snapshot_lake(
+    dataset: BeirDataset,
+    configs: Sequence[Mapping[str, Any]],
+    settings: Settings,
+    *,
+    lake: str | None = None,
+    progress: bool = False,
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """Sync the dataset's lake once per ingest group of ``configs`` and tag the lake after each.
+
+    The tag (``eval-<model>-<digest>-t<max_tokens>-v<search version>``) is the
+    snapshot the group's configurations are evaluated against, whatever other
+    groups write afterwards (``evaluate(..., tag=...)``). A group tagged before
+    is not synced again: the lake is named by the corpus hash, so its snapshot
+    still holds (delete the lake to rebuild it).
+    Returns ``{(model, max_tokens): {"tag", "search_version", "status",
+    "chunks_embedded"}}``.
+    """
+    base = replace(settings, lake=lake or eval_lake_uri(dataset))
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    the_lake = Lake(base.lake)
+    for (model, max_tokens), group in ingest_groups(configs).items():
+        tag = group_tag(the_lake, model, max_tokens) if the_lake.has_table(S.SEARCH) else None
+        if tag is not None:  # the corpus is unchanged (its hash names the lake): the snapshot stands
+            version = the_lake.snapshots()[tag][S.SEARCH]
+            out[(model, max_tokens)] = {"tag": tag, "search_version": version, "status": "unchanged",
+                                        "chunks_embedded": 0}
+            continue
+        the_lake, info = prepare_lake(dataset, settings_for(base, group[0]), progress=progress)
+        version = info["versions"][S.SEARCH]
+        tag = f"{_tag_prefix(model, max_tokens)}{version}"
+        if tag not in the_lake.snapshots():
+            the_lake.tag(tag)
+        out[(model, max_tokens)] = {
+            "tag": tag,
+            "search_version": version,
+            "status": info["status"],
+            "chunks_embedded": info["chunks_embedded"],
+        }
+    return out
+
+
 def evaluate_dataset(
     dataset: BeirDataset,
     configs: Sequence[Mapping[str, Any]],
@@ -263,12 +338,9 @@ def evaluate_dataset(
     """
     uri = lake or eval_lake_uri(dataset)
     base = replace(settings, lake=uri)
-    groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
-    for config in configs:
-        groups.setdefault((str(config["model"]), int(config["max_tokens"])), []).append(config)
     runs: list[EvalRun] = []
     the_lake = Lake(uri)
-    for group in groups.values():
+    for group in ingest_groups(configs).values():
         group_settings = settings_for(base, group[0])
         if tag is None:
             the_lake, _ = prepare_lake(dataset, group_settings, progress=progress)

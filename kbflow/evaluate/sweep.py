@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any
+from typing import Any, Mapping
 
 from kbflow._lazy import require
-from kbflow.config import Settings
+from kbflow.config import DEFAULT_MODEL, Settings
 from kbflow.errors import ConfigError, DatasetError
-from kbflow.evaluate.evaluate import CONFIG_KEYS, config_for
+from kbflow.evaluate.evaluate import CONFIG_KEYS, config_for, slug
 
-__all__ = ["expand_grid", "load_sweep"]
+__all__ = ["config_label", "config_labels", "expand_grid", "load_sweep", "slug"]
 
 
 def expand_grid(spec: dict[str, Any], settings: Settings, origin: str = "sweep") -> list[dict[str, Any]]:
@@ -82,3 +82,36 @@ def load_sweep(path: str, settings: Settings) -> list[dict[str, Any]]:
     except yaml.YAMLError as exc:
         raise DatasetError(f"{path}: not valid YAML ({exc})") from None
     return expand_grid(spec, settings, origin=path)
+
+
+def config_label(config: Mapping[str, Any]) -> str:
+    """A short readable name of a configuration, e.g. ``hybrid_convex_d1-b0.5_x3_t200``.
+
+    Names the mode, the fusion (``rrf60``/``convex``) and leg weights of a
+    hybrid, the depth factor, the chunk budget, and the model and reranker
+    where they are not the defaults. Letters, digits and ``._-`` only (usable
+    as a Dagster partition key and a lake tag).
+    """
+    parts = [str(config["mode"])]
+    if config["mode"] == "hybrid":
+        parts.append(f"rrf{config['rrf_k']}" if config["fusion"] == "rrf" else str(config["fusion"]))
+        parts.append(f"d{float(config['dense_weight']):g}-b{float(config['bm25_weight']):g}")
+    parts.append(f"x{config['depth_factor']}")
+    parts.append(f"t{config['max_tokens']}")
+    if config["model"] != DEFAULT_MODEL:
+        parts.append(f"m-{slug(config['model'])}")
+    if config.get("reranker"):
+        parts.append(f"rr-{slug(config['reranker'])}-{config['rerank_depth']}")
+    return "_".join(parts)
+
+
+def config_labels(configs: list[Mapping[str, Any]]) -> list[str]:
+    """:func:`config_label` of each configuration, made unique (a short digest added where two collide)."""
+    from kbflow import ids
+
+    labels = [config_label(c) for c in configs]
+    counts = {label: labels.count(label) for label in labels}
+    return [
+        label if counts[label] == 1 else f"{label}_{ids.digest(json.dumps(c, sort_keys=True))[:6]}"
+        for label, c in zip(labels, configs)
+    ]
