@@ -4,7 +4,10 @@ For each dataset: evaluate kbflow's ``bm25`` and ``dense`` modes (``kbflow
 eval``'s code path, on the dataset's eval lake), then
 
 - a reference BM25: bm25s over the same chunk texts with the same
-  tokenization (lowercase, English Snowball stemming, English stop words);
+  tokenization as the Lance index: runs of letters and digits (so
+  ``get_file_name`` is three tokens), lowercase, English Snowball stemming,
+  and the English stop words the Lance index drops (found by probing a
+  scratch index with bm25s's 179-word English list);
 - exact cosine search: every chunk vector of the search table against the
   query vector in numpy (float32), no candidate selection;
 
@@ -43,6 +46,32 @@ from kbflow.evaluate.metrics import score_run  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
 
 
+def lance_stopwords(candidates: list[str]) -> list[str]:
+    """The words of ``candidates`` that Lance's English full-text index drops as stop words (probed)."""
+    import tempfile
+
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import FTS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        table = lancedb.connect(tmp).create_table("probe", pa.table({"text": [f"{w} zebra" for w in candidates]}))
+        table.create_index("text", config=FTS(language="English", stem=True, remove_stop_words=True, lower_case=True,
+                                              ascii_folding=True))
+        ds = table.to_lance()
+        stopped = []
+        for word in candidates:
+            found = ds.to_table(columns=["text", "_score"], full_text_query={"query": word, "columns": ["text"]},
+                                limit=3).column("text").to_pylist()
+            if not any(text.split()[0] == word for text in found):
+                stopped.append(word)
+    return stopped
+
+
+#: letters and digits: how Lance's "simple" base tokenizer splits text (``\w`` would keep underscores)
+TOKEN_PATTERN = r"(?u)[^\W_]+"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("datasets", nargs="+")
@@ -51,7 +80,11 @@ def main() -> None:
     import bm25s
     import Stemmer
 
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
     stemmer = Stemmer.Stemmer("english")
+    stopwords = lance_stopwords(sorted(STOPWORDS_EN_PLUS))
+    print(f"reference tokenization: pattern {TOKEN_PATTERN}, {len(stopwords)} stop words, Snowball English stemming")
     print(f"{'dataset':10s} {'kbflow bm25':>11s} {'bm25s':>7s} {'diff':>7s} {'kbflow dense':>12s} {'exact':>7s} {'diff':>7s}")
     for root in args.datasets:
         ds = load_beir(root)
@@ -70,11 +103,11 @@ def main() -> None:
         depth = min(len(cids), 3 * DOCS_PER_QUERY)
 
         retr = bm25s.BM25()
-        retr.index(bm25s.tokenize(texts, lower=True, stopwords="en", stemmer=stemmer, show_progress=False),
-                   show_progress=False)
+        retr.index(bm25s.tokenize(texts, lower=True, token_pattern=TOKEN_PATTERN, stopwords=stopwords, stemmer=stemmer,
+                                  show_progress=False), show_progress=False)
         qids = list(ds.queries)
-        qtok = bm25s.tokenize([ds.queries[q] for q in qids], lower=True, stopwords="en", stemmer=stemmer,
-                              show_progress=False)
+        qtok = bm25s.tokenize([ds.queries[q] for q in qids], lower=True, token_pattern=TOKEN_PATTERN,
+                              stopwords=stopwords, stemmer=stemmer, show_progress=False)
         idx, _ = retr.retrieve(qtok, k=depth, show_progress=False)
         bm25_run = {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(qids, idx)}
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import click
+
+from kbflow.evaluate.evaluate import slug
 
 _MODES = ("hybrid", "dense", "bm25")
 
 
 def _table(runs) -> list[str]:
     head = f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} " \
-           f"{'tokens':>6s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'p50 ms':>7s} " \
+           f"{'tokens':>6s} {'model':>16s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'p50 ms':>7s} " \
            f"{'p95 ms':>7s}"
     lines = [head]
     for r in runs:
@@ -24,7 +25,8 @@ def _table(runs) -> list[str]:
 
         lines.append(
             f"{r.run_id:12s} {c['mode']:6s} {show(c['fusion']):6s} {show(c['rrf_k']):>5s} {show(c['dense_weight']):>7s} "
-            f"{show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} {_reranker(c):>10s} "
+            f"{show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} {slug(c['model'])[-16:]:>16s} "
+            f"{_reranker(c):>10s} "
             f"{m['ndcg@10']:7.4f} "
             f"{m['recall@10']:6.4f} {m['recall@100']:6.4f} {m['mrr@10']:6.4f} {r.latency_ms['p50']:7.1f} "
             f"{r.latency_ms['p95']:7.1f}"
@@ -35,9 +37,7 @@ def _table(runs) -> list[str]:
 def _reranker(config) -> str:
     """``name@depth`` of a configuration's cross-encoder (its folder's last part), or ``-``."""
     model = config.get("reranker")
-    if not model:
-        return "-"
-    return f"{os.path.basename(model.rstrip('/')) or model}@{config.get('rerank_depth')}"[-10:]
+    return f"{slug(model)}@{config.get('rerank_depth')}"[-10:] if model else "-"
 
 
 def _marked(docs: list[str], relevant: dict[str, int]) -> str:
@@ -127,7 +127,8 @@ def eval_command(dataset_dir, mode, split, fusion, rrf_k, dense_weight, bm25_wei
         modes = _MODES if mode == "all" else (mode,)
         configs = [config_for(settings, mode=m, **overrides) for m in modes]
     show = sys.stderr.isatty() if progress is None else progress
-    runs, lake = evaluate_dataset(dataset, configs, settings, lake=settings.lake, tag=tag, limit=limit, progress=show)
+    runs, lake = evaluate_dataset(dataset, configs, settings, lake=settings.lake, tag=tag, limit=limit, progress=show,
+                                  log=lambda line: click.echo(line, err=True))
     if sweep_file:
         runs = sorted(runs, key=lambda r: -r.metrics["ndcg@10"])
     if as_json:

@@ -18,7 +18,7 @@ import re
 import sys
 import time
 from dataclasses import replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from kbflow import ids
 from kbflow import schema as S
@@ -327,6 +327,7 @@ def evaluate_dataset(
     limit: int | None = None,
     progress: bool = False,
     save: bool = True,
+    log: Callable[[str], None] | None = None,
 ) -> tuple[list[EvalRun], Lake]:
     """Ingest as each configuration needs, evaluate it, and store the runs in the lake's ``eval_runs``.
 
@@ -334,7 +335,8 @@ def evaluate_dataset(
     chunk budget); each group re-syncs the lake once (new chunk texts only are
     embedded) and is then evaluated at query time. With ``tag``, the tagged
     snapshot is evaluated as it is (nothing is ingested; configurations must
-    match how it was built).
+    match how it was built). ``log`` receives one line per ingest group
+    (its status and how many chunks were embedded).
     """
     uri = lake or eval_lake_uri(dataset)
     base = replace(settings, lake=uri)
@@ -343,7 +345,11 @@ def evaluate_dataset(
     for group in ingest_groups(configs).values():
         group_settings = settings_for(base, group[0])
         if tag is None:
-            the_lake, _ = prepare_lake(dataset, group_settings, progress=progress)
+            the_lake, info = prepare_lake(dataset, group_settings, progress=progress)
+            if log is not None:
+                log(f"{dataset.name}: {group_settings.model} at {group_settings.chunking.max_tokens} tokens: "
+                    f"{info['status']}, {info['chunks_embedded']} chunks embedded, "
+                    f"search version {info['versions'][S.SEARCH]}")
         runs += evaluate(dataset, the_lake, group, group_settings, tag=tag, limit=limit, progress=progress)
     if save and runs:
         from kbflow.evaluate.runs import save_runs
