@@ -147,3 +147,26 @@ def test_many_changed_chunks_sync_through_arrow_matching(ingested, fast_settings
     reports, index = pipeline.ingest(ingested, fast_settings, ["docs"])
     assert reports[0].status == "updated" and index.rows_upserted >= 1
     assert all(c.passed for c in run_checks(ingested, fast_settings.model))
+
+
+def test_overwrite_streams_fragments_and_commits_once(tmp_path):
+    import pyarrow as pa
+
+    from kbflow.lake import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    schema = pa.schema([("n", pa.int64())]).with_metadata({b"k": b"v"})
+
+    def reader(total, step=100):
+        batches = (pa.record_batch([pa.array(range(i, min(i + step, total)))], schema=schema)
+                   for i in range(0, total, step))
+        return pa.RecordBatchReader.from_batches(schema, batches)
+
+    first = lake.overwrite("t", reader(1000), rows_per_fragment=250)
+    ds = lake.dataset("t")
+    assert ds.count_rows() == 1000 and len(ds.get_fragments()) == 4  # four files, one commit
+    assert ds.schema.metadata == {b"k": b"v"}
+    second = lake.overwrite("t", reader(10), rows_per_fragment=250)
+    assert second == first + 1 and lake.dataset("t").count_rows() == 10
+    assert lake.dataset("t", at=first).count_rows() == 1000  # the old version is intact
+    assert lake.overwrite("empty", reader(0)) >= 1 and lake.dataset("empty").count_rows() == 0

@@ -180,8 +180,7 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
         )
     if rebuild:
         reader = pa.RecordBatchReader.from_batches(schema, _search_batches(lake, None, model_id, dim, schema, counter))
-        mode = "overwrite" if lake.has_table(S.SEARCH) else "create"
-        lake.db.create_table(S.SEARCH, data=reader, schema=schema, mode=mode)
+        lake.overwrite(S.SEARCH, reader)  # bounded memory, one commit
         result.rebuilt = True
         result.rows_upserted = counter["rows"]
     else:

@@ -22,6 +22,8 @@ __all__ = ["Lake", "now"]
 
 #: page size (and write cache) of Lance writes: bounds the writer's buffers per column
 WRITE_PAGE_BYTES = 4 << 20
+#: rows per data file of :meth:`Lake.overwrite`: each file is closed before the next begins
+FRAGMENT_ROWS = 16_384
 
 
 def now() -> datetime:
@@ -123,6 +125,43 @@ class Lake:
         kwargs = {"max_page_bytes": WRITE_PAGE_BYTES, "data_cache_bytes": WRITE_PAGE_BYTES}
         return lance.write_dataset(reader, ds, mode="append", **kwargs).version
 
+
+    def overwrite(self, name: str, reader, rows_per_fragment: int = FRAGMENT_ROWS) -> int:
+        """Replace (or create) table ``name`` with a stream of record batches, in one commit; returns its version.
+
+        The stream is written as data files of at most ``rows_per_fragment``
+        rows, each closed before the next begins, and all of them committed at
+        once. Memory stays bounded by one file's worth of rows however long
+        the stream (one Lance write of the whole stream grows with it), and
+        readers see the old table or the new one, never a part of it.
+        """
+        lance, pa = require("lance"), require("pyarrow")
+        from lance.fragment import write_fragments
+
+        uri = f"{self.uri.rstrip('/')}/{name}.lance"
+        read_version = self.dataset(name).version if self.has_table(name) else None
+        schema = reader.schema
+        fragments: list = []
+        pending: list = []
+        rows = 0
+
+        def flush() -> None:
+            if pending:
+                part = pa.RecordBatchReader.from_batches(schema, iter(pending))
+                written = write_fragments(part, uri, schema=schema, mode="overwrite",
+                                          max_page_bytes=WRITE_PAGE_BYTES, data_cache_bytes=WRITE_PAGE_BYTES)
+                fragments.extend(written)
+                pending.clear()
+
+        for batch in reader:
+            pending.append(batch)
+            rows += batch.num_rows
+            if rows >= rows_per_fragment:
+                flush()
+                rows = 0
+        flush()
+        operation = lance.LanceOperation.Overwrite(schema, fragments)
+        return lance.LanceDataset.commit(uri, operation, read_version=read_version).version
 
     def versions(self) -> dict[str, int]:
         """The latest version of every table in the lake."""
