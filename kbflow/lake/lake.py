@@ -114,17 +114,18 @@ class Lake:
         if missing:
             table.add_columns(missing)
 
-    def append(self, name: str, reader) -> int:
+    def append(self, name: str, reader, rows_per_fragment: int = FRAGMENT_ROWS) -> int:
         """Append a stream of record batches to table ``name`` in one commit; returns the new version.
 
-        Written through Lance with small pages (:data:`WRITE_PAGE_BYTES`), so the
-        writer buffers a few MiB per column whatever the size of the stream.
+        Written as files of at most ``rows_per_fragment`` rows, each closed
+        before the next begins (see :meth:`overwrite`), then committed at once.
         """
         lance = require("lance")
         ds = self.table(name, schema=reader.schema).to_lance()
-        kwargs = {"max_page_bytes": WRITE_PAGE_BYTES, "data_cache_bytes": WRITE_PAGE_BYTES}
-        return lance.write_dataset(reader, ds, mode="append", **kwargs).version
-
+        fragments = self._write_files(ds, reader, "append", rows_per_fragment)
+        if not fragments:
+            return ds.version
+        return lance.LanceDataset.commit(ds, lance.LanceOperation.Append(fragments), read_version=ds.version).version
 
     def overwrite(self, name: str, reader, rows_per_fragment: int = FRAGMENT_ROWS) -> int:
         """Replace (or create) table ``name`` with a stream of record batches, in one commit; returns its version.
@@ -135,11 +136,19 @@ class Lake:
         the stream (one Lance write of the whole stream grows with it), and
         readers see the old table or the new one, never a part of it.
         """
-        lance, pa = require("lance"), require("pyarrow")
-        from lance.fragment import write_fragments
-
+        lance = require("lance")
         uri = f"{self.uri.rstrip('/')}/{name}.lance"
         read_version = self.dataset(name).version if self.has_table(name) else None
+        fragments = self._write_files(uri, reader, "overwrite", rows_per_fragment)
+        operation = lance.LanceOperation.Overwrite(reader.schema, fragments)
+        return lance.LanceDataset.commit(uri, operation, read_version=read_version).version
+
+    @staticmethod
+    def _write_files(target, reader, mode: str, rows_per_fragment: int) -> list:
+        """Write ``reader`` as uncommitted Lance data files of at most ``rows_per_fragment`` rows each."""
+        pa = require("pyarrow")
+        from lance.fragment import write_fragments
+
         schema = reader.schema
         fragments: list = []
         pending: list = []
@@ -148,9 +157,8 @@ class Lake:
         def flush() -> None:
             if pending:
                 part = pa.RecordBatchReader.from_batches(schema, iter(pending))
-                written = write_fragments(part, uri, schema=schema, mode="overwrite",
-                                          max_page_bytes=WRITE_PAGE_BYTES, data_cache_bytes=WRITE_PAGE_BYTES)
-                fragments.extend(written)
+                fragments.extend(write_fragments(part, target, schema=schema, mode=mode,
+                                                 max_page_bytes=WRITE_PAGE_BYTES, data_cache_bytes=WRITE_PAGE_BYTES))
                 pending.clear()
 
         for batch in reader:
@@ -160,8 +168,7 @@ class Lake:
                 flush()
                 rows = 0
         flush()
-        operation = lance.LanceOperation.Overwrite(schema, fragments)
-        return lance.LanceDataset.commit(uri, operation, read_version=read_version).version
+        return fragments
 
     def versions(self) -> dict[str, int]:
         """The latest version of every table in the lake."""
