@@ -139,7 +139,8 @@ class Lake:
         lance = require("lance")
         uri = f"{self.uri.rstrip('/')}/{name}.lance"
         read_version = self.dataset(name).version if self.has_table(name) else None
-        fragments = self._write_files(uri, reader, "overwrite", rows_per_fragment)
+        mode = "overwrite" if read_version is not None else "create"  # "overwrite" on nothing warns
+        fragments = self._write_files(uri, reader, mode, rows_per_fragment)
         operation = lance.LanceOperation.Overwrite(reader.schema, fragments)
         return lance.LanceDataset.commit(uri, operation, read_version=read_version).version
 
