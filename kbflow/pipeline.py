@@ -111,6 +111,39 @@ def _eq(column: str, value: str) -> str:
     return f"{column} = {S.sql_str(value)}"
 
 
+def _array(values):
+    """An Arrow array from an array or chunked array."""
+    return values.combine_chunks() if hasattr(values, "combine_chunks") else values
+
+
+def _distinct(values):
+    """The distinct non-null values of an Arrow (chunked) array, as one array."""
+    return require("pyarrow.compute").unique(_array(values).drop_null())
+
+
+def _without(values, exclude):
+    """The values of Arrow array ``values`` that are not in ``exclude``."""
+    values = _array(values)
+    if not len(exclude) or not len(values):
+        return values
+    pc = require("pyarrow.compute")
+    return values.filter(pc.invert(pc.is_in(values, value_set=_array(exclude))))
+
+
+def _differs(values, value) -> bool:
+    """Whether any of Arrow array ``values`` is not ``value`` (nulls compared as Python compares None)."""
+    pc = require("pyarrow.compute")
+    if value is None:
+        return bool(pc.any(pc.is_valid(values)).as_py())
+    same = pc.fill_null(pc.equal(values, value), False)
+    return bool(len(values)) and not pc.all(same).as_py()
+
+
+def _count_missing(values, exclude) -> int:
+    """How many of ``values`` are not in ``exclude``."""
+    return len(_without(values, exclude))
+
+
 # --- load -------------------------------------------------------------------------
 def _unit_row(unit: RawUnit) -> dict[str, Any]:
     return {
@@ -145,9 +178,7 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
                 if source.status == "failed":
                     lake.set_status({source_id: {S.STATUS: "pending", S.LAST_ERROR: None}})
                 return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
-            new: set[str] = set()
             for unit in loader.load(source):
-                new.add(unit.unit_hash)
                 spill.append(_unit_row(unit))
         except KbflowError as exc:
             message = str(exc)
@@ -155,11 +186,14 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
             raise SourceError(f"source {source_id!r}: {message}") from exc
         skipped = [f"{s.path} ({s.reason})" for s in getattr(loader, "skipped", [])]
 
-        old = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0).to_pylist())
+        # unit hashes compared in Arrow (about 40 bytes each), not as Python sets
+        new = spill.distinct(S.UNIT_HASH)
+        old = _distinct(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0))
+        added, removed = _count_missing(new, old), _count_missing(old, new)
         table = lake.table(S.DOCUMENTS)
-        if not old and new:
+        if not len(old) and len(new):
             lake.append(S.DOCUMENTS, spill.reader())
-        elif new != old:
+        elif added or removed:
             (
                 table.merge_insert([S.SOURCE_ID, S.UNIT_HASH])
                 .when_not_matched_insert_all()
@@ -171,8 +205,8 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
         source_id,
         "new" if source.content_hash is None else "updated",
         units=len(new),
-        units_added=len(new - old),
-        units_removed=len(old - new),
+        units_added=added,
+        units_removed=removed,
         skipped_files=skipped,
         version=lake.table(S.DOCUMENTS).version,
         seconds=time.perf_counter() - t0,
@@ -218,19 +252,19 @@ def _unit_from_row(row: dict[str, Any]) -> RawUnit:
     )
 
 
-def _units_in_order(lake: Lake, where: str, unit_hashes: set[str], group: int = 64) -> Iterator[dict[str, Any]]:
-    """The ``documents`` rows matching ``where`` whose hash is in ``unit_hashes``, in ``unit_key``
+def _units_in_order(lake: Lake, where: str, unit_hashes, group: int = 64) -> Iterator[dict[str, Any]]:
+    """The ``documents`` rows matching ``where`` whose hash is in ``unit_hashes`` (an Arrow array), in ``unit_key``
     order, read ``group`` rows at a time (only the keys of all of them are held at once).
 
     The hashes are matched in Arrow, not as a SQL ``IN`` list: a list of a
     whole corpus's hashes costs the SQL planner hundreds of MiB.
     """
-    if not unit_hashes:
+    if not len(unit_hashes):
         return
-    pa, pc = require("pyarrow"), require("pyarrow.compute")
+    pc = require("pyarrow.compute")
     ds = lake.dataset(S.DOCUMENTS)
     keys = ds.to_table(columns=[S.UNIT_KEY, S.UNIT_HASH], filter=where, with_row_id=True)
-    keys = keys.filter(pc.is_in(keys.column(S.UNIT_HASH), value_set=pa.array(list(unit_hashes), pa.string())))
+    keys = keys.filter(pc.is_in(keys.column(S.UNIT_HASH), value_set=unit_hashes))
     row_ids = keys.sort_by(S.UNIT_KEY).column("_rowid").to_pylist()
     del keys
     for i in range(0, len(row_ids), group):
@@ -240,35 +274,40 @@ def _units_in_order(lake: Lake, where: str, unit_hashes: set[str], group: int = 
 def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -> ChunkResult:
     """Bring the source's rows in ``chunks`` in line with its rows in ``documents`` (one commit)."""
     t0 = time.perf_counter()
+    pc = require("pyarrow.compute")
     settings = Settings.coerce(settings)
     source = lake.get_source(source_id)
     chunker = settings.chunking.fingerprint()
     where = _eq(S.SOURCE_ID, source_id)
-    doc_hashes = set(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], where).column(0).to_pylist())
-    old = lake.scan(S.CHUNKS, [S.CHUNK_ID, S.UNIT_HASH, S.CHUNKER, S.SCOPE, S.URI], where).to_pylist()
-    old_units = {r[S.UNIT_HASH] for r in old}
-    stale_rows = any(r[S.CHUNKER] != chunker or r[S.SCOPE] != source.scope or r[S.URI] != source.uri for r in old)
-    todo = doc_hashes if stale_rows else doc_hashes - old_units
-    gone = old_units if stale_rows else old_units - doc_hashes
-    if not todo and not gone:
-        return ChunkResult(source_id, chunks=len(old), seconds=time.perf_counter() - t0)
+    # ids and hashes are compared in Arrow (tens of bytes each), not as Python sets
+    doc_hashes = _distinct(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], where).column(0))
+    old = lake.scan(S.CHUNKS, [S.CHUNK_ID, S.UNIT_HASH, S.CHUNKER, S.SCOPE, S.URI], where)
+    old_units = _distinct(old.column(S.UNIT_HASH))
+    stale_rows = any(
+        _differs(old.column(column), value)
+        for column, value in ((S.CHUNKER, chunker), (S.SCOPE, source.scope), (S.URI, source.uri))
+    )
+    todo = doc_hashes if stale_rows else _without(doc_hashes, old_units)
+    gone = old_units if stale_rows else _without(old_units, doc_hashes)
+    if not len(todo) and not len(gone):
+        return ChunkResult(source_id, chunks=old.num_rows, seconds=time.perf_counter() - t0)
 
-    new_ids: set[str] = set()
     table = lake.table(S.CHUNKS)
     with Spill(S.CHUNKS_SCHEMA) as spill:
         for doc in _units_in_order(lake, where, todo):
             unit = _unit_from_row(doc)
             for chunk in chunk_unit(unit, settings.chunking):
-                new_ids.add(chunk.chunk_id)
                 spill.append(_chunk_row(chunk, source, unit.file_hash, chunker))
-        old_ids = {r[S.CHUNK_ID] for r in old}
-        gone_ids = {r[S.CHUNK_ID] for r in old if r[S.UNIT_HASH] in gone} - new_ids
+        new_ids = spill.distinct(S.CHUNK_ID)
+        old_ids = old.column(S.CHUNK_ID)
+        gone_rows = old.filter(pc.is_in(old.column(S.UNIT_HASH), value_set=gone)) if len(gone) else old.slice(0, 0)
+        gone_ids = _without(gone_rows.column(S.CHUNK_ID), new_ids).to_pylist()
         # chunks of re-chunked units that moved to another unit version keep their id: matched and updated
-        if spill.num_rows and not old_ids:
+        if spill.num_rows and not len(old_ids):
             lake.append(S.CHUNKS, spill.reader())
         elif spill.num_rows:
             merge = table.merge_insert(S.CHUNK_ID).when_matched_update_all().when_not_matched_insert_all()
-            if gone_ids and todo == doc_hashes:
+            if gone_ids and len(todo) == len(doc_hashes):
                 # every current unit was re-chunked: whatever of this source is not in the input goes
                 merge = merge.when_not_matched_by_source_delete(where)
             elif gone_ids:
@@ -276,12 +315,13 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
             merge.execute(spill.reader())
         elif gone_ids:
             table.delete(S.sql_in(S.CHUNK_ID, gone_ids))
+    added = _count_missing(new_ids, old_ids)
     return ChunkResult(
         source_id,
-        chunks=len(old_ids - gone_ids) + len(new_ids - old_ids),
-        chunks_added=len(new_ids - old_ids),
+        chunks=len(old_ids) - len(gone_ids) + added,
+        chunks_added=added,
         chunks_removed=len(gone_ids),
-        chunks_updated=len(new_ids & old_ids),
+        chunks_updated=len(new_ids) - added,
         units_chunked=len(todo),
         version=lake.table(S.CHUNKS).version,
         seconds=time.perf_counter() - t0,

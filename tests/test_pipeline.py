@@ -170,3 +170,17 @@ def test_overwrite_streams_fragments_and_commits_once(tmp_path):
     assert second == first + 1 and lake.dataset("t").count_rows() == 10
     assert lake.dataset("t", at=first).count_rows() == 1000  # the old version is intact
     assert lake.overwrite("empty", reader(0)) >= 1 and lake.dataset("empty").count_rows() == 0
+
+
+def test_arrow_set_helpers_match_python_sets():
+    import pyarrow as pa
+
+    from kbflow.pipeline import _count_missing, _differs, _distinct, _without
+
+    a = pa.chunked_array([["u1", "u2"], ["u2", "u3", None]])
+    assert sorted(_distinct(a).to_pylist()) == ["u1", "u2", "u3"]
+    assert _without(_distinct(a), pa.array(["u2"])).to_pylist() == ["u1", "u3"]
+    assert _count_missing(pa.array(["u1", "u9"]), a) == 1 and _count_missing(pa.array(["u1"]), pa.array([], pa.string())) == 1
+    # as Python compares: None != "x" is stale, None == None is not
+    assert _differs(pa.array(["x", None]), "x") and not _differs(pa.array(["x", "x"]), "x")
+    assert not _differs(pa.array([None]), None) and not _differs(pa.array([], pa.string()), "x")

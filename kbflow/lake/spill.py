@@ -83,6 +83,18 @@ class Spill:
         self._finish()
         return pa.ipc.open_stream(pa.OSFile(self.path, "rb"))
 
+    def distinct(self, name: str):
+        """The distinct non-null values of one column of everything spilled so far, as an Arrow array.
+
+        Read batch by batch; only the distinct values are kept (copied out of
+        each batch, so no batch stays alive through them).
+        """
+        pa, pc = require("pyarrow"), require("pyarrow.compute")
+        parts = [pc.unique(batch.column(name).drop_null()) for batch in self.reader()]
+        if not parts:
+            return pa.array([], type=self.schema.field(name).type)
+        return pc.unique(pa.concat_arrays(parts))
+
     def close(self) -> None:
         """Finish and delete the file."""
         try:
