@@ -6,8 +6,6 @@ import base64
 import json
 
 import dagster as dg
-import pytest
-
 from conftest import SAMPLES
 
 SWEEP = """

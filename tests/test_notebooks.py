@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import REPO
 
 NOTEBOOKS = REPO / "notebooks"

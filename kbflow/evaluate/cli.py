@@ -14,8 +14,8 @@ _MODES = ("hybrid", "dense", "bm25")
 
 def _table(runs) -> list[str]:
     head = f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} " \
-           f"{'tokens':>6s} {'model':>16s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'p50 ms':>7s} " \
-           f"{'p95 ms':>7s}"
+           f"{'tokens':>6s} {'model':>16s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} " \
+           f"{'MRR@10':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
     lines = [head]
     for r in runs:
         c, m = r.config, r.metrics
@@ -25,10 +25,9 @@ def _table(runs) -> list[str]:
 
         lines.append(
             f"{r.run_id:12s} {c['mode']:6s} {show(c['fusion']):6s} {show(c['rrf_k']):>5s} {show(c['dense_weight']):>7s} "
-            f"{show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} {slug(c['model'])[-16:]:>16s} "
-            f"{_reranker(c):>10s} "
-            f"{m['ndcg@10']:7.4f} "
-            f"{m['recall@10']:6.4f} {m['recall@100']:6.4f} {m['mrr@10']:6.4f} {r.latency_ms['p50']:7.1f} "
+            f"{show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} "
+            f"{slug(c['model'])[-16:]:>16s} {_reranker(c):>10s} {m['ndcg@10']:7.4f} {m['recall@10']:6.4f} "
+            f"{m['recall@100']:6.4f} {m['mrr@10']:6.4f} {r.latency_ms['p50']:7.1f} "
             f"{r.latency_ms['p95']:7.1f}"
         )
     return lines
@@ -72,7 +71,8 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per configuration, one per line.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when a terminal).")
 def eval_command(dataset_dir, mode, split, fusion, rrf_k, dense_weight, bm25_weight, depth_factor, max_tokens, model,
-                 reranker, rerank_depth, sweep_file, compare, metric, top_n, eval_lake, tag, limit, as_json, progress) -> None:
+                 reranker, rerank_depth, sweep_file, compare, metric, top_n, eval_lake, tag, limit, as_json,
+                 progress) -> None:
     """Evaluate retrieval on the BEIR dataset in DATASET_DIR.
 
     \b

@@ -320,7 +320,8 @@ class Retriever:
     def _check_rerank_depth(self, rerank_depth: int | None) -> int:
         if rerank_depth is None:
             return self.settings.retrieval.rerank_depth
-        if isinstance(rerank_depth, bool) or not isinstance(rerank_depth, int) or not 1 <= rerank_depth <= MAX_RERANK_DEPTH:
+        valid = isinstance(rerank_depth, int) and not isinstance(rerank_depth, bool)
+        if not valid or not 1 <= rerank_depth <= MAX_RERANK_DEPTH:
             raise QueryError(f"rerank_depth must be an integer in 1..{MAX_RERANK_DEPTH}, got {rerank_depth!r}")
         return rerank_depth
 
