@@ -23,7 +23,6 @@ eval``. The partitions are the sweep's configurations, named by
 """
 
 import base64
-import json
 import os
 import time
 from pathlib import Path
@@ -34,9 +33,16 @@ from kbflow import schema as S
 from kbflow.config import Settings
 from kbflow.errors import DatasetError
 from kbflow.evaluate.beir import load_beir
-from kbflow.evaluate.evaluate import eval_lake_uri, evaluate, group_tag, settings_for, snapshot_lake
+from kbflow.evaluate.evaluate import (
+    eval_lake_uri,
+    evaluate,
+    group_tag,
+    ingest_groups,
+    settings_for,
+    snapshot_lake,
+)
 from kbflow.evaluate.report import markdown_table, plot_runs
-from kbflow.evaluate.runs import load_runs, save_runs
+from kbflow.evaluate.runs import config_key, load_runs, save_runs
 from kbflow.evaluate.sweep import config_labels, load_sweep
 from kbflow.lake import Lake
 
@@ -45,10 +51,6 @@ DEFAULT_DATASET = REPO / "data" / "samples" / "minieval"
 DEFAULT_SWEEP = REPO / "bench" / "sweep.yaml"
 
 GROUP = "evaluation"
-
-
-def _key(config) -> str:
-    return json.dumps(config, sort_keys=True)
 
 
 def build_eval_assets(
@@ -145,10 +147,11 @@ def build_eval_assets(
         lake = Lake(lake_of(dataset), create=False)
         latest = {}
         for run in load_runs(lake, dataset=dataset.name):  # oldest first: the last one wins
-            latest[(_key(run.config), run.lake_tag)] = run
+            latest[(config_key(run.config), run.lake_tag)] = run
+        tags = {group: group_tag(lake, *group) for group in ingest_groups(configs)}  # the current snapshots
         runs, missing = [], []
         for label, config in config_of.items():
-            run = latest.get((_key(config), group_tag(lake, config["model"], config["max_tokens"])))
+            run = latest.get((config_key(config), tags[(str(config["model"]), int(config["max_tokens"]))]))
             if run is None:
                 missing.append(label)
             else:

@@ -17,12 +17,11 @@ import os
 from typing import Sequence
 
 from kbflow._lazy import require
+from kbflow.evaluate.metrics import METRICS
 from kbflow.evaluate.runs import EvalRun
 from kbflow.evaluate.sweep import config_labels
 
 __all__ = ["markdown_table", "plot_runs", "runs_frame"]
-
-_METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 
 
 def _ranked(runs: Sequence[EvalRun], metric: str) -> list[tuple[str, EvalRun]]:
@@ -40,7 +39,7 @@ def runs_frame(runs: Sequence[EvalRun], metric: str = "ndcg@10"):
             "dataset": r.dataset,
             "lake_version": r.lake_version,
             "lake_tag": r.lake_tag,
-            **{m: r.metrics[m] for m in _METRICS},
+            **{m: r.metrics[m] for m in METRICS},
             "p50_ms": r.latency_ms["p50"],
             "p95_ms": r.latency_ms["p95"],
             "queries": r.queries,
@@ -55,9 +54,9 @@ def markdown_table(runs: Sequence[EvalRun], metric: str = "ndcg@10") -> str:
     head = "| # | configuration | nDCG@10 | R@10 | R@100 | MRR@10 | p50 ms | p95 ms | search version |"
     lines = [head, "|---|---|---|---|---|---|---|---|---|"]
     for i, (label, r) in enumerate(_ranked(runs, metric), start=1):
-        values = [f"{r.metrics[m]:.4f}" for m in _METRICS]
+        values = [f"{r.metrics[m]:.4f}" for m in METRICS]
         if i == 1:
-            values[_METRICS.index(metric)] = f"**{values[_METRICS.index(metric)]}**"
+            values[METRICS.index(metric)] = f"**{values[METRICS.index(metric)]}**"
         lines.append(
             f"| {i} | `{label}` | {' | '.join(values)} | {r.latency_ms['p50']:.1f} | {r.latency_ms['p95']:.1f} "
             f"| {r.lake_version} |"

@@ -20,7 +20,12 @@ from kbflow.errors import DatasetError
 from kbflow.evaluate.metrics import METRICS
 from kbflow.lake.lake import Lake, now
 
-__all__ = ["EvalRun", "QueryDelta", "compare", "compare_runs", "load_runs", "save_runs"]
+__all__ = ["EvalRun", "QueryDelta", "compare", "compare_runs", "config_key", "load_runs", "save_runs"]
+
+
+def config_key(config: dict[str, Any]) -> str:
+    """A configuration as canonical JSON: equal configurations, equal keys (stored, compared, digested)."""
+    return json.dumps(config, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ class EvalRun:
 
     def __post_init__(self) -> None:
         if not self.run_id:
-            key = json.dumps(self.config, sort_keys=True)
+            key = config_key(self.config)
             rid = ids.digest(self.dataset, self.split, str(self.lake_version), key, self.created_at.isoformat())[:12]
             object.__setattr__(self, "run_id", rid)
 
@@ -72,7 +77,7 @@ class EvalRun:
             S.CORPUS_HASH: self.corpus_hash,
             S.LAKE_VERSION: self.lake_version,
             S.LAKE_TAG: self.lake_tag,
-            S.CONFIG: json.dumps(self.config, sort_keys=True),
+            S.CONFIG: config_key(self.config),
             S.MODE: self.mode,
             "latency_p50_ms": self.latency_ms["p50"],
             "latency_p95_ms": self.latency_ms["p95"],

@@ -27,15 +27,17 @@ configurations kept once.
 from __future__ import annotations
 
 import itertools
-import json
+from collections import Counter
 from typing import Any, Mapping
 
+from kbflow import ids
 from kbflow._lazy import require
 from kbflow.config import DEFAULT_MODEL, Settings
 from kbflow.errors import ConfigError, DatasetError
 from kbflow.evaluate.evaluate import CONFIG_KEYS, config_for, slug
+from kbflow.evaluate.runs import config_key
 
-__all__ = ["config_label", "config_labels", "expand_grid", "load_sweep", "slug"]
+__all__ = ["config_label", "config_labels", "expand_grid", "load_sweep"]
 
 
 def expand_grid(spec: dict[str, Any], settings: Settings, origin: str = "sweep") -> list[dict[str, Any]]:
@@ -64,7 +66,7 @@ def expand_grid(spec: dict[str, Any], settings: Settings, origin: str = "sweep")
             config = config_for(settings, **overrides)
         except ConfigError as exc:
             raise DatasetError(f"{origin}: configuration {i} {overrides}: {exc}") from None
-        key = json.dumps(config, sort_keys=True)
+        key = config_key(config)
         if key not in seen:
             seen.add(key)
             out.append(config)
@@ -107,11 +109,9 @@ def config_label(config: Mapping[str, Any]) -> str:
 
 def config_labels(configs: list[Mapping[str, Any]]) -> list[str]:
     """:func:`config_label` of each configuration, made unique (a short digest added where two collide)."""
-    from kbflow import ids
-
     labels = [config_label(c) for c in configs]
-    counts = {label: labels.count(label) for label in labels}
+    counts = Counter(labels)
     return [
-        label if counts[label] == 1 else f"{label}_{ids.digest(json.dumps(c, sort_keys=True))[:6]}"
+        label if counts[label] == 1 else f"{label}_{ids.digest(config_key(c))[:6]}"
         for label, c in zip(labels, configs)
     ]

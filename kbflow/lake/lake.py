@@ -22,7 +22,7 @@ __all__ = ["Lake", "now"]
 
 #: page size (and write cache) of Lance writes: bounds the writer's buffers per column
 WRITE_PAGE_BYTES = 4 << 20
-#: rows per data file of :meth:`Lake.overwrite`: each file is closed before the next begins
+#: rows per data file of :meth:`Lake.append` / :meth:`Lake.overwrite`: each file is closed before the next begins
 FRAGMENT_ROWS = 16_384
 
 
