@@ -145,6 +145,14 @@ def _count_missing(values, exclude) -> int:
 
 
 # --- load -------------------------------------------------------------------------
+def _first_repeat(values) -> str:
+    """The first value of Arrow array ``values`` that occurs more than once."""
+    pc = require("pyarrow.compute")
+    counts = pc.value_counts(values)  # in order of first occurrence
+    repeated = counts.filter(pc.greater(counts.field("counts"), 1))
+    return repeated.field("values")[0].as_py()
+
+
 def _unit_row(unit: RawUnit) -> dict[str, Any]:
     return {
         S.SOURCE_ID: unit.source_id,
@@ -180,14 +188,17 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
                 return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
             for unit in loader.load(source):
                 spill.append(_unit_row(unit))
+            # unit hashes and keys checked in Arrow (tens of bytes each), not as Python sets
+            distinct = spill.distinct_columns([S.UNIT_HASH, S.UNIT_KEY])
+            if len(distinct[S.UNIT_KEY]) != spill.num_rows:
+                raise SourceError(loader.duplicate_key_error(source, _first_repeat(spill.column(S.UNIT_KEY))))
         except KbflowError as exc:
             message = str(exc)
             lake.set_status({source_id: {S.STATUS: "failed", S.LAST_ERROR: message}})
             raise SourceError(f"source {source_id!r}: {message}") from exc
         skipped = [f"{s.path} ({s.reason})" for s in getattr(loader, "skipped", [])]
 
-        # unit hashes compared in Arrow (about 40 bytes each), not as Python sets
-        new = spill.distinct(S.UNIT_HASH)
+        new = distinct[S.UNIT_HASH]
         old = _distinct(lake.scan(S.DOCUMENTS, [S.UNIT_HASH], _eq(S.SOURCE_ID, source_id)).column(0))
         added, removed = _count_missing(new, old), _count_missing(old, new)
         table = lake.table(S.DOCUMENTS)

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from kbflow import pipeline
@@ -76,6 +78,21 @@ def test_bad_input_fails_clearly_and_leaves_tables_untouched(ingested, fast_sett
     assert ingested.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows == rows_before
     source = ingested.get_source("docs")
     assert source.status == "failed" and expected.split(":")[-1].strip() in source.last_error
+
+
+def test_duplicate_record_id_fails_after_loading_and_keeps_the_last_load(tmp_path, fast_settings):
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"_id": f"d{i}", "text": f"record {i}"} for i in range(5)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lake = Lake(tmp_path / "lake")
+    lake.register(Source("corpus", "jsonl", str(corpus)))
+    pipeline.ingest(lake, fast_settings)
+    before = data_versions(lake)
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in [*rows, {"_id": "x", "text": "new"}, {"_id": "d3", "text": "again"}]))
+    with pytest.raises(SourceError, match=r"corpus.jsonl:7: duplicate _id 'd3' \(first on line 4\)"):
+        pipeline.load_source(lake, "corpus")
+    assert data_versions(lake) == before
+    assert lake.get_source("corpus").status == "failed"
 
 
 def test_registry_rules(lake_path, docs_dir, repo_dir):

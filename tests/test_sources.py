@@ -100,7 +100,6 @@ def test_jsonl_records(jsonl_file):
     [
         ("{not json", r"corpus.jsonl:2: invalid JSON"),
         ('{"title": "x", "text": "y"}', r'corpus.jsonl:2: record has no "_id"'),
-        ('{"_id": "d1", "text": "dup"}', r"corpus.jsonl:2: duplicate _id 'd1'"),
         ("[1, 2]", r"corpus.jsonl:2: expected a JSON object"),
     ],
 )

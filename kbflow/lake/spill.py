@@ -84,16 +84,30 @@ class Spill:
         return pa.ipc.open_stream(pa.OSFile(self.path, "rb"))
 
     def distinct(self, name: str):
-        """The distinct non-null values of one column of everything spilled so far, as an Arrow array.
+        """The distinct non-null values of one column of everything spilled so far, as an Arrow array."""
+        return self.distinct_columns([name])[name]
+
+    def distinct_columns(self, names: list[str]) -> dict[str, Any]:
+        """``{name: distinct non-null values}`` of several columns, in one read of the spill.
 
         Read batch by batch; only the distinct values are kept (copied out of
         each batch, so no batch stays alive through them).
         """
         pa, pc = require("pyarrow"), require("pyarrow.compute")
-        parts = [pc.unique(batch.column(name).drop_null()) for batch in self.reader()]
-        if not parts:
-            return pa.array([], type=self.schema.field(name).type)
-        return pc.unique(pa.concat_arrays(parts))
+        parts: dict[str, list] = {name: [] for name in names}
+        for batch in self.reader():
+            for name in names:
+                parts[name].append(pc.unique(batch.column(name).drop_null()))
+        return {
+            name: pc.unique(pa.concat_arrays(got)) if got else pa.array([], type=self.schema.field(name).type)
+            for name, got in parts.items()
+        }
+
+    def column(self, name: str):
+        """One column of everything spilled so far, as one Arrow array (holds the whole column)."""
+        pa = require("pyarrow")
+        got = [batch.column(name) for batch in self.reader()]
+        return pa.concat_arrays(got) if got else pa.array([], type=self.schema.field(name).type)
 
     def close(self) -> None:
         """Finish and delete the file."""

@@ -39,7 +39,16 @@ class Loader(ABC):
 
     @abstractmethod
     def load(self, source: Source) -> Iterator[RawUnit]:
-        """Yield the source's raw units in a deterministic order."""
+        """Yield the source's raw units in a deterministic order, each with a ``unit_key`` unique in the source."""
+
+    def duplicate_key_error(self, source: Source, unit_key: str) -> str:
+        """The message for two units of ``source`` that share ``unit_key``.
+
+        Keys are checked after loading (:func:`kbflow.pipeline.load_source`, in
+        Arrow), so a loader need not remember every key it yielded; this is
+        called only then, and may re-read the source to say where the two are.
+        """
+        return f"{source.uri}: two units share the key {unit_key!r}"
 
 
 class FileSetLoader(Loader):

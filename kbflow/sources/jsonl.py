@@ -74,15 +74,17 @@ class JsonlLoader(Loader):
         return file_hash(source.uri)
 
     def load(self, source: Source) -> Iterator[RawUnit]:
-        """Stream the records: the file is read a line at a time, never whole."""
+        """Stream the records: the file is read a line at a time, never whole.
+
+        Nothing per record is kept: a duplicate ``_id`` is found after loading
+        (:meth:`duplicate_key_error` then names its lines).
+        """
         self.check(source.uri)
         digest = file_hash(source.uri)
-        seen: dict[str, int] = {}
-        for lineno, obj in iter_records(source.uri):
+        records = 0
+        for _, obj in iter_records(source.uri):
+            records += 1
             rid = str(obj["_id"])
-            if rid in seen:
-                raise SourceError(f"{source.uri}:{lineno}: duplicate _id {rid!r} (first on line {seen[rid]})")
-            seen[rid] = lineno
             text, field = record_text(obj)
             if not text.strip():
                 continue
@@ -97,5 +99,12 @@ class JsonlLoader(Loader):
                 title=str(obj.get("title") or "") or None,
                 file_hash=digest,
             )
-        if not seen:
+        if not records:
             raise SourceError(f"{source.uri}: no records (the file is empty)")
+
+    def duplicate_key_error(self, source: Source, unit_key: str) -> str:
+        rid = unit_key.removeprefix("record:")
+        lines = [lineno for lineno, obj in iter_records(source.uri) if str(obj["_id"]) == rid][:2]
+        if len(lines) < 2:  # the file changed since it was loaded
+            return super().duplicate_key_error(source, unit_key)
+        return f"{source.uri}:{lines[1]}: duplicate _id {rid!r} (first on line {lines[0]})"
