@@ -107,3 +107,56 @@ def test_search_table_of_an_older_layout_is_rebuilt(ingested, fast_settings):
     hit = Retriever.open(ingested.uri).search("bridge", k=1)[0]
     assert resolve(hit.citation) == hit.text
     assert not sync_search_table(ingested, fast_settings.model).rebuilt
+
+
+def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
+    """Past ``exact_max_rows`` the dense leg is Lance's ANN index: built, kept covering new rows, filtered, and
+    agreeing with the exact scan (scaled down: the index from 300 rows, the exact limit 100)."""
+    import json
+    import random
+
+    from kbflow import pipeline
+    from kbflow.index import search
+    from kbflow.index.checks import run_checks
+    from kbflow.lake import Lake
+    from kbflow.records import Source
+
+    from conftest import FAST_MODEL
+
+    monkeypatch.setattr(search, "VECTOR_INDEX_MIN_ROWS", 300)
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(400)]
+
+    def write(path, start, n):
+        with open(path, "w") as out:
+            for i in range(start, start + n):
+                out.write(json.dumps({"_id": f"r{i}", "text": " ".join(rng.choices(words, k=30))}) + "\n")
+
+    write(tmp_path / "a.jsonl", 0, 250)
+    write(tmp_path / "b.jsonl", 250, 150)
+    lake = Lake(tmp_path / "lake")
+    lake.register(Source("a", "jsonl", str(tmp_path / "a.jsonl")))
+    lake.register(Source("b", "jsonl", str(tmp_path / "b.jsonl")))
+    _, index = pipeline.ingest(lake, {"model": FAST_MODEL})
+    assert index.indexes[search.VECTOR_INDEX]["indexed"] == 400
+    assert index.indexes[search.VECTOR_INDEX]["unindexed"] == 0
+
+    ann = Retriever.open(lake, settings={"retrieval": {"exact_max_rows": 100}})
+    exact = Retriever.open(lake)
+    assert not ann.exact and exact.exact
+    query = " ".join(words[:6])
+    got = [h.chunk_id for h in ann.search(query, k=10, mode="dense")]
+    want = [h.chunk_id for h in exact.search(query, k=10, mode="dense")]
+    assert len(set(got) & set(want)) >= 9
+    only_b = ann.search(query, k=10, mode="dense", source_ids=["b"])
+    assert len(only_b) == 10 and {h.citation.source_id for h in only_b} == {"b"}
+
+    # rows added later are folded into the index, not left to a flat scan
+    write(tmp_path / "b.jsonl", 250, 200)
+    _, index = pipeline.ingest(lake, {"model": FAST_MODEL})
+    # the result reports the optimized version (what a reader opens), every index covering all 450 rows
+    assert index.version == lake.versions()["search"]
+    assert {name: (v["indexed"], v["unindexed"]) for name, v in index.indexes.items()} == {
+        name: (450, 0) for name in index.indexes
+    }
+    assert all(c.passed for c in run_checks(lake, FAST_MODEL))

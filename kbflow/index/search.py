@@ -15,6 +15,7 @@ is used rather than ``optimize()``, which would also prune old versions.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterator
@@ -200,8 +201,8 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
         result.rows_upserted = counter["rows"]
         result.rows_deleted = len(delete)
     result.missing_embeddings = counter["missing"]
-    table = lake.table(S.SEARCH)
-    ensure_indexes(table)
+    ensure_indexes(lake.table(S.SEARCH))
+    table = lake.table(S.SEARCH)  # reopened: folding rows into the indexes commits through Lance, not this handle
     result.rows = table.count_rows()
     result.version = table.version
     result.indexes = index_coverage(table)
@@ -233,6 +234,8 @@ def ensure_indexes(table) -> None:
 
 def index_coverage(table) -> dict[str, dict[str, Any]]:
     """``{index name: {"type", "indexed", "unindexed"}}`` for every index of the search table."""
+    # row counts only: without this, Lance's vector index statistics also carry (and warn about) the centroids
+    os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
     out: dict[str, dict[str, Any]] = {}
     for ix in table.list_indices():
         stats = table.index_stats(ix.name)

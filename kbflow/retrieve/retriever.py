@@ -185,7 +185,7 @@ class Retriever:
         nearest = {"column": S.VECTOR, "q": vector, "k": depth, "metric": "cosine", "ef": max(64, 2 * depth), "refine_factor": 2}
         where = self._where(filters)
         table = self.dataset.to_table(
-            columns=[S.CHUNK_ID], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
+            columns=[S.CHUNK_ID, "_distance"], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
         )
         return (
             table.column(S.CHUNK_ID).to_pylist(),
