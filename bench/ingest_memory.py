@@ -7,7 +7,16 @@ torch activations), which isolates kbflow's own memory: loading, chunking, the
 streamed vector writes and the search-table sync. Pass ``--model`` to include
 a real model (its activations grow with the longest batch of texts).
 
-Past the 6,267 CoSQA records the corpus is padded with generated records.
+Past the 6,267 CoSQA records the corpus is padded with generated records, each
+two CoSQA texts joined (a different pair every time), so their chunks and
+vectors are as varied as real ones. (Near-identical padding would give
+near-identical vectors, a pathological input for the HNSW graph Lance builds
+from 250k rows.)
+
+From 250,000 chunks the search table also gets its ANN vector index
+(kbflow.index.search.VECTOR_INDEX_MIN_ROWS). Lance builds that index with the
+table's vectors in memory, so above that size the index step's peak grows with
+the corpus; the figures printed then include it.
 
     python bench/ingest_memory.py [--sizes 1500 6000 20000 200000] [--model hash:384]
 """
@@ -18,6 +27,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,24 +39,36 @@ COSQA = os.path.join(ROOT, "..", "shared", "datasets", "cosqa", "corpus.jsonl")
 
 def child(n: int, model: str) -> None:
     sys.path.insert(0, ROOT)
+    tmp = tempfile.mkdtemp(prefix="kbflow-mem-")
+    try:
+        _measure(tmp, n, model)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _measure(tmp: str, n: int, model: str) -> None:
     from kbflow import pipeline
     from kbflow.config import Settings
     from kbflow.lake import Lake
     from kbflow.records import Source
 
-    tmp = tempfile.mkdtemp(prefix="kbflow-mem-")
     corpus = os.path.join(tmp, "corpus.jsonl")
+    texts: list[str] = []
     with open(corpus, "w") as out:
-        written = 0
         if os.path.exists(COSQA):
             with open(COSQA) as src:
                 for line in src:
-                    if written >= n:
+                    if len(texts) >= n:
                         break
                     out.write(line)
-                    written += 1
+                    texts.append(json.loads(line)["text"])
+        written = len(texts)
         while written < n:
-            out.write(json.dumps({"_id": f"g{written}", "text": f"generated record {written} " * 20}) + "\n")
+            if texts:  # a different pair of real texts each time
+                text = texts[written % len(texts)] + "\n" + texts[(written + written // len(texts) + 1) % len(texts)]
+            else:
+                text = " ".join(f"w{(written * 31 + j * 17) % 5003}" for j in range(40))
+            out.write(json.dumps({"_id": f"g{written}", "text": text}) + "\n")
             written += 1
     lake = Lake(os.path.join(tmp, "lake"))
     lake.register(Source("corpus", "jsonl", corpus))
