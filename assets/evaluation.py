@@ -36,6 +36,7 @@ from kbflow.evaluate.beir import load_beir
 from kbflow.evaluate.evaluate import (
     eval_lake_uri,
     evaluate,
+    group_key,
     group_tag,
     ingest_groups,
     settings_for,
@@ -116,7 +117,7 @@ def build_eval_assets(
         config = config_of[context.partition_key]
         dataset = load_beir(dataset_dir)
         lake = Lake(lake_of(dataset), create=False)
-        tag = group_tag(lake, config["model"], config["max_tokens"])
+        tag = group_tag(lake, *group_key(config))
         if tag is None:
             raise DatasetError(f"{lake.uri}: no snapshot for {config['model']} at {config['max_tokens']} tokens; "
                                "materialize eval_lake first")
@@ -151,7 +152,7 @@ def build_eval_assets(
         tags = {group: group_tag(lake, *group) for group in ingest_groups(configs)}  # the current snapshots
         runs, missing = [], []
         for label, config in config_of.items():
-            run = latest.get((config_key(config), tags[(str(config["model"]), int(config["max_tokens"]))]))
+            run = latest.get((config_key(config), tags[group_key(config)]))
             if run is None:
                 missing.append(label)
             else:

@@ -2,10 +2,12 @@
 
 Each size runs in a fresh process (peak RSS is per process): the first N records
 of CoSQA from ../shared/datasets (or generated records) ingested by the library
-pipeline's steps, printing the peak so far after each step. The default model is ``hash:384`` (same vector size as MiniLM, no
-torch activations), which isolates kbflow's own memory: loading, chunking, the
-streamed vector writes and the search-table sync. Pass ``--model`` to include
-a real model (its activations grow with the longest batch of texts).
+pipeline's steps, printing the peak so far after each step: load, chunk,
+embed, then the search-table sync in two parts, writing its rows ("rows") and
+Lance building its indexes ("index"). The default model is ``hash:384`` (same
+vector size as MiniLM, no torch activations), which isolates kbflow's own
+memory. Pass ``--model`` to include a real model (its activations grow with the
+longest batch of texts).
 
 Past the 6,267 CoSQA records the corpus is padded with generated records, each
 two CoSQA texts joined (a different pair every time), so their chunks and
@@ -18,7 +20,7 @@ From 250,000 chunks the search table also gets its ANN vector index
 table's vectors in memory, so above that size the index step's peak grows with
 the corpus; the figures printed then include it.
 
-    python bench/ingest_memory.py [--sizes 1500 6000 20000 200000] [--model hash:384]
+    python bench/ingest_memory.py [--sizes 1500 20000 60000 200000 300000] [--model hash:384]
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def child(n: int, model: str) -> None:
 def _measure(tmp: str, n: int, model: str) -> None:
     from kbflow import pipeline
     from kbflow.config import Settings
+    from kbflow.index import search
     from kbflow.lake import Lake
     from kbflow.records import Source
 
@@ -85,6 +88,14 @@ def _measure(tmp: str, n: int, model: str) -> None:
     steps["chunk"] = peak()
     pipeline.embed_source(lake, "corpus", settings)
     steps["embed"] = peak()
+    # the search-table sync, split: writing its rows ("rows"), then Lance building the indexes ("index")
+    build_indexes = search.ensure_indexes
+
+    def timed_build(table) -> None:
+        steps["rows"] = peak()
+        build_indexes(table)
+
+    search.ensure_indexes = timed_build
     index = pipeline.finish_index(lake, settings)
     steps["index"] = peak()
     print(json.dumps({"records": n, "chunks": index.rows, "peak_rss_mib": steps}))
@@ -92,7 +103,7 @@ def _measure(tmp: str, n: int, model: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1500, 6000, 20000, 200000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1500, 20000, 60000, 200000, 300000])
     ap.add_argument("--model", default="hash:384")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -20,9 +20,8 @@ include:
 
 
 def _materialize(assets, selection, partition_key=None):
-    result = dg.materialize(assets, selection=selection, partition_key=partition_key,
-                            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
-    return result
+    return dg.materialize(assets, selection=selection, partition_key=partition_key,
+                          instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
 
 
 def _meta(result, node):

@@ -169,8 +169,6 @@ def test_many_changed_chunks_sync_through_arrow_matching(ingested, fast_settings
 def test_overwrite_streams_fragments_and_commits_once(tmp_path):
     import pyarrow as pa
 
-    from kbflow.lake import Lake
-
     lake = Lake(str(tmp_path / "lake"))
     schema = pa.schema([("n", pa.int64())]).with_metadata({b"k": b"v"})
 

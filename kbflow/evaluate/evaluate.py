@@ -38,6 +38,7 @@ __all__ = [
     "eval_lake_uri",
     "evaluate",
     "evaluate_dataset",
+    "group_key",
     "group_tag",
     "ingest_groups",
     "prepare_lake",
@@ -254,11 +255,16 @@ def evaluate(
     return runs
 
 
+def group_key(config: Mapping[str, Any]) -> tuple[str, int]:
+    """What a configuration needs at ingest time: ``(model, max_tokens)``."""
+    return str(config["model"]), int(config["max_tokens"])
+
+
 def ingest_groups(configs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int], list[Mapping[str, Any]]]:
     """Configurations grouped by what they need at ingest time: ``{(model, max_tokens): [config, ...]}``."""
     groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for config in configs:
-        groups.setdefault((str(config["model"]), int(config["max_tokens"])), []).append(config)
+        groups.setdefault(group_key(config), []).append(config)
     return groups
 
 
