@@ -16,11 +16,13 @@ near-identical vectors, a pathological input for the HNSW graph Lance builds
 from 250k rows.)
 
 From 250,000 chunks the search table also gets its ANN vector index
-(kbflow.index.search.VECTOR_INDEX_MIN_ROWS). Lance builds that index with the
-table's vectors in memory, so above that size the index step's peak grows with
-the corpus; the figures printed then include it.
+(kbflow.index.search.VECTOR_INDEX_MIN_ROWS), built one segment of at most
+VECTOR_SEGMENT_ROWS rows at a time, so its build holds one segment's vectors,
+not the table's. Like ``kbflow ingest``, each process first caps glibc's malloc
+arenas (kbflow.lake.malloc); ``--default-malloc`` leaves them at glibc's
+default, to compare.
 
-    python bench/ingest_memory.py [--sizes 1500 20000 60000 200000 300000] [--model hash:384]
+    python bench/ingest_memory.py [--sizes 1500 20000 60000 200000 300000] [--model hash:384] [--default-malloc]
 """
 
 from __future__ import annotations
@@ -39,8 +41,12 @@ ROOT = os.path.dirname(HERE)
 COSQA = os.path.join(ROOT, "..", "shared", "datasets", "cosqa", "corpus.jsonl")
 
 
-def child(n: int, model: str) -> None:
+def child(n: int, model: str, default_malloc: bool) -> None:
     sys.path.insert(0, ROOT)
+    if not default_malloc:
+        from kbflow.lake.malloc import limit_malloc_arenas
+
+        limit_malloc_arenas()  # first, as the CLI and the Dagster code location do
     tmp = tempfile.mkdtemp(prefix="kbflow-mem-")
     try:
         _measure(tmp, n, model)
@@ -105,16 +111,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1500, 20000, 60000, 200000, 300000])
     ap.add_argument("--model", default="hash:384")
+    ap.add_argument("--default-malloc", action="store_true", help="leave glibc's malloc arenas at its default")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.model)
+        child(args.child, args.model, args.default_malloc)
         return
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    print(f"model {args.model}; one fresh process per size")
+    arenas = "glibc's default malloc arenas" if args.default_malloc else "malloc arenas capped"
+    print(f"model {args.model}; {arenas}; one fresh process per size")
     for n in args.sizes:
+        flags = ["--default-malloc"] if args.default_malloc else []
         out = subprocess.run(
-            [sys.executable, __file__, "--child", str(n), "--model", args.model], capture_output=True, text=True, env=env
+            [sys.executable, __file__, "--child", str(n), "--model", args.model, *flags],
+            capture_output=True, text=True, env=env,
         )
         if out.returncode:
             sys.exit(out.stderr[-2000:])

@@ -45,6 +45,7 @@ _EXPORTS = {
     "ingest": "kbflow.pipeline",
     "remove_source": "kbflow.pipeline",
     "stale_sources": "kbflow.pipeline",
+    "limit_malloc_arenas": "kbflow.lake.malloc",
     "chunk_unit": "kbflow.chunk.base",
     "get_embedder": "kbflow.embed.base",
     "get_loader": "kbflow.sources.base",
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.evaluate import evaluate_dataset
     from kbflow.evaluate.runs import EvalRun, compare_runs, load_runs
     from kbflow.lake.lake import Lake
+    from kbflow.lake.malloc import limit_malloc_arenas
     from kbflow.pipeline import ingest, remove_source, stale_sources
     from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
     from kbflow.retrieve.fusion import convex, rrf

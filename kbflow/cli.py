@@ -55,6 +55,9 @@ def main(ctx: click.Context, lake: str | None) -> None:
       kbflow ingest
       kbflow search "where are ranks fused" -k 5
     """
+    from kbflow.lake.malloc import limit_malloc_arenas
+
+    limit_malloc_arenas()  # before Lance starts its threads: freed memory stays reusable (see kbflow.lake.malloc)
     ctx.obj = {"lake": lake}
 
 

@@ -31,6 +31,7 @@ from kbflow.config import Settings
 from kbflow.embed.base import get_embedder
 from kbflow.errors import KbflowError, SourceError
 from kbflow.lake.lake import Lake, now
+from kbflow.lake.malloc import limit_malloc_arenas
 from kbflow.lake.spill import Spill
 from kbflow.records import Chunk, Locator, RawUnit, Source
 from kbflow.sources.base import get_loader
@@ -517,12 +518,16 @@ def ingest(
     """Run load → chunk → embed for each source, then the search index, in this process.
 
     This is what the Dagster assets do, minus Dagster. A failing source is
-    reported (``status="failed"``) and the others go on.
+    reported (``status="failed"``) and the others go on. It first caps glibc's
+    malloc arenas (:func:`kbflow.lake.malloc.limit_malloc_arenas`), which keeps
+    a long ingest's memory flat; call that yourself, or set
+    ``MALLOC_ARENA_MAX=2``, before other work where you want it from the start.
 
     Returns
     -------
     (reports, index result)
     """
+    limit_malloc_arenas()
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     settings = Settings.coerce(settings, lake=lake.uri)
     ids_ = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]

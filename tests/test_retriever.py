@@ -110,8 +110,9 @@ def test_search_table_of_an_older_layout_is_rebuilt(ingested, fast_settings):
 
 
 def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
-    """Past ``exact_max_rows`` the dense leg is Lance's ANN index: built, kept covering new rows, filtered, and
-    agreeing with the exact scan (scaled down: the index from 300 rows, the exact limit 100)."""
+    """Past ``exact_max_rows`` the dense leg is Lance's ANN index: built in segments, kept covering new rows,
+    filtered, and agreeing with the exact scan (scaled down: the index from 300 rows, segments of 100, the exact
+    limit 100)."""
     import json
     import random
 
@@ -124,6 +125,7 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
     from conftest import FAST_MODEL
 
     monkeypatch.setattr(search, "VECTOR_INDEX_MIN_ROWS", 300)
+    monkeypatch.setattr(search, "VECTOR_SEGMENT_ROWS", 100)
     rng = random.Random(0)
     words = [f"w{i}" for i in range(400)]
 
@@ -160,3 +162,22 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
         name: (450, 0) for name in index.indexes
     }
     assert all(c.passed for c in run_checks(lake, FAST_MODEL))
+
+    def segments():
+        ds = lake.dataset("search")
+        fragments = {f.fragment_id for f in ds.get_fragments()}
+        segs = search._segments(ds)
+        assert sorted(f for s in segs for f in s if f in fragments) == sorted(fragments)  # each fragment once
+        return segs
+
+    # the 400 rows (one fragment) and the 50 new ones (a new fragment) are two segments, not merged: 450 > 100 rows
+    assert len(segments()) == 2
+    # 30 more rows: the newest segment (50 rows) has room, so it is rebuilt with them rather than a third one added
+    write(tmp_path / "b.jsonl", 250, 230)
+    _, index = pipeline.ingest(lake, {"model": FAST_MODEL})
+    assert len(segments()) == 2
+    assert index.indexes[search.VECTOR_INDEX] == {**index.indexes[search.VECTOR_INDEX], "indexed": 480, "unindexed": 0}
+    ann = Retriever.open(lake, settings={"retrieval": {"exact_max_rows": 100}})
+    got = [h.chunk_id for h in ann.search(query, k=10, mode="dense")]
+    want = [h.chunk_id for h in Retriever.open(lake).search(query, k=10, mode="dense")]
+    assert len(got) == len(set(got)) == 10 and len(set(got) & set(want)) >= 9

@@ -6,6 +6,14 @@ and (from :data:`VECTOR_INDEX_MIN_ROWS` rows) an ANN vector index. Below that
 size the retriever's exact in-memory scan is faster than an index probe, and
 building an index would only slow ingestion down.
 
+The vector index is one logical Lance index made of segments, each an HNSW
+graph (``IVF_HNSW_SQ`` with one partition) over a group of whole fragments of
+at most :data:`VECTOR_SEGMENT_ROWS` rows. Building it one group at a time keeps
+the vectors in memory to one group's, however large the table; Lance searches
+every segment and merges their hits. New rows get new segments, and the last
+segment, while it is smaller than a group, is rebuilt with them, so the
+segments stay few and full.
+
 :func:`sync_search_table` diffs the chunks table against the search table by
 ``(chunk_id, row_hash)`` and writes only what changed in one commit (a full
 rebuild when the active model changes), then brings every index up to date,
@@ -28,12 +36,23 @@ from kbflow.errors import LakeError
 from kbflow.lake.lake import Lake
 from kbflow.lake.spill import Spill
 
-__all__ = ["IndexResult", "VECTOR_INDEX_MIN_ROWS", "index_coverage", "search_model", "sync_search_table"]
+__all__ = [
+    "VECTOR_INDEX_MIN_ROWS",
+    "VECTOR_SEGMENT_ROWS",
+    "IndexResult",
+    "index_coverage",
+    "plan_vector_segments",
+    "search_model",
+    "sync_search_table",
+    "sync_vector_index",
+]
 
 #: Below this many rows the dense leg is an exact scan; at or above it an ANN index is built.
 VECTOR_INDEX_MIN_ROWS = EXACT_MAX_ROWS
 FTS_INDEX = "text_idx"
 VECTOR_INDEX = "vector_idx"
+#: Rows per vector-index segment: the vectors one segment build holds (4 fragments of 16,384 rows)
+VECTOR_SEGMENT_ROWS = 65_536
 SCALAR_INDEXES = {S.SCOPE: "Bitmap", S.CONTENT_KIND: "Bitmap", S.SOURCE_TYPE: "Bitmap", S.SOURCE_ID: "BTree"}
 _BATCH = 4096
 #: id sets up to this size are pushed to Lance as ``IN (...)``; larger ones are matched in Arrow
@@ -224,12 +243,78 @@ def ensure_indexes(table) -> None:
         name = f"{column}_idx"
         if name not in names:
             table.create_index(column, config=getattr(configs, kind)(), name=name)
-    if VECTOR_INDEX not in names and rows >= VECTOR_INDEX_MIN_ROWS:
-        config = configs.IvfHnswSq(distance_type="cosine", num_partitions=max(1, rows // 50_000))
-        table.create_index(S.VECTOR, config=config, name=VECTOR_INDEX)
-    stale = [name for name, v in index_coverage(table).items() if v["unindexed"]]
+    if VECTOR_INDEX in names or rows >= VECTOR_INDEX_MIN_ROWS:
+        sync_vector_index(table.to_lance())
+    stale = [name for name, v in index_coverage(table).items() if v["unindexed"] and name != VECTOR_INDEX]
     if stale:
         table.to_lance().optimize.optimize_indices(index_names=stale)
+
+
+def _segments(ds) -> list[set[int]]:
+    """The fragment ids each segment of the vector index covers."""
+    for ix in ds.describe_indices():
+        if ix.name == VECTOR_INDEX:
+            return [set(seg.fragment_ids) for seg in ix.segments]
+    return []
+
+
+def plan_vector_segments(fragments: list[tuple[int, int]], segments: list[set[int]], group_rows: int) -> list[list[int]]:
+    """Fragment groups to build vector-index segments from; pure, so it is tested on its own.
+
+    ``fragments`` are the table's ``(fragment id, rows)`` in order, ``segments``
+    the fragment sets of the existing segments. Fragments no segment covers are
+    grouped in order into groups of at most ``group_rows`` rows (a fragment
+    larger than that is a group alone). The newest segment (the one holding the
+    newest fragment) joins the first group while the two fit in ``group_rows``
+    together: a segment built over all its remaining fragments and more replaces
+    it in the commit, so small segments do not pile up one per ingest. (Lance
+    refuses a commit that would leave part of a replaced segment's fragments
+    unindexed.)
+    """
+    covered = set().union(*segments) if segments else set()
+    todo = [(fid, n) for fid, n in fragments if fid not in covered]
+    if not todo:
+        return []
+    rows = dict(fragments)
+    groups: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    if segments:
+        last = max(segments, key=lambda seg: max(seg, default=-1))
+        last_rows = sum(rows.get(fid, 0) for fid in last)
+        if last_rows + todo[0][1] <= group_rows:
+            current, size = sorted(fid for fid in last if fid in rows), last_rows
+    for fid, n in todo:
+        if current and size + n > group_rows:
+            groups.append(current)
+            current, size = [], 0
+        current.append(fid)
+        size += n
+    groups.append(current)
+    return groups
+
+
+def sync_vector_index(ds) -> int:
+    """Build vector-index segments for every fragment no segment covers yet; commit them at once.
+
+    Returns the number of segments built. Each segment is built from at most
+    :data:`VECTOR_SEGMENT_ROWS` rows, so the build's memory does not grow with
+    the table.
+    """
+    fragments = [(f.fragment_id, f.count_rows()) for f in ds.get_fragments()]
+    segments = _segments(ds)
+    groups = plan_vector_segments(fragments, segments, VECTOR_SEGMENT_ROWS)
+    if not groups:
+        return 0
+    built = [
+        ds.create_index_uncommitted(
+            S.VECTOR, "IVF_HNSW_SQ", name=VECTOR_INDEX, metric="cosine", num_partitions=1,
+            fragment_ids=group, replace=bool(segments),
+        )
+        for group in groups
+    ]
+    ds.commit_existing_index_segments(VECTOR_INDEX, S.VECTOR, built)
+    return len(built)
 
 
 def index_coverage(table) -> dict[str, dict[str, Any]]:
