@@ -31,7 +31,7 @@ from kbflow.config import Settings
 from kbflow.embed.base import get_embedder
 from kbflow.errors import KbflowError, SourceError
 from kbflow.lake.lake import Lake, now
-from kbflow.lake.malloc import limit_malloc_arenas
+from kbflow.lake.malloc import limit_malloc_arenas, release_memory, releases_memory
 from kbflow.lake.spill import Spill
 from kbflow.records import Chunk, Locator, RawUnit, Source
 from kbflow.sources.base import get_loader
@@ -169,6 +169,7 @@ def _unit_row(unit: RawUnit) -> dict[str, Any]:
     }
 
 
+@releases_memory
 def load_source(lake: Lake, source_id: str) -> LoadResult:
     """Load one source into ``documents`` (one commit), unless its bytes are unchanged.
 
@@ -277,12 +278,13 @@ def _units_in_order(lake: Lake, where: str, unit_hashes, group: int = 64) -> Ite
     ds = lake.dataset(S.DOCUMENTS)
     keys = ds.to_table(columns=[S.UNIT_KEY, S.UNIT_HASH], filter=where, with_row_id=True)
     keys = keys.filter(pc.is_in(keys.column(S.UNIT_HASH), value_set=unit_hashes))
-    row_ids = keys.sort_by(S.UNIT_KEY).column("_rowid").to_pylist()
+    row_ids = keys.sort_by(S.UNIT_KEY).column("_rowid").to_numpy()  # 8 bytes a unit, not a Python int each
     del keys
     for i in range(0, len(row_ids), group):
-        yield from ds._take_rows(row_ids[i : i + group]).to_pylist()
+        yield from ds._take_rows(row_ids[i : i + group].tolist()).to_pylist()
 
 
+@releases_memory
 def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -> ChunkResult:
     """Bring the source's rows in ``chunks`` in line with its rows in ``documents`` (one commit)."""
     t0 = time.perf_counter()
@@ -365,9 +367,13 @@ def _missing_embeddings(lake: Lake, model_id: str, where: str | None):
         return ds, None
     # one row per distinct text, shortest first: similar lengths share a batch (less padding)
     todo = pa.concat_tables(parts).group_by(S.CHUNK_HASH).aggregate([("_rowid", "min"), ("length", "min")])
-    return ds, todo.select([S.CHUNK_HASH, "_rowid_min", "length_min"]).sort_by("length_min")
+    todo = todo.select([S.CHUNK_HASH, "_rowid_min", "length_min"]).sort_by("length_min")
+    del parts, have
+    release_memory()  # the scan's and the grouping's buffers, before the model's batches
+    return ds, todo
 
 
+@releases_memory
 def embed_source(
     lake: Lake, source_id: str | None, settings: Settings | None = None, progress: Progress | None = None
 ) -> EmbedResult:
@@ -390,13 +396,13 @@ def embed_source(
         return EmbedResult(source_id or "*", embedder.model_id, 0, total, seconds=time.perf_counter() - t0)
     pa = require("pyarrow")
     hashes = todo.column(S.CHUNK_HASH)
-    row_ids = todo.column("_rowid_min").to_pylist()
+    row_ids = todo.column("_rowid_min").to_numpy()  # 8 bytes a text, not a Python int each
     n = len(row_ids)
 
     def batches() -> Iterator[Any]:
         size = settings.write_batch_size
         for i in range(0, n, size):
-            texts = chunks._take_rows(row_ids[i : i + size], columns=[S.TEXT]).column(0).to_pylist()
+            texts = chunks._take_rows(row_ids[i : i + size].tolist(), columns=[S.TEXT]).column(0).to_pylist()
             vectors = embedder.embed(texts)
             flat = pa.array(vectors.reshape(-1), type=pa.float32())
             offsets = pa.array(range(0, (len(texts) + 1) * embedder.dim, embedder.dim), type=pa.int32())

@@ -34,6 +34,7 @@ from kbflow.config import EXACT_MAX_ROWS
 from kbflow.embed.base import model_id_of
 from kbflow.errors import LakeError
 from kbflow.lake.lake import Lake
+from kbflow.lake.malloc import release_memory, releases_memory
 from kbflow.lake.spill import Spill
 
 __all__ = [
@@ -172,6 +173,7 @@ def _dim(lake: Lake, model_id: str) -> int | None:
     return len(head.column(0)[0]) if head.num_rows else None
 
 
+@releases_memory
 def sync_search_table(lake: Lake, model: str) -> IndexResult:
     """Make the search table hold exactly the current chunks with ``model``'s vectors, fully indexed."""
     t0 = time.perf_counter()
@@ -220,6 +222,7 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
         result.rows_upserted = counter["rows"]
         result.rows_deleted = len(delete)
     result.missing_embeddings = counter["missing"]
+    release_memory()  # the vector lookup and the written batches, before Lance builds the indexes
     ensure_indexes(lake.table(S.SEARCH))
     table = lake.table(S.SEARCH)  # reopened: folding rows into the indexes commits through Lance, not this handle
     result.rows = table.count_rows()
