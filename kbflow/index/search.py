@@ -274,7 +274,7 @@ def plan_vector_segments(fragments: list[tuple[int, int]], segments: list[set[in
     refuses a commit that would leave part of a replaced segment's fragments
     unindexed.)
     """
-    covered = set().union(*segments) if segments else set()
+    covered = set().union(*segments)
     todo = [(fid, n) for fid, n in fragments if fid not in covered]
     if not todo:
         return []
