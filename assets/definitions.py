@@ -1,17 +1,11 @@
-"""The Dagster definitions: ``dagster dev`` at the repo root loads these."""
+"""The Dagster definitions, by file: ``dagster dev -f assets/definitions.py``.
 
-from __future__ import annotations
+kbflow's code location is the installed package :mod:`kbflow_dagster` (plain
+``dagster dev`` at the repo root loads it through ``pyproject.toml``); this file
+only keeps the repo's ``assets/`` entry point for tools that load definitions
+from a file.
+"""
 
-import dagster as dg
+from kbflow_dagster.definitions import defs
 
-from assets.corpus import CHECKS, PER_SOURCE, search_index
-from assets.evaluation import build_eval_assets
-from assets.resources import KbflowResource
-from assets.sensors import refresh_stale_sources, sync_source_partitions
-
-defs = dg.Definitions(
-    assets=[*PER_SOURCE, search_index, *build_eval_assets()],
-    asset_checks=CHECKS,
-    sensors=[sync_source_partitions, refresh_stale_sources],
-    resources={"kbflow": KbflowResource()},
-)
+__all__ = ["defs"]

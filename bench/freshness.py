@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--model", default=DEFAULT_MODEL)
     ap.add_argument("--repeat", type=int, default=5, help="one-line edits to time (median reported)")
     args = ap.parse_args()
-    from assets.ingest import run_ingest
+    from kbflow.pipeline import run_ingest
 
     root = tempfile.mkdtemp(prefix="kbflow-fresh-")
     folder = os.path.join(root, "docs")
@@ -69,7 +69,7 @@ def main() -> None:
     settings = Settings.coerce(None, lake=lake.uri, model=args.model)
 
     t0 = time.perf_counter()
-    full = run_ingest(settings)
+    full = run_ingest(settings).to_dict()
     full_s = time.perf_counter() - t0
     chunks = full["sources"][0]["chunks_added"]
 
@@ -82,12 +82,12 @@ def main() -> None:
         with open(path, "w") as fh:
             fh.write("\n".join(lines))
         t0 = time.perf_counter()
-        again = run_ingest(settings)
+        again = run_ingest(settings).to_dict()
         edits.append(time.perf_counter() - t0)
         embedded.append(again["sources"][0]["chunks_embedded"])
     edit_s = statistics.median(edits)
     t0 = time.perf_counter()
-    noop = run_ingest(settings)
+    noop = run_ingest(settings).to_dict()
     noop_s = time.perf_counter() - t0
 
     src = again["sources"][0]

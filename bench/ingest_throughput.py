@@ -55,7 +55,7 @@ def main() -> None:
     else:
         generated_corpus(corpus, args.limit)
 
-    from assets.ingest import run_ingest
+    from kbflow.pipeline import run_ingest
 
     lake = Lake(os.path.join(work, "lake"))
     lake.register(Source("bench", "jsonl", corpus))
@@ -63,7 +63,7 @@ def main() -> None:
     t0 = time.perf_counter()
     summary = run_ingest(settings)
     ingest_s = time.perf_counter() - t0
-    assert summary["sources"][0]["status"] == "new", summary
+    assert summary.sources[0].status == "new", summary
     texts = list({r[S.CHUNK_HASH]: r[S.TEXT] for r in lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.TEXT]).to_pylist()}.values())
     chunks = lake.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows
     rss_ingest = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -79,7 +79,7 @@ def main() -> None:
     print(f"ingest (kbflow ingest path, model load included): {ingest_s:8.1f} s  {chunks / ingest_s:7.1f} chunks/s")
     print(f"raw SentenceTransformer.encode, same texts:       {raw_s:8.1f} s  {len(texts) / raw_s:7.1f} chunks/s")
     print(f"ratio ingest / raw encode: {ingest_s / raw_s:.3f}  (target <= 1.25)")
-    print(f"peak RSS after ingest: {rss_ingest:.0f} MiB; checks passed: {all(c['passed'] for c in summary['checks'])}")
+    print(f"peak RSS after ingest: {rss_ingest:.0f} MiB; checks passed: {all(c['passed'] for c in summary.checks)}")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,24 @@ def main(ctx: click.Context, lake: str | None) -> None:
     from kbflow.lake.malloc import limit_malloc_arenas
 
     limit_malloc_arenas()  # before Lance starts its threads: freed memory stays reusable (see kbflow.lake.malloc)
-    ctx.obj = {"lake": lake}
+    ctx.ensure_object(dict).setdefault("lake", lake)
+
+
+def _lake_option(fn):
+    """``--lake URI`` after the subcommand too (``kbflow add PATH --lake X``); it wins over the group's."""
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            ctx.ensure_object(dict)["lake"] = value
+
+    return click.option(
+        "--lake",
+        default=None,
+        metavar="URI",
+        expose_value=False,
+        callback=remember,
+        help="The lake (as before the command): a folder or any Lance URI.",
+    )(fn)
 
 
 def _settings(ctx: click.Context, **overrides: Any):
@@ -68,6 +85,7 @@ def _settings(ctx: click.Context, **overrides: Any):
 
 
 @main.command()
+@_lake_option
 @click.argument("path", type=click.Path())
 @click.option("--type", "source_type", required=True, help=f"Source type: {_HELP_TYPES}.")
 @click.option("--id", "source_id", default=None, help="Source id (default: from the path's name).")
@@ -90,42 +108,54 @@ def add(ctx: click.Context, path: str, source_type: str, source_id: str | None, 
 
 
 @main.command()
+@_lake_option
 @click.argument("source_ids", nargs=-1)
 @click.option("--model", default=None, help="Embedding model: a sentence-transformers path or id, or hash:DIM.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object to stdout.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--runner",
+    default="auto",
+    show_default=True,
+    help="dagster (the assets, in this process), local (the library steps, no orchestrator), "
+    "or auto (dagster where installed).",
+)
 @click.pass_context
-def ingest(ctx: click.Context, source_ids: tuple[str, ...], model: str | None, as_json: bool, progress: bool | None) -> None:
+def ingest(
+    ctx: click.Context, source_ids: tuple[str, ...], model: str | None, as_json: bool, progress: bool | None, runner: str
+) -> None:
     """Materialize the registered sources (or SOURCE_IDS) through the Dagster assets.
 
     Loads, chunks and embeds each changed source, then brings the search table
     and its indexes up to date and runs the asset checks. Exits 1 if a source
     failed or a check did not pass.
     """
-    from assets.ingest import run_ingest
+    from kbflow.pipeline import run_ingest
 
     settings = _settings(ctx, model=model)
     show = sys.stderr.isatty() if progress is None else progress
-    summary = run_ingest(settings, list(source_ids) or None, progress=show)
+    summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show)
     if as_json:
-        click.echo(json.dumps(summary))
+        click.echo(json.dumps(summary.to_dict()))
     else:
-        for s in summary["sources"]:
-            line = f"{s['source_id']:<24} {s['status']:<9} +{s['chunks_added']} -{s['chunks_removed']} chunks, {s['chunks_embedded']} embedded"
-            click.echo(line + (f"  ERROR: {s['error']}" if s["error"] else ""))
-        for c in summary["checks"]:
+        for s in summary.sources:
+            line = (
+                f"{s.source_id:<24} {s.status:<9} +{s.chunks_added} -{s.chunks_removed} chunks, "
+                f"{s.chunks_embedded} embedded"
+            )
+            click.echo(line + (f"  ERROR: {s.error}" if s.error else ""))
+        for c in summary.checks:
             click.echo(f"check {c['name']}: {'passed' if c['passed'] else 'FAILED ' + json.dumps(c['metadata'])}")
-        versions = ", ".join(f"{k} v{v}" for k, v in summary["versions"].items())
-        click.echo(f"versions: {versions}; {summary['seconds']:.1f}s")
-    failed = any(s["status"] == "failed" for s in summary["sources"]) or not all(c["passed"] for c in summary["checks"])
-    if summary.get("index_error"):
-        click.echo(f"search index failed: {summary['index_error']}", err=True)
-        failed = True
-    if failed:
+        versions = ", ".join(f"{k} v{v}" for k, v in summary.versions.items())
+        click.echo(f"versions: {versions}; {summary.seconds:.1f}s")
+    if summary.index_error:
+        click.echo(f"search index failed: {summary.index_error}", err=True)
+    if not summary.ok:
         sys.exit(1)
 
 
 @main.command()
+@_lake_option
 @click.argument("query")
 @click.option("-k", "k", default=10, show_default=True, help="Number of hits (1-100).")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "bm25"]), default="hybrid", show_default=True)
@@ -193,6 +223,7 @@ def search(ctx, query, k, mode, fusion, reranker, rerank_depth, scope, kinds, so
 
 
 @main.command()
+@_lake_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--stale",
@@ -245,6 +276,7 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
 
 
 @main.command()
+@_lake_option
 @click.argument("source_ids", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
@@ -265,6 +297,7 @@ def remove(ctx: click.Context, source_ids: tuple[str, ...], as_json: bool) -> No
 
 
 @main.command()
+@_lake_option
 @click.argument("name")
 @click.pass_context
 def tag(ctx: click.Context, name: str) -> None:
@@ -276,6 +309,7 @@ def tag(ctx: click.Context, name: str) -> None:
 
 
 @main.command()
+@_lake_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def versions(ctx: click.Context, as_json: bool) -> None:
@@ -312,6 +346,7 @@ def _age(text: str):
 
 
 @main.command()
+@_lake_option
 @click.option("--keep", type=click.IntRange(min=1), default=None, help="Versions to keep per table (newest first).")
 @click.option("--older-than", "older_than", default=None, metavar="AGE", help="Only remove versions older than AGE (30m, 12h, 7d, 2w).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -331,6 +366,7 @@ def gc(ctx: click.Context, keep: int | None, older_than: str | None, as_json: bo
 
 
 @main.command()
+@_lake_option
 @click.argument("chunk_id")
 @click.pass_context
 def resolve(ctx: click.Context, chunk_id: str) -> None:
@@ -338,7 +374,7 @@ def resolve(ctx: click.Context, chunk_id: str) -> None:
     from kbflow import schema as S
     from kbflow.errors import ResolveError
     from kbflow.lake import Lake
-    from kbflow.records import Citation, Locator
+    from kbflow.records import Citation
     from kbflow.retrieve.resolver import resolve as resolve_citation
 
     lake = Lake(_settings(ctx).lake, create=False)
@@ -346,7 +382,7 @@ def resolve(ctx: click.Context, chunk_id: str) -> None:
     if not rows:
         raise ResolveError(f"no chunk {chunk_id!r} in {lake.uri}")
     row = rows[0]
-    citation = Citation(row[S.SOURCE_ID], row[S.SOURCE_TYPE], row[S.URI], Locator.from_row(row[S.LOCATOR]))
+    citation = Citation.from_row(row)
     sys.stdout.write(resolve_citation(citation))
 
 

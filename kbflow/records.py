@@ -9,11 +9,12 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
 from kbflow import ids
+from kbflow import schema as S
 from kbflow.errors import ConfigError
 
-__all__ = ["Chunk", "Citation", "Hit", "Hits", "Locator", "RawUnit", "Source"]
+__all__ = ["Chunk", "Citation", "Hit", "Hits", "Locator", "RawUnit", "Source", "StepResult"]
 
-#: The locator fields each kind uses (DESIGN.md, "Provenance").
+#: The locator fields each kind uses (docs/design.md, "Provenance").
 LOCATOR_KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "pdf": ("path", "page", "page_label", "bbox", "regions", "char_start", "char_end"),
     "web": ("url", "css_path", "char_start", "char_end"),
@@ -22,6 +23,19 @@ LOCATOR_KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "ticket": ("ticket_id", "comment_id", "char_start", "char_end"),
     "record": ("record_id", "field", "char_start", "char_end"),
 }
+
+
+class StepResult:
+    """Mixin for the dataclasses a pipeline step returns: they round-trip through plain dicts
+    (how the Dagster runner passes them through materialization metadata)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Any:
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
@@ -129,7 +143,7 @@ class Source:
 
 @dataclass(frozen=True)
 class RawUnit:
-    """One unit as loaded: a code file, a Markdown file, one JSONL record (later: a PDF page).
+    """One unit as loaded: a code file, a Markdown file, one JSONL record, a PDF page, a web page, a ticket post.
 
     ``unit_key`` names the unit's position within its source (a path, a record
     id); ``locator`` is the unit-level locator that chunkers refine.
@@ -145,7 +159,7 @@ class RawUnit:
     #: chunker hint: a language name for code ("python"), "markdown" for documents
     language: str | None = None
     #: the unit's layout as JSON where the loader has one: a PDF page's words with their
-    #: boxes, a web page's blocks with their css paths (see :mod:`kbflow.sources.layout`)
+    #: boxes, a web page's blocks with their css paths (see :mod:`kbflow.chunk.layout`)
     layout: str | None = None
 
     @property
@@ -155,6 +169,36 @@ class RawUnit:
         if self.layout is not None:
             parts.append(self.layout)
         return ids.digest(*parts)
+
+    def to_row(self) -> dict[str, Any]:
+        """The unit as a ``documents`` row."""
+        return {
+            S.SOURCE_ID: self.source_id,
+            S.UNIT_HASH: self.unit_hash,
+            S.UNIT_KEY: self.unit_key,
+            S.FILE_HASH: self.file_hash,
+            S.CONTENT_KIND: self.content_kind,
+            S.TITLE: self.title,
+            S.TEXT: self.text,
+            S.LOCATOR: self.locator.to_row(),
+            S.LANGUAGE: self.language,
+            S.LAYOUT: self.layout,
+        }
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> RawUnit:
+        """The unit a ``documents`` row holds."""
+        return cls(
+            source_id=row[S.SOURCE_ID],
+            unit_key=row[S.UNIT_KEY],
+            text=row[S.TEXT],
+            content_kind=row[S.CONTENT_KIND],
+            locator=Locator.from_row(row[S.LOCATOR]),
+            title=row[S.TITLE],
+            file_hash=row[S.FILE_HASH],
+            language=row[S.LANGUAGE],
+            layout=row.get(S.LAYOUT),
+        )
 
 
 @dataclass(frozen=True)
@@ -176,6 +220,28 @@ class Chunk:
     locator: Locator
     title: str | None = None
 
+    def to_row(self, source: Source, file_hash: str | None, chunker: str) -> dict[str, Any]:
+        """The chunk as a ``chunks`` row of ``source``; ``row_hash`` changes when any stored field but the text does."""
+        row = {
+            S.CHUNK_ID: self.chunk_id,
+            S.CHUNK_HASH: self.chunk_hash,
+            S.SOURCE_ID: source.source_id,
+            S.SOURCE_TYPE: source.source_type,
+            S.SCOPE: source.scope,
+            S.UNIT_HASH: self.unit_hash,
+            S.CONTENT_KIND: self.content_kind,
+            S.POSITION: self.position,
+            S.TITLE: self.title,
+            S.URI: source.uri,
+            S.CONTENT_HASH: file_hash,
+            S.TEXT: self.text,
+            S.LOCATOR: self.locator.to_row(),
+            S.CHUNKER: chunker,
+        }
+        hashed = (S.CHUNK_ID, S.SOURCE_TYPE, S.SCOPE, S.UNIT_HASH, S.POSITION, S.TITLE, S.URI, S.CONTENT_HASH, S.CHUNKER)
+        row[S.ROW_HASH] = ids.digest(*(str(row[k]) for k in hashed), repr(sorted(row[S.LOCATOR].items())))
+        return row
+
 
 @dataclass(frozen=True)
 class Citation:
@@ -187,6 +253,18 @@ class Citation:
     locator: Locator
     title: str | None = None
     content_hash: str | None = None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Citation:
+        """The citation of a ``chunks`` or search-table row (or a decoded ``hit`` payload)."""
+        return cls(
+            source_id=row[S.SOURCE_ID],
+            source_type=row[S.SOURCE_TYPE],
+            uri=row[S.URI],
+            locator=Locator.from_row(row[S.LOCATOR]),
+            title=row.get(S.TITLE),
+            content_hash=row.get(S.CONTENT_HASH),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

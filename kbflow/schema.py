@@ -1,6 +1,6 @@
 """One Arrow schema per lake table; every column name is a constant here.
 
-Tables (see DESIGN.md, "The lake"):
+Tables (see docs/design.md, "The lake"):
 
 ========== ============================== ============================================
 table      key                            holds
@@ -13,7 +13,7 @@ search     ``chunk_id``                   chunks joined with the active model's 
 ========== ============================== ============================================
 
 The locator is one struct column whose fields are the union of every locator
-kind's fields (DESIGN.md, "Provenance"); fields a kind does not use are null.
+kind's fields (docs/design.md, "Provenance"); fields a kind does not use are null.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ CHUNKS = "chunks"
 EMBEDDINGS = "embeddings"
 SEARCH = "search"
 EVAL_RUNS = "eval_runs"
-TABLES = (SOURCES, DOCUMENTS, CHUNKS, EMBEDDINGS, SEARCH)
 
 # --- column names ------------------------------------------------------------
 SOURCE_ID = "source_id"
@@ -70,9 +69,15 @@ MODE = "mode"
 # --- allowed values ----------------------------------------------------------
 SOURCE_TYPES = ("docs", "repo", "jsonl", "pdf", "web", "ticket")
 CONTENT_KINDS = ("doc", "code", "record", "pdf", "web", "ticket")
-LOCATOR_KINDS = CONTENT_KINDS
-STATUSES = ("pending", "indexed", "stale", "failed")
 GLOBAL_SCOPE = "global"
+
+# --- source statuses (the registry's ``status`` column) -----------------------
+#: registered or changed, not yet published in the search table
+PENDING = "pending"
+#: every unit loaded, chunked, embedded and published
+INDEXED = "indexed"
+#: the last ingest of the source failed (``last_error`` says why); what it held before stays
+FAILED = "failed"
 
 # --- locator ------------------------------------------------------------------
 BBOX = pa.list_(pa.float64(), 4)
@@ -108,7 +113,6 @@ LOCATOR_TYPE = pa.struct(
         ("field", pa.string()),
     ]
 )
-LOCATOR_FIELDS = tuple(f.name for f in LOCATOR_TYPE)
 
 # --- table schemas -------------------------------------------------------------
 SOURCES_SCHEMA = pa.schema(

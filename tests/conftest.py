@@ -78,6 +78,6 @@ def ingested(lake_path, fast_settings, docs_dir, repo_dir, jsonl_file):
     lake.register(Source("docs", "docs", str(docs_dir), scope="proj"))
     lake.register(Source("repo", "repo", str(repo_dir), scope="proj"))
     lake.register(Source("recs", "jsonl", str(jsonl_file)))
-    reports, _ = pipeline.ingest(lake, fast_settings)
+    reports = pipeline.ingest(lake, fast_settings).sources
     assert all(r.status == "new" for r in reports), reports
     return lake

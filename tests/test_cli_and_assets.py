@@ -16,7 +16,7 @@ def run(lake, *args):
 
 
 def test_definitions_load_and_graph():
-    from assets.definitions import defs
+    from kbflow_dagster.definitions import defs
 
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {"documents", "chunks", "embeddings", "search_index", "eval_lake", "eval_run", "eval_summary"}
@@ -88,7 +88,7 @@ def test_cli_ingest_reports_failed_source_and_exits_1(lake_path, docs_dir):
 
 
 def test_partition_sync_requests():
-    from assets.sensors import partition_requests
+    from kbflow_dagster.sensors import partition_requests
 
     requests = partition_requests({"a", "b"}, {"b", "c"})
     assert isinstance(requests[0], dg.AddDynamicPartitionsRequest) and list(requests[0].partition_keys) == ["a"]
@@ -96,9 +96,9 @@ def test_partition_sync_requests():
 
 
 def test_stale_sensor_is_off_by_default_and_requests_stale_partitions(ingested, docs_dir):
-    from assets.definitions import defs
-    from assets.resources import KbflowResource
-    from assets.sensors import refresh_stale_sources
+    from kbflow_dagster.definitions import defs
+    from kbflow_dagster.resources import KbflowResource
+    from kbflow_dagster.sensors import refresh_stale_sources
 
     sensor = defs.resolve_sensor_def("refresh_stale_sources")
     assert sensor.default_status == dg.DefaultSensorStatus.STOPPED

@@ -12,7 +12,7 @@ import pytest
 from kbflow import Retriever, pipeline
 from kbflow import schema as S
 from kbflow.config import Settings
-from kbflow.index.checks import run_checks
+from kbflow.checks import run_checks
 from kbflow.lake import Lake
 from kbflow.records import Source
 
@@ -23,9 +23,9 @@ KILL_POINTS = {
     # mid-commit: the embeddings stream is being written when the second batch is computed
     "during_embedding": ("kbflow.embed.hashing", "HashingEmbedder", "embed", 2),
     # between tables: documents and chunks committed, embeddings not started
-    "between_tables": ("kbflow.pipeline", None, "embed_source", 1),
+    "between_tables": ("kbflow.pipeline.run", None, "embed_source", 1),
     # second source loading: the first source is complete, the search table not yet built
-    "second_source": ("kbflow.pipeline", None, "load_source", 2),
+    "second_source": ("kbflow.pipeline.run", None, "load_source", 2),
     # search table written, its indexes not yet built
     "before_indexes": ("kbflow.index.search", None, "ensure_indexes", 1),
     # the registry commit that marks sources indexed (calls 1-3 are the three loads)
@@ -97,7 +97,7 @@ def test_killed_ingest_recovers_to_the_clean_state(point, tmp_path, docs_dir, re
         assert Retriever.open(lake.uri).search("fusion", k=3) is not None
 
     settings = Settings.coerce(None, lake=lake.uri, model=FAST_MODEL, write_batch_size=2)
-    reports, _ = pipeline.ingest(lake, settings)
+    reports = pipeline.ingest(lake, settings).sources
     assert all(r.status != "failed" for r in reports), reports
     assert _state(lake) == clean_state
     assert all(c.passed for c in run_checks(lake, FAST_MODEL)), run_checks(lake, FAST_MODEL)

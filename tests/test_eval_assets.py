@@ -30,7 +30,7 @@ def _meta(result, node):
 
 
 def test_sweep_partitions_summary_table_and_plot(tmp_path):
-    from assets.evaluation import build_eval_assets
+    from kbflow_dagster.evaluation import build_eval_assets
 
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(SWEEP)

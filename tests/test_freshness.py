@@ -10,7 +10,7 @@ from kbflow import schema as S
 from kbflow.cli import main
 from kbflow.config import Settings
 from kbflow.errors import LakeError
-from kbflow.index.checks import run_checks
+from kbflow.checks import run_checks
 
 from conftest import FAST_MODEL
 
@@ -113,13 +113,15 @@ def test_cli_tag_versions_gc(ingested):
 def test_model_switch_reembeds_and_switching_back_reuses(ingested, fast_settings):
     n_chunks = ingested.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows
     other = Settings.coerce(fast_settings, model="hash:32")
-    reports, index = pipeline.ingest(ingested, other)
+    summary = pipeline.ingest(ingested, other)
+    reports, index = summary.sources, summary.index
     assert sum(r.chunks_embedded for r in reports) == len(set(ingested.scan(S.CHUNKS, [S.CHUNK_HASH]).column(0).to_pylist()))
     assert index.rebuilt and index.rows == n_chunks
     r = Retriever.open(ingested.uri)
     assert r.model_id == "hash:32" and r.search("bridge", k=1, mode="dense")
     embeddings_version = ingested.versions()[S.EMBEDDINGS]
-    reports, index = pipeline.ingest(ingested, fast_settings)
+    summary = pipeline.ingest(ingested, fast_settings)
+    reports, index = summary.sources, summary.index
     assert sum(r.chunks_embedded for r in reports) == 0
     assert ingested.versions()[S.EMBEDDINGS] == embeddings_version
     assert index.rebuilt and Retriever.open(ingested.uri).model_id == FAST_MODEL

@@ -5,7 +5,7 @@ import pytest
 from kbflow import pipeline
 from kbflow import schema as S
 from kbflow.errors import LakeError, SourceError, SourceNotFoundError
-from kbflow.index.checks import run_checks
+from kbflow.checks import run_checks
 from kbflow.lake import Lake
 from kbflow.records import Source
 
@@ -26,7 +26,8 @@ def test_ingest_fills_every_table_and_checks_pass(ingested):
 
 def test_reingest_unchanged_touches_nothing(ingested, fast_settings):
     before = data_versions(ingested)
-    reports, index = pipeline.ingest(ingested, fast_settings)
+    summary = pipeline.ingest(ingested, fast_settings)
+    reports, index = summary.sources, summary.index
     assert {r.status for r in reports} == {"unchanged"}
     assert all(r.chunks_embedded == 0 for r in reports)
     assert data_versions(ingested) == before
@@ -36,7 +37,8 @@ def test_reingest_unchanged_touches_nothing(ingested, fast_settings):
 def test_one_function_edit_embeds_one_chunk(ingested, fast_settings, repo_dir):
     path = repo_dir / "pkg" / "fuse.py"
     path.write_text(path.read_text().replace("self.docs.append(doc)", "self.docs.append(str(doc))"))
-    reports, index = pipeline.ingest(ingested, fast_settings)
+    summary = pipeline.ingest(ingested, fast_settings)
+    reports, index = summary.sources, summary.index
     by_id = {r.source_id: r for r in reports}
     assert by_id["repo"].status == "updated"
     assert by_id["repo"].chunks_embedded == 1
@@ -47,7 +49,7 @@ def test_one_function_edit_embeds_one_chunk(ingested, fast_settings, repo_dir):
 
 def test_deleted_file_removes_its_chunks(ingested, fast_settings, docs_dir):
     (docs_dir / "notes.txt").unlink()
-    reports, _ = pipeline.ingest(ingested, fast_settings, ["docs"])
+    reports = pipeline.ingest(ingested, fast_settings, ["docs"]).sources
     assert reports[0].chunks_removed >= 1
     paths = {r[S.LOCATOR]["path"] for r in ingested.scan(S.SEARCH, [S.LOCATOR], "source_id = 'docs'").to_pylist()}
     assert paths == {"guide.md"}
@@ -71,7 +73,7 @@ def test_bad_input_fails_clearly_and_leaves_tables_untouched(ingested, fast_sett
         expected = "no Markdown/text files"
     with pytest.raises(SourceError, match=expected):
         pipeline.load_source(ingested, "docs")
-    reports, _ = pipeline.ingest(ingested, fast_settings)
+    reports = pipeline.ingest(ingested, fast_settings).sources
     failed = {r.source_id: r.error for r in reports if r.status == "failed"}
     assert list(failed) == ["docs"] and expected.split(":")[-1].strip() in failed["docs"]
     assert data_versions(ingested) == before
@@ -118,7 +120,8 @@ def test_lake_path_that_is_a_file(tmp_path):
 
 def test_scope_change_rewrites_chunk_rows_without_reembedding(ingested, fast_settings, docs_dir):
     ingested.register(Source("docs", "docs", str(docs_dir), scope="newscope"))
-    reports, index = pipeline.ingest(ingested, fast_settings, ["docs"])
+    summary = pipeline.ingest(ingested, fast_settings, ["docs"])
+    reports, index = summary.sources, summary.index
     assert reports[0].chunks_embedded == 0
     scopes = set(ingested.scan(S.SEARCH, [S.SCOPE], "source_id = 'docs'").column(0).to_pylist())
     assert scopes == {"newscope"}
@@ -161,7 +164,8 @@ def test_many_changed_chunks_sync_through_arrow_matching(ingested, fast_settings
 
     monkeypatch.setattr(search, "_SQL_IN_MAX", 0)
     (docs_dir / "guide.md").write_text((docs_dir / "guide.md").read_text() + "\n\n## Added\n\nA new closing section.\n")
-    reports, index = pipeline.ingest(ingested, fast_settings, ["docs"])
+    summary = pipeline.ingest(ingested, fast_settings, ["docs"])
+    reports, index = summary.sources, summary.index
     assert reports[0].status == "updated" and index.rows_upserted >= 1
     assert all(c.passed for c in run_checks(ingested, fast_settings.model))
 
@@ -186,16 +190,3 @@ def test_overwrite_streams_fragments_and_commits_once(tmp_path):
     assert lake.dataset("t", at=first).count_rows() == 1000  # the old version is intact
     assert lake.overwrite("empty", reader(0)) >= 1 and lake.dataset("empty").count_rows() == 0
 
-
-def test_arrow_set_helpers_match_python_sets():
-    import pyarrow as pa
-
-    from kbflow.pipeline import _count_missing, _differs, _distinct, _without
-
-    a = pa.chunked_array([["u1", "u2"], ["u2", "u3", None]])
-    assert sorted(_distinct(a).to_pylist()) == ["u1", "u2", "u3"]
-    assert _without(_distinct(a), pa.array(["u2"])).to_pylist() == ["u1", "u3"]
-    assert _count_missing(pa.array(["u1", "u9"]), a) == 1 and _count_missing(pa.array(["u1"]), pa.array([], pa.string())) == 1
-    # as Python compares: None != "x" is stale, None == None is not
-    assert _differs(pa.array(["x", None]), "x") and not _differs(pa.array(["x", "x"]), "x")
-    assert not _differs(pa.array([None]), None) and not _differs(pa.array([], pa.string()), "x")

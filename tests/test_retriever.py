@@ -118,7 +118,7 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
 
     from kbflow import pipeline
     from kbflow.index import search
-    from kbflow.index.checks import run_checks
+    from kbflow.checks import run_checks
     from kbflow.lake import Lake
     from kbflow.records import Source
 
@@ -139,7 +139,7 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
     lake = Lake(tmp_path / "lake")
     lake.register(Source("a", "jsonl", str(tmp_path / "a.jsonl")))
     lake.register(Source("b", "jsonl", str(tmp_path / "b.jsonl")))
-    _, index = pipeline.ingest(lake, {"model": FAST_MODEL})
+    index = pipeline.ingest(lake, {"model": FAST_MODEL}).index
     assert index.indexes[search.VECTOR_INDEX]["indexed"] == 400
     assert index.indexes[search.VECTOR_INDEX]["unindexed"] == 0
 
@@ -155,7 +155,7 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
 
     # rows added later are folded into the index, not left to a flat scan
     write(tmp_path / "b.jsonl", 250, 200)
-    _, index = pipeline.ingest(lake, {"model": FAST_MODEL})
+    index = pipeline.ingest(lake, {"model": FAST_MODEL}).index
     # the result reports the optimized version (what a reader opens), every index covering all 450 rows
     assert index.version == lake.versions()["search"]
     assert {name: (v["indexed"], v["unindexed"]) for name, v in index.indexes.items()} == {
@@ -174,7 +174,7 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
     assert len(segments()) == 2
     # 30 more rows: the newest segment (50 rows) has room, so it is rebuilt with them rather than a third one added
     write(tmp_path / "b.jsonl", 250, 230)
-    _, index = pipeline.ingest(lake, {"model": FAST_MODEL})
+    index = pipeline.ingest(lake, {"model": FAST_MODEL}).index
     assert len(segments()) == 2
     assert index.indexes[search.VECTOR_INDEX] == {**index.indexes[search.VECTOR_INDEX], "indexed": 480, "unindexed": 0}
     ann = Retriever.open(lake, settings={"retrieval": {"exact_max_rows": 100}})

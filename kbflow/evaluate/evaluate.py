@@ -131,7 +131,7 @@ def prepare_lake(dataset: BeirDataset, settings: Settings, progress: bool = Fals
             bar.update(done)
 
     try:
-        reports, _ = ingest(lake, settings, [CORPUS_SOURCE], progress=report)
+        reports = ingest(lake, settings, [CORPUS_SOURCE], progress=report).sources
     finally:
         if bar is not None:
             bar.close()

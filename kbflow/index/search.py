@@ -36,6 +36,7 @@ from kbflow.errors import LakeError
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import release_memory, releases_memory
 from kbflow.lake.spill import Spill
+from kbflow.records import StepResult
 
 __all__ = [
     "VECTOR_INDEX_MIN_ROWS",
@@ -63,7 +64,9 @@ HASH_CHARS = 32
 
 
 @dataclass
-class IndexResult:
+class IndexResult(StepResult):
+    """What :func:`sync_search_table` did: rows written and deleted, the version, each index's coverage."""
+
     rows: int = 0
     rows_upserted: int = 0
     rows_deleted: int = 0
@@ -139,7 +142,7 @@ def _search_batches(lake: Lake, ids: Collection[str] | None, model_id: str, dim:
         if not len(keep):
             continue
         batch = batch.take(pa.array(keep))
-        vectors = lookup.dataset._take_rows(row_ids.tolist(), columns=[S.VECTOR])
+        vectors = Lake.take(lookup.dataset, row_ids, columns=[S.VECTOR])
         flat = pa.concat_arrays([c.flatten() for c in vectors.column(S.VECTOR).chunks])
         if len(flat) != len(keep) * dim:
             raise LakeError(f"{lake.uri}: embeddings of model {model_id} are not all {dim}-dimensional")

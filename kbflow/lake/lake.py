@@ -171,6 +171,12 @@ class Lake:
         flush()
         return fragments
 
+    @staticmethod
+    def take(dataset, row_ids, columns: Sequence[str] | None = None):
+        """Rows of a pinned Lance dataset version by Lance row id, in the order given, as an Arrow table."""
+        ids = row_ids.tolist() if hasattr(row_ids, "tolist") else list(row_ids)
+        return dataset._take_rows(ids, columns=list(columns) if columns is not None else None)
+
     def versions(self) -> dict[str, int]:
         """The latest version of every table in the lake."""
         return {name: self.db.open_table(name).version for name in self.table_names()}

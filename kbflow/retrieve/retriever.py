@@ -32,7 +32,7 @@ from kbflow.embed.base import get_embedder
 from kbflow.errors import EmbedError, LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
-from kbflow.records import Citation, Hit, Hits, Locator
+from kbflow.records import Citation, Hit, Hits
 from kbflow.retrieve.dense import ExactIndex
 from kbflow.retrieve.fusion import FUSIONS, convex, rrf
 from kbflow.retrieve.rerank import Reranker, get_reranker
@@ -330,7 +330,7 @@ class Retriever:
     ) -> list[tuple[str, float]]:
         """``fused`` with its first ``n`` entries reordered by the cross-encoder's scores (ties keep fused order)."""
         head, tail = fused[:n], fused[n:]
-        texts = self.dataset._take_rows([row_of[cid] for cid, _ in head], columns=[S.TEXT]).column(S.TEXT).to_pylist()
+        texts = Lake.take(self.dataset, [row_of[cid] for cid, _ in head], columns=[S.TEXT]).column(S.TEXT).to_pylist()
         scores = [float(x) for x in reranker.score(query, texts)]
         if len(scores) != len(head):
             raise EmbedError(f"reranker {reranker!r} returned {len(scores)} scores for {len(head)} passages")
@@ -404,7 +404,7 @@ class Retriever:
         fused = list(zip(ranking.ids, ranking.scores))
         # one take for all hits (Lance row ids of the pinned version; order is kept)
         wanted = [row_of[cid] for cid, _ in fused]
-        rows = self.dataset._take_rows(wanted, columns=[S.TEXT, S.HIT]).to_pylist() if wanted else []
+        rows = Lake.take(self.dataset, wanted, columns=[S.TEXT, S.HIT]).to_pylist() if wanted else []
         positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
         hits = []
         for rank, ((cid, score), row) in enumerate(zip(fused, rows), start=1):
@@ -415,14 +415,7 @@ class Retriever:
                     score=float(score),
                     chunk_id=cid,
                     text=row[S.TEXT],
-                    citation=Citation(
-                        source_id=row[S.SOURCE_ID],
-                        source_type=row[S.SOURCE_TYPE],
-                        uri=row[S.URI],
-                        locator=Locator.from_row(row[S.LOCATOR]),
-                        title=row[S.TITLE],
-                        content_hash=row[S.CONTENT_HASH],
-                    ),
+                    citation=Citation.from_row(row),
                     content_kind=row[S.CONTENT_KIND],
                     scope=row[S.SCOPE],
                     dense_rank=positions.get("dense", {}).get(cid),

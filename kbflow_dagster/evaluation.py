@@ -1,5 +1,4 @@
 """The evaluation assets: a retrieval sweep as Dagster partitions, one per configuration.
-# (no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime)
 
 ::
 
@@ -21,6 +20,8 @@ bundled ``data/samples/minieval``) and ``$KBFLOW_SWEEP`` (default:
 eval``. The partitions are the sweep's configurations, named by
 :func:`kbflow.evaluate.sweep.config_label`, read when the definitions load.
 """
+
+# no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime
 
 import base64
 import os

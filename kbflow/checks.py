@@ -13,7 +13,7 @@ from kbflow.embed.base import model_id_of
 from kbflow.errors import KbflowError
 from kbflow.index.search import VECTOR_INDEX, VECTOR_INDEX_MIN_ROWS, FTS_INDEX, index_coverage
 from kbflow.lake.lake import Lake
-from kbflow.records import Citation, Locator
+from kbflow.records import Citation
 from kbflow.retrieve.resolver import resolve
 
 __all__ = ["CheckResult", "run_checks"]
@@ -88,7 +88,7 @@ def check_locators(lake: Lake, sample: int = 50) -> CheckResult:
     picked = rows[::step][:sample]
     failures = []
     for row in picked:
-        citation = Citation(row[S.SOURCE_ID], row[S.SOURCE_TYPE], row[S.URI], Locator.from_row(row[S.LOCATOR]))
+        citation = Citation.from_row(row)
         try:
             ok = resolve(citation) == row[S.TEXT]
             reason = "text differs"

@@ -1,19 +1,25 @@
 """The corpus assets: documents → chunks → embeddings per source, then the search index.
-# (no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime)
 
 Each asset body is one call into :mod:`kbflow.pipeline`; the metadata it
-records is what that step reports (rows written, rows skipped, versions, seconds).
+records is what that step reports (rows written, rows skipped, versions,
+seconds), plus the whole result under ``result`` so a runner can rebuild it
+(:func:`kbflow_dagster.ingest.run_ingest`).
 """
 
+# no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime
 
 import dataclasses
 
 import dagster as dg
 
+from kbflow import checks as kchecks
 from kbflow import pipeline
-from kbflow.index import checks as kchecks
+from kbflow.errors import KbflowError
+from kbflow_dagster.resources import KbflowResource
 
-from assets.resources import KbflowResource
+#: the metadata key holding a step's whole result (a dict of its dataclass)
+RESULT = "result"
+
 
 def _metadata(result, **extra) -> dict:
     """A step result (a kbflow dataclass) as materialization metadata."""
@@ -24,8 +30,17 @@ def _metadata(result, **extra) -> dict:
         if isinstance(value, list):
             key, value = f"{key}_count", len(value)
         meta["table_version" if key == "version" else key] = round(value, 3) if isinstance(value, float) else value
+    meta[RESULT] = dg.MetadataValue.json(dataclasses.asdict(result))
     meta.update(extra)
     return meta
+
+
+def _step(fn, *args):
+    """Call a kbflow step; its error becomes a :class:`dagster.Failure` whose description is kbflow's message."""
+    try:
+        return fn(*args)
+    except KbflowError as exc:
+        raise dg.Failure(description=str(exc)) from exc
 
 
 #: One partition per registered source; kept in step with the lake's registry.
@@ -38,7 +53,7 @@ sources_partitions = dg.DynamicPartitionsDefinition(name="sources")
     description="Raw units (files, records) of one source, loaded unless its bytes are unchanged.",
 )
 def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
-    result = pipeline.load_source(kbflow.open_lake(), context.partition_key)
+    result = _step(pipeline.load_source, kbflow.open_lake(), context.partition_key)
     if result.skipped_files:
         context.log.warning(f"skipped {len(result.skipped_files)} files: {', '.join(result.skipped_files[:10])}")
     return dg.MaterializeResult(metadata=_metadata(result))
@@ -51,7 +66,7 @@ def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.M
     description="Structure-aware chunks of one source; unchanged units are not re-chunked.",
 )
 def chunks(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
-    result = pipeline.chunk_source(kbflow.open_lake(), context.partition_key, kbflow.settings())
+    result = _step(pipeline.chunk_source, kbflow.open_lake(), context.partition_key, kbflow.settings())
     return dg.MaterializeResult(metadata=_metadata(result))
 
 
@@ -74,7 +89,7 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
             bar.update(done)
 
     try:
-        result = pipeline.embed_source(kbflow.open_lake(), context.partition_key, kbflow.settings(), progress)
+        result = _step(pipeline.embed_source, kbflow.open_lake(), context.partition_key, kbflow.settings(), progress)
     finally:
         if bar is not None:
             bar.close()
@@ -88,7 +103,7 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
 )
 def search_index(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()
-    result = pipeline.finish_index(lake, kbflow.settings())
+    result = _step(pipeline.finish_index, lake, kbflow.settings())
     return dg.MaterializeResult(metadata=_metadata(result, table_versions=dg.MetadataValue.json(lake.versions())))
 
 

@@ -3,8 +3,8 @@
 
 import dagster as dg
 
-from assets.corpus import PER_SOURCE, sources_partitions
-from assets.resources import KbflowResource
+from kbflow_dagster.corpus import PER_SOURCE, sources_partitions
+from kbflow_dagster.resources import KbflowResource
 
 
 def partition_requests(registered: set[str], known: set[str]) -> list:

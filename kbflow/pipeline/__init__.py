@@ -1,0 +1,64 @@
+"""The ingest steps: load → chunk → embed per source, then the search index.
+
+Each step reads what it needs from the lake and writes its table in one
+atomic commit, so a step can be re-run at any time and converges: a crash
+between steps leaves every table at a committed version, and the next run
+finishes the work. Dagster assets call these functions one per asset;
+:func:`ingest` runs them in-process without Dagster.
+
+What each step skips:
+
+- :func:`load_source`: a source whose fingerprint equals the one last loaded
+  is not parsed at all (``status="unchanged"``).
+- :func:`chunk_source`: only units whose hash is new are chunked; chunks of
+  units that disappeared are deleted; a chunk whose text is unchanged keeps
+  its ``chunk_id`` (and so its embedding).
+- :func:`embed_source`: only chunk texts without a vector for the model are
+  embedded, streamed in batches into one commit.
+
+One module per step (:mod:`.load`, :mod:`.chunking`, :mod:`.embedding`),
+source removal and staleness (:mod:`.sources`), the whole flow and its
+runners (:mod:`.run`), and the result records every runner reports
+(:mod:`.results`).
+"""
+
+from __future__ import annotations
+
+from kbflow.pipeline.chunking import chunk_source
+from kbflow.pipeline.embedding import embed_source
+from kbflow.pipeline.load import load_source
+from kbflow.pipeline.results import (
+    ChunkResult,
+    EmbedResult,
+    IngestSummary,
+    LoadResult,
+    Progress,
+    RemoveResult,
+    SourceReport,
+    StaleSource,
+    source_report,
+)
+from kbflow.pipeline.run import failed_report, finish_index, ingest, run_ingest, runner_names
+from kbflow.pipeline.sources import remove_source, stale_sources
+
+__all__ = [
+    "ChunkResult",
+    "EmbedResult",
+    "IngestSummary",
+    "LoadResult",
+    "Progress",
+    "RemoveResult",
+    "SourceReport",
+    "StaleSource",
+    "chunk_source",
+    "embed_source",
+    "failed_report",
+    "finish_index",
+    "ingest",
+    "load_source",
+    "remove_source",
+    "run_ingest",
+    "runner_names",
+    "source_report",
+    "stale_sources",
+]

@@ -1,0 +1,105 @@
+"""The embed step: one vector per distinct chunk text per model, texts already embedded never again."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from kbflow import schema as S
+from kbflow._lazy import require
+from kbflow.config import Settings
+from kbflow.embed.base import get_embedder
+from kbflow.lake.lake import Lake
+from kbflow.lake.malloc import release_memory, releases_memory
+from kbflow.pipeline.common import records_failure, source_filter
+from kbflow.pipeline.results import EmbedResult, Progress
+
+__all__ = ["embed_source"]
+
+
+def _missing_embeddings(lake: Lake, model_id: str, where: str | None):
+    """``(chunks dataset, Arrow table of chunk_hash, _rowid_min, length_min)``: one row per distinct chunk
+    text (matching ``where``) with no vector for ``model_id``, found batch by batch; texts are not kept."""
+    pa, pc = require("pyarrow"), require("pyarrow.compute")
+    have = lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], f"{S.MODEL_ID} = {S.sql_str(model_id)}").column(0)
+    have = have.combine_chunks()
+    ds = lake.dataset(S.CHUNKS)
+    parts = []
+    for batch in ds.to_batches(columns=[S.CHUNK_HASH, S.TEXT], filter=where, with_row_id=True, batch_size=4096):
+        need = pc.invert(pc.is_in(batch.column(S.CHUNK_HASH), value_set=have))
+        batch = batch.filter(need)
+        if batch.num_rows:
+            parts.append(
+                pa.table(
+                    {
+                        S.CHUNK_HASH: batch.column(S.CHUNK_HASH),
+                        "_rowid": batch.column("_rowid"),
+                        "length": pc.utf8_length(batch.column(S.TEXT)),
+                    }
+                )
+            )
+    if not parts:
+        return ds, None
+    # one row per distinct text, shortest first: similar lengths share a batch (less padding)
+    todo = pa.concat_tables(parts).group_by(S.CHUNK_HASH).aggregate([("_rowid", "min"), ("length", "min")])
+    todo = todo.select([S.CHUNK_HASH, "_rowid_min", "length_min"]).sort_by("length_min")
+    del parts, have
+    release_memory()  # the scan's and the grouping's buffers, before the model's batches
+    return ds, todo
+
+
+@releases_memory
+@records_failure
+def embed_source(
+    lake: Lake, source_id: str | None, settings: Settings | None = None, progress: Progress | None = None
+) -> EmbedResult:
+    """Embed the chunk texts of a source (``None``: of every source) that have no vector yet.
+
+    Texts are read from the pinned chunks version one write batch at a time
+    and their vectors streamed to the ``embeddings`` table in batches of
+    ``settings.write_batch_size`` within one commit: peak memory grows with the
+    batch size, not with the number of chunks.
+    """
+    t0 = time.perf_counter()
+    settings = Settings.coerce(settings)
+    embedder = get_embedder(settings.model, settings.embed_batch_size)
+    where = source_filter(source_id) if source_id is not None else None
+    total = lake.table(S.CHUNKS).count_rows(where) if lake.has_table(S.CHUNKS) else 0
+    if not total:
+        return EmbedResult(source_id or "*", embedder.model_id, 0, 0, seconds=time.perf_counter() - t0)
+    chunks, todo = _missing_embeddings(lake, embedder.model_id, where)
+    if todo is None:
+        return EmbedResult(source_id or "*", embedder.model_id, 0, total, seconds=time.perf_counter() - t0)
+    pa = require("pyarrow")
+    hashes = todo.column(S.CHUNK_HASH)
+    row_ids = todo.column("_rowid_min").to_numpy()  # 8 bytes a text, not a Python int each
+    n = len(row_ids)
+
+    def batches() -> Iterator[Any]:
+        size = settings.write_batch_size
+        for i in range(0, n, size):
+            texts = Lake.take(chunks, row_ids[i : i + size], columns=[S.TEXT]).column(0).to_pylist()
+            vectors = embedder.embed(texts)
+            flat = pa.array(vectors.reshape(-1), type=pa.float32())
+            offsets = pa.array(range(0, (len(texts) + 1) * embedder.dim, embedder.dim), type=pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    hashes.slice(i, len(texts)).combine_chunks(),
+                    pa.array([embedder.model_id] * len(texts), type=pa.string()),
+                    pa.ListArray.from_arrays(offsets, flat),
+                ],
+                schema=S.EMBEDDINGS_SCHEMA,
+            )
+            if progress is not None:
+                progress(len(texts), n)
+
+    version = lake.append(S.EMBEDDINGS, pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches()))
+    return EmbedResult(
+        source_id or "*",
+        embedder.model_id,
+        chunks_embedded=n,
+        chunks_reused=max(0, total - n),
+        version=version,
+        seconds=time.perf_counter() - t0,
+    )

@@ -1,0 +1,138 @@
+"""What each ingest step reports, and the one rule that turns step results into a source's report line.
+
+Every runner (:func:`kbflow.pipeline.ingest` in this process, the Dagster
+runner in ``kbflow_dagster``) builds its summary from these dataclasses, so
+``kbflow ingest --json`` says the same whichever ran it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kbflow.records import StepResult
+
+__all__ = [
+    "ChunkResult",
+    "EmbedResult",
+    "IngestSummary",
+    "LoadResult",
+    "Progress",
+    "RemoveResult",
+    "SourceReport",
+    "StaleSource",
+    "source_report",
+]
+
+#: ``progress(done_now, total)``: called after each batch of work
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class LoadResult(StepResult):
+    source_id: str
+    status: str  # new | updated | unchanged
+    units: int = 0
+    units_added: int = 0
+    units_removed: int = 0
+    skipped_files: list[str] = field(default_factory=list)
+    error: str | None = None
+    version: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class ChunkResult(StepResult):
+    source_id: str
+    chunks: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_updated: int = 0
+    units_chunked: int = 0
+    version: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class EmbedResult(StepResult):
+    source_id: str
+    model_id: str
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    version: int | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class SourceReport(StepResult):
+    """One source's line in the ``kbflow ingest --json`` summary."""
+
+    source_id: str
+    status: str
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    chunks_embedded: int = 0
+    error: str | None = None
+
+
+def source_report(load: LoadResult, chunk: ChunkResult, embed: EmbedResult) -> SourceReport:
+    """One source's summary line from its three step results.
+
+    An unchanged source whose chunks still changed (new chunk settings, a new
+    model) was updated.
+    """
+    status = load.status
+    if status == "unchanged" and (chunk.chunks_added or chunk.chunks_removed or embed.chunks_embedded):
+        status = "updated"
+    return SourceReport(load.source_id, status, chunk.chunks_added, chunk.chunks_removed, embed.chunks_embedded)
+
+
+@dataclass
+class IngestSummary:
+    """What an ingest did: one report per source, the search index, its checks, the table versions.
+
+    :meth:`to_dict` is the ``kbflow ingest --json`` object.
+    """
+
+    sources: list[SourceReport]
+    versions: dict[str, int]
+    seconds: float
+    #: the search-index step's result (an :class:`kbflow.index.search.IndexResult`), when it ran
+    index: Any = None
+    #: ``{"name", "passed", "metadata"}`` per check, when the checks ran
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    #: why the search-index step failed (``None`` when it did not)
+    index_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """No source failed, the index was built, and every check passed."""
+        return (
+            not any(s.status == "failed" for s in self.sources)
+            and self.index_error is None
+            and all(c["passed"] for c in self.checks)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sources": [s.to_dict() for s in self.sources],
+            "versions": dict(self.versions),
+            "seconds": round(self.seconds, 3),
+            "checks": list(self.checks),
+            "index_error": self.index_error,
+        }
+
+
+@dataclass
+class RemoveResult(StepResult):
+    source_id: str
+    registered: bool
+    rows_removed: dict[str, int] = field(default_factory=dict)
+    versions: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class StaleSource(StepResult):
+    source_id: str
+    reason: str  # "changed" | "never indexed" | "failed" | "unreadable"
+    detail: str | None = None

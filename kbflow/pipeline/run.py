@@ -1,0 +1,177 @@
+"""The whole flow: load → chunk → embed per source, then the search index and its checks.
+
+Two runners produce the same :class:`~kbflow.pipeline.results.IngestSummary`:
+
+- ``local``: :func:`ingest`, the steps called in this process, no orchestrator;
+- ``dagster``: the Dagster assets materialized in this process (the
+  ``kbflow_dagster`` package, found through the ``kbflow.runners`` entry point,
+  so the library never imports Dagster).
+
+:func:`run_ingest` picks one (``"auto"``: Dagster where it is installed) and is
+what ``kbflow ingest`` calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kbflow import schema as S
+from kbflow._lazy import require
+from kbflow.config import Settings
+from kbflow.errors import ConfigError, KbflowError, SourceError, SourceNotFoundError
+from kbflow.lake.lake import Lake, now
+from kbflow.lake.malloc import limit_malloc_arenas
+from kbflow.pipeline.chunking import chunk_source
+from kbflow.pipeline.embedding import embed_source
+from kbflow.pipeline.load import load_source
+from kbflow.pipeline.results import IngestSummary, Progress, SourceReport, source_report
+
+__all__ = ["RUNNERS_GROUP", "failed_report", "finish_index", "ingest", "runner_names", "run_ingest"]
+
+#: the entry-point group runners other than ``local`` register under
+RUNNERS_GROUP = "kbflow.runners"
+
+#: ``runner(settings, source_ids, *, progress, checks) -> IngestSummary``
+Runner = Callable[..., IngestSummary]
+
+
+def failed_report(lake: Lake, source_id: str, fallback: str) -> SourceReport:
+    """A failed source's report line: the error the failing step recorded in the registry, else ``fallback``."""
+    found = lake.sources([source_id])
+    error = found[0].last_error if found and found[0].last_error else fallback
+    return SourceReport(source_id, "failed", error=error)
+
+
+def finish_index(lake: Lake, settings: Settings):
+    """Sync the search table, then mark every source that did not fail as indexed (one registry commit)."""
+    from kbflow.index.search import sync_search_table
+
+    result = sync_search_table(lake, settings.model)
+    pc = require("pyarrow.compute")
+    counted = pc.value_counts(lake.scan(S.CHUNKS, [S.SOURCE_ID]).column(0))
+    counts = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
+    stamp = now()
+    updates = {
+        s.source_id: {S.STATUS: S.INDEXED, S.CHUNK_COUNT: counts.get(s.source_id, 0), S.LAST_INDEXED: stamp}
+        for s in lake.sources()
+        if s.status != S.FAILED
+    }
+    lake.set_status(updates)
+    return result
+
+
+def check_summaries(lake: Lake, settings: Settings) -> list[dict[str, Any]]:
+    """Every data-quality check of :mod:`kbflow.checks`, as summary dicts."""
+    from kbflow.checks import run_checks
+
+    return [{"name": c.name, "passed": c.passed, "metadata": c.metadata} for c in run_checks(lake, settings.model)]
+
+
+def ingest(
+    lake: Lake | str | None = None,
+    settings: Settings | None = None,
+    source_ids: Iterable[str] | None = None,
+    progress: Progress | None = None,
+    *,
+    checks: bool = False,
+) -> IngestSummary:
+    """Run load → chunk → embed for each source, then the search index, in this process.
+
+    This is what the Dagster assets do, minus Dagster. A failing source is
+    reported (``status="failed"``) and the others go on. With ``checks``, the
+    data-quality checks run after the index (as the Dagster runner's asset
+    checks do). It first caps glibc's malloc arenas
+    (:func:`kbflow.lake.malloc.limit_malloc_arenas`), which keeps a long
+    ingest's memory flat; call that yourself, or set ``MALLOC_ARENA_MAX=2``,
+    before other work where you want it from the start.
+    """
+    t0 = time.perf_counter()
+    limit_malloc_arenas()
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    settings = Settings.coerce(settings, lake=lake.uri)
+    ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
+    reports = []
+    for sid in ids:
+        try:
+            load = load_source(lake, sid)
+            chunk = chunk_source(lake, sid, settings)
+            embed = embed_source(lake, sid, settings, progress)
+            reports.append(source_report(load, chunk, embed))
+        except SourceError as exc:
+            reports.append(failed_report(lake, sid, str(exc)))
+    summary = IngestSummary(reports, {}, 0.0)
+    try:
+        summary.index = finish_index(lake, settings)
+    except KbflowError as exc:
+        summary.index_error = str(exc)
+    if checks and summary.index_error is None:
+        summary.checks = check_summaries(lake, settings)
+    summary.versions = lake.versions()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _local(settings: Settings, source_ids: list[str] | None, *, progress: bool = False, checks: bool = True):
+    bar = None
+    report = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(desc="embed", unit="chunk", leave=False)
+
+        def report(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done)
+
+    try:
+        return ingest(Lake(settings.lake), settings, source_ids, report, checks=checks)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=RUNNERS_GROUP)}
+
+
+def runner_names() -> list[str]:
+    """The runners installed: ``local`` and every ``kbflow.runners`` entry point (``dagster``)."""
+    return sorted({"local", *_entry_points()})
+
+
+def _runner(name: str) -> Runner:
+    if name == "local":
+        return _local
+    found = _entry_points()
+    if name == "auto":
+        return found["dagster"].load() if "dagster" in found else _local
+    if name not in found:
+        raise ConfigError(f"unknown runner {name!r}; installed: {', '.join(runner_names())}")
+    return found[name].load()
+
+
+def run_ingest(
+    settings: Settings,
+    source_ids: Iterable[str] | None = None,
+    *,
+    runner: str = "auto",
+    progress: bool = False,
+    checks: bool = True,
+) -> IngestSummary:
+    """Ingest ``source_ids`` (default: every registered source) with a runner; what ``kbflow ingest`` does.
+
+    ``runner`` is ``"local"`` (:func:`ingest` in this process), ``"dagster"``
+    (the Dagster assets, in this process) or ``"auto"`` (Dagster where
+    ``kbflow_dagster`` is installed, else local). Both report alike.
+    """
+    lake = Lake(settings.lake)
+    registered = [s.source_id for s in lake.sources()]
+    ids = list(source_ids) if source_ids is not None else None
+    unknown = sorted(set(ids or ()) - set(registered))
+    if unknown:
+        raise SourceNotFoundError(f"not registered in {lake.uri}: {', '.join(unknown)} (see `kbflow status`)")
+    return _runner(runner)(settings, ids, progress=progress, checks=checks)

@@ -1,0 +1,57 @@
+"""Removing a source, and finding the sources whose bytes changed since they were indexed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kbflow import schema as S
+from kbflow.errors import KbflowError
+from kbflow.lake.lake import Lake
+from kbflow.pipeline.common import source_filter
+from kbflow.pipeline.results import RemoveResult, StaleSource
+from kbflow.sources.base import get_loader
+
+__all__ = ["remove_source", "stale_sources"]
+
+
+def remove_source(lake: Lake, source_id: str) -> RemoveResult:
+    """Delete a source's rows from ``documents``, ``chunks`` and the search table, then unregister it.
+
+    Idempotent: removing a source that is already gone (or half gone, after a
+    crash) finishes the job. Data goes first and the registry row last, so no
+    crash leaves rows the registry does not know about. Vectors stay in
+    ``embeddings`` (keyed by text hash, they may serve other sources, and a
+    re-added source re-uses them).
+    """
+    where = source_filter(source_id)
+    registered = bool(lake.sources([source_id]))
+    result = RemoveResult(source_id, registered)
+    for name in (S.DOCUMENTS, S.CHUNKS, S.SEARCH, S.SOURCES):
+        if not lake.has_table(name):
+            continue
+        table = lake.table(name)
+        n = table.count_rows(where)
+        if n:
+            table.delete(where)
+            result.versions[name] = lake.table(name).version
+        result.rows_removed[name] = n
+    return result
+
+
+def stale_sources(lake: Lake, source_ids: Iterable[str] | None = None) -> list[StaleSource]:
+    """Sources whose bytes no longer match what was indexed, found by fingerprinting only (nothing is parsed or written)."""
+    out = []
+    for source in lake.sources(source_ids):
+        if source.content_hash is None:
+            out.append(StaleSource(source.source_id, "never indexed"))
+            continue
+        try:
+            fingerprint = get_loader(source.source_type).fingerprint(source)
+        except KbflowError as exc:
+            out.append(StaleSource(source.source_id, "unreadable", str(exc)))
+            continue
+        if fingerprint != source.content_hash:
+            out.append(StaleSource(source.source_id, "changed"))
+        elif source.status == S.FAILED:
+            out.append(StaleSource(source.source_id, "failed", source.last_error))
+    return out

@@ -1,0 +1,17 @@
+"""The Dagster definitions: ``dagster dev`` at the repo root loads these."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from kbflow_dagster.corpus import CHECKS, PER_SOURCE, search_index
+from kbflow_dagster.evaluation import build_eval_assets
+from kbflow_dagster.resources import KbflowResource
+from kbflow_dagster.sensors import refresh_stale_sources, sync_source_partitions
+
+defs = dg.Definitions(
+    assets=[*PER_SOURCE, search_index, *build_eval_assets()],
+    asset_checks=CHECKS,
+    sensors=[sync_source_partitions, refresh_stale_sources],
+    resources={"kbflow": KbflowResource()},
+)

@@ -1,0 +1,155 @@
+"""Run the corpus assets in this process: the ``dagster`` runner of ``kbflow ingest``.
+
+One in-process Dagster run per source partition (documents → chunks →
+embeddings), then one run of ``search_index`` with its asset checks. The
+Dagster instance lives beside the lake (``<lake>/.dagster``), so the run
+history follows the lake, not the user's home; a remote lake uses an
+ephemeral instance.
+
+The summary is built exactly as the library's own runner builds it
+(:mod:`kbflow.pipeline.results`): each asset passes its step result through
+its materialization metadata, and a failed step has recorded its error in the
+lake's registry, where :func:`kbflow.pipeline.failed_report` reads it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from typing import Any
+
+import dagster as dg
+
+from kbflow import pipeline
+from kbflow.config import Settings
+from kbflow.index.search import IndexResult
+from kbflow.lake import Lake
+from kbflow.pipeline.results import ChunkResult, EmbedResult, IngestSummary, LoadResult
+from kbflow_dagster.corpus import CHECKS, PER_SOURCE, RESULT, search_index, sources_partitions
+from kbflow_dagster.resources import KbflowResource
+from kbflow_dagster.sensors import partition_requests
+
+__all__ = ["instance_for", "run_ingest"]
+
+# step failures are reported in the summary; keep Dagster's own log lines off the terminal
+_QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+_INSTANCE_YAML = "telemetry:\n  enabled: false\n"
+
+
+def instance_for(lake: Lake) -> dg.DagsterInstance:
+    """The Dagster instance of ``lake``: ``<lake>/.dagster`` for a local lake, ephemeral otherwise."""
+    if not lake.is_local:
+        return dg.DagsterInstance.ephemeral()
+    home = os.path.join(lake.uri.removeprefix("file://"), ".dagster")
+    os.makedirs(home, exist_ok=True)
+    config = os.path.join(home, "dagster.yaml")
+    if not os.path.exists(config):
+        with open(config, "w") as fh:
+            fh.write(_INSTANCE_YAML)
+    return dg.DagsterInstance.from_config(home)
+
+
+def _error(result: dg.ExecuteInProcessResult) -> str:
+    """Why a run failed: kbflow's message (a step's :class:`dagster.Failure` description), else the first
+    line of the unexpected error behind it."""
+    for event in result.all_events:
+        if event.is_step_failure:
+            data = event.step_failure_data
+            if data.user_failure_data is not None and data.user_failure_data.description:
+                return data.user_failure_data.description
+            error = data.error
+            while error is not None and error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
+                error = error.cause
+            if error is None:
+                return "step failed"
+            message = (error.message or "").strip().splitlines()
+            return message[0] if message else (error.cls_name or "step failed")
+    return "run failed"
+
+
+def _result(result: dg.ExecuteInProcessResult, node: str) -> dict[str, Any]:
+    """The step result an asset recorded in its materialization metadata."""
+    for mat in result.asset_materializations_for_node(node):
+        if RESULT in mat.metadata:
+            return dict(mat.metadata[RESULT].value)
+    raise RuntimeError(f"asset {node} recorded no result")
+
+
+def _sync_partitions(instance: dg.DagsterInstance, registered: set[str]) -> None:
+    known = set(instance.get_dynamic_partitions(sources_partitions.name))
+    for request in partition_requests(registered, known):
+        if isinstance(request, dg.AddDynamicPartitionsRequest):
+            instance.add_dynamic_partitions(sources_partitions.name, list(request.partition_keys))
+        else:
+            for key in request.partition_keys:
+                instance.delete_dynamic_partition(sources_partitions.name, key)
+
+
+def run_ingest(
+    settings: Settings,
+    source_ids: list[str] | None = None,
+    *,
+    progress: bool = False,
+    checks: bool = True,
+) -> IngestSummary:
+    """Materialize the assets for ``source_ids`` (default: every registered source).
+
+    Returns the same :class:`~kbflow.pipeline.IngestSummary` as
+    :func:`kbflow.pipeline.ingest`; ``checks`` runs the asset checks of
+    ``search_index`` with it.
+    """
+    t0 = time.perf_counter()
+    lake = Lake(settings.lake)
+    registered = [s.source_id for s in lake.sources()]
+    ids = list(source_ids) if source_ids is not None else registered
+
+    warnings.filterwarnings("ignore", module="dagster")
+    instance = instance_for(lake)
+    _sync_partitions(instance, set(registered))
+    resources = {"kbflow": KbflowResource(lake=settings.lake, model=settings.model, progress=progress)}
+
+    bar = None
+    if progress and ids:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(ids), desc="ingest", unit="source", file=sys.stderr)
+    reports = []
+    for sid in ids:
+        if bar is not None:
+            bar.set_postfix_str(sid)
+        result = dg.materialize(
+            PER_SOURCE, partition_key=sid, instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET
+        )
+        if not result.success:
+            reports.append(pipeline.failed_report(lake, sid, _error(result)))
+        else:
+            load = LoadResult.from_dict(_result(result, "documents"))
+            chunk = ChunkResult.from_dict(_result(result, "chunks"))
+            embed = EmbedResult.from_dict(_result(result, "embeddings"))
+            reports.append(pipeline.source_report(load, chunk, embed))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+
+    summary = IngestSummary(reports, {}, 0.0)
+    result = dg.materialize(
+        [search_index, *(CHECKS if checks else [])],
+        instance=instance,
+        resources=resources,
+        raise_on_error=False,
+        run_config=_QUIET,
+    )
+    if result.success:
+        summary.index = IndexResult.from_dict(_result(result, "search_index"))
+    else:
+        summary.index_error = _error(result)
+    summary.checks = [
+        {"name": ev.check_name, "passed": ev.passed, "metadata": {k: v.value for k, v in ev.metadata.items()}}
+        for ev in result.get_asset_check_evaluations()
+    ]
+    summary.versions = lake.versions()
+    summary.seconds = time.perf_counter() - t0
+    return summary
