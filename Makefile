@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export DAGSTER_HOME := $(CURDIR)
 export KBFLOW_LAKE ?= $(CURDIR)/data/lake
 
-.PHONY: install demo test test-fast bench dagster clean
+.PHONY: install demo lint test test-fast bench dagster clean
 
 $(BIN)/kbflow: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +28,14 @@ demo: install
 	$(BIN)/kbflow status
 	$(BIN)/python data/samples/questions.py
 
-test: install
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: install lint
 	$(BIN)/python -m pytest -q
 
-test-fast: install
+test-fast: install lint
 	$(BIN)/python -m pytest -q -m "not e2e"
 
 bench: install

@@ -56,13 +56,18 @@ def lance_stopwords(candidates: list[str]) -> list[str]:
 
     with tempfile.TemporaryDirectory() as tmp:
         table = lancedb.connect(tmp).create_table("probe", pa.table({"text": [f"{w} zebra" for w in candidates]}))
-        table.create_index("text", config=FTS(language="English", stem=True, remove_stop_words=True, lower_case=True,
-                                              ascii_folding=True))
+        table.create_index(
+            "text",
+            config=FTS(language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True),
+        )
         ds = table.to_lance()
         stopped = []
         for word in candidates:
-            found = ds.to_table(columns=["text", "_score"], full_text_query={"query": word, "columns": ["text"]},
-                                limit=3).column("text").to_pylist()
+            found = (
+                ds.to_table(columns=["text", "_score"], full_text_query={"query": word, "columns": ["text"]}, limit=3)
+                .column("text")
+                .to_pylist()
+            )
             if not any(text.split()[0] == word for text in found):
                 stopped.append(word)
     return stopped
@@ -79,13 +84,15 @@ def main() -> None:
     args = ap.parse_args()
     import bm25s
     import Stemmer
-
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     stemmer = Stemmer.Stemmer("english")
     stopwords = lance_stopwords(sorted(STOPWORDS_EN_PLUS))
     print(f"reference tokenization: pattern {TOKEN_PATTERN}, {len(stopwords)} stop words, Snowball English stemming")
-    print(f"{'dataset':10s} {'kbflow bm25':>11s} {'bm25s':>7s} {'diff':>7s} {'kbflow dense':>12s} {'exact':>7s} {'diff':>7s}")
+    print(
+        f"{'dataset':10s} {'kbflow bm25':>11s} {'bm25s':>7s} {'diff':>7s} "
+        f"{'kbflow dense':>12s} {'exact':>7s} {'diff':>7s}"
+    )
     for root in args.datasets:
         ds = load_beir(root)
         settings = Settings.coerce(None, lake=eval_lake_uri(ds, args.eval_home))
@@ -103,11 +110,26 @@ def main() -> None:
         depth = min(len(cids), 3 * DOCS_PER_QUERY)
 
         retr = bm25s.BM25()
-        retr.index(bm25s.tokenize(texts, lower=True, token_pattern=TOKEN_PATTERN, stopwords=stopwords, stemmer=stemmer,
-                                  show_progress=False), show_progress=False)
+        retr.index(
+            bm25s.tokenize(
+                texts,
+                lower=True,
+                token_pattern=TOKEN_PATTERN,
+                stopwords=stopwords,
+                stemmer=stemmer,
+                show_progress=False,
+            ),
+            show_progress=False,
+        )
         qids = list(ds.queries)
-        qtok = bm25s.tokenize([ds.queries[q] for q in qids], lower=True, token_pattern=TOKEN_PATTERN,
-                              stopwords=stopwords, stemmer=stemmer, show_progress=False)
+        qtok = bm25s.tokenize(
+            [ds.queries[q] for q in qids],
+            lower=True,
+            token_pattern=TOKEN_PATTERN,
+            stopwords=stopwords,
+            stemmer=stemmer,
+            show_progress=False,
+        )
         idx, _ = retr.retrieve(qtok, k=depth, show_progress=False)
         bm25_run = {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(qids, idx)}
 
@@ -120,8 +142,10 @@ def main() -> None:
 
         ref_bm25 = score_run(ds.qrels, bm25_run)[0]["ndcg@10"]
         ref_dense = score_run(ds.qrels, dense_run)[0]["ndcg@10"]
-        print(f"{ds.name:10s} {ours['bm25']:11.4f} {ref_bm25:7.4f} {ours['bm25'] - ref_bm25:+7.4f} "
-              f"{ours['dense']:12.4f} {ref_dense:7.4f} {ours['dense'] - ref_dense:+7.4f}")
+        print(
+            f"{ds.name:10s} {ours['bm25']:11.4f} {ref_bm25:7.4f} {ours['bm25'] - ref_bm25:+7.4f} "
+            f"{ours['dense']:12.4f} {ref_dense:7.4f} {ours['dense'] - ref_dense:+7.4f}"
+        )
 
 
 if __name__ == "__main__":

@@ -124,7 +124,9 @@ def main() -> None:
         flags = ["--default-malloc"] if args.default_malloc else []
         out = subprocess.run(
             [sys.executable, __file__, "--child", str(n), "--model", args.model, *flags],
-            capture_output=True, text=True, env=env,
+            capture_output=True,
+            text=True,
+            env=env,
         )
         if out.returncode:
             sys.exit(out.stderr[-2000:])

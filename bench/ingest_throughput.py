@@ -32,7 +32,9 @@ SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets", "cosqa"
 
 
 def generated_corpus(path: str, n: int) -> None:
-    words = "lake chunk vector index query rank fusion model token embed source table version citation page line".split()
+    words = (
+        "lake chunk vector index query rank fusion model token embed source table version citation page line".split()
+    )
     with open(path, "w") as fh:
         for i in range(n):
             body = " ".join(words[(i * 7 + j * 3) % len(words)] for j in range(40 + i % 60))
@@ -75,7 +77,10 @@ def main() -> None:
     model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     raw_s = time.perf_counter() - t0
 
-    print(f"corpus: {os.path.basename(args.corpus or 'generated')} ({args.limit} records) -> {chunks} chunks, {len(texts)} distinct texts")
+    print(
+        f"corpus: {os.path.basename(args.corpus or 'generated')} ({args.limit} records) -> {chunks} chunks, "
+        f"{len(texts)} distinct texts"
+    )
     print(f"ingest (kbflow ingest path, model load included): {ingest_s:8.1f} s  {chunks / ingest_s:7.1f} chunks/s")
     print(f"raw SentenceTransformer.encode, same texts:       {raw_s:8.1f} s  {len(texts) / raw_s:7.1f} chunks/s")
     print(f"ratio ingest / raw encode: {ingest_s / raw_s:.3f}  (target <= 1.25)")

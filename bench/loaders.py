@@ -51,8 +51,10 @@ def run(source_type: str, path: str):
 def pdfs() -> None:
     files = sorted(glob.glob(os.path.join(SHARED, "pdfs", "*.pdf")))
     totals = [0, 0, 0, 0.0, 0, 0]
-    print(f"{'pdf':44s} {'pages':>5s} {'chunks':>6s} {'round-trip':>10s} {'regions':>9s} {'boxes':>5s} "
-          f"{'s/page':>6s} {'dropped on':>10s}")
+    print(
+        f"{'pdf':44s} {'pages':>5s} {'chunks':>6s} {'round-trip':>10s} {'regions':>9s} {'boxes':>5s} "
+        f"{'s/page':>6s} {'dropped on':>10s}"
+    )
     for path in files:
         units, chunks, ok, seconds = run("pdf", path)
         layouts = {u.unit_hash: json.loads(u.layout) for u in units}
@@ -62,15 +64,19 @@ def pdfs() -> None:
             for c in chunks
         )
         boxes = sum(len(c.locator.regions) for c in chunks)
-        print(f"{os.path.basename(path)[:44]:44s} {len(units):5d} {len(chunks):6d} {ok:>5d}/{len(chunks):<4d} "
-              f"{exact:>4d}/{len(chunks):<4d} {boxes / max(1, len(chunks)):5.1f} "
-              f"{seconds / max(1, len(units)):6.2f} {dropped:>4d} pages")
+        print(
+            f"{os.path.basename(path)[:44]:44s} {len(units):5d} {len(chunks):6d} {ok:>5d}/{len(chunks):<4d} "
+            f"{exact:>4d}/{len(chunks):<4d} {boxes / max(1, len(chunks)):5.1f} "
+            f"{seconds / max(1, len(units)):6.2f} {dropped:>4d} pages"
+        )
         for i, v in enumerate((len(units), len(chunks), ok, seconds, exact, boxes)):
             totals[i] += v
     pages, n, ok, seconds, exact, boxes = totals
-    print(f"{len(files)} PDFs, {pages} pages, {n} chunks, round-trip {ok}/{n} = {ok / max(1, n):.1%}, "
-          f"regions exact {exact}/{n} = {exact / max(1, n):.1%} ({boxes / max(1, n):.2f} boxes per chunk), "
-          f"{seconds / max(1, pages):.3f} s/page overall")
+    print(
+        f"{len(files)} PDFs, {pages} pages, {n} chunks, round-trip {ok}/{n} = {ok / max(1, n):.1%}, "
+        f"regions exact {exact}/{n} = {exact / max(1, n):.1%} ({boxes / max(1, n):.2f} boxes per chunk), "
+        f"{seconds / max(1, pages):.3f} s/page overall"
+    )
 
 
 def words(text: str) -> set[str]:
@@ -88,8 +94,10 @@ def web() -> None:
         got = set(units[0].text.lower().split())
         both = len(expected & got)
         name = os.path.basename(os.path.dirname(path))
-        print(f"{name:18s} {len(chunks):6d} {ok:>5d}/{len(chunks):<4d} {both / max(1, len(expected)):6.2f} "
-              f"{both / max(1, len(got)):9.2f} {seconds:7.2f}")
+        print(
+            f"{name:18s} {len(chunks):6d} {ok:>5d}/{len(chunks):<4d} {both / max(1, len(expected)):6.2f} "
+            f"{both / max(1, len(got)):9.2f} {seconds:7.2f}"
+        )
         total, total_ok = total + len(chunks), total_ok + ok
     print(f"{len(dirs)} pages, {total} chunks, round-trip {total_ok}/{total} = {total_ok / max(1, total):.1%}")
 
@@ -112,8 +120,10 @@ def code(roots: list[str]) -> None:
     for lang, (files, n, ok, named) in sorted(stats.items()):
         print(f"{lang:16s} {files:6d} {n:6d} {ok:>6d}/{n:<5d} {named / max(1, n):7.1%}")
     files, n, ok = (sum(v[i] for v in stats.values()) for i in range(3))
-    print(f"{len(roots)} folders, {files} files, {n} chunks, round-trip {ok}/{n} = {ok / max(1, n):.1%} "
-          "('named': the chunk has a symbol or a key/heading path)")
+    print(
+        f"{len(roots)} folders, {files} files, {n} chunks, round-trip {ok}/{n} = {ok / max(1, n):.1%} "
+        "('named': the chunk has a symbol or a key/heading path)"
+    )
 
 
 def main() -> None:

@@ -55,7 +55,6 @@ def vocabulary(size: int) -> tuple[list[str], list[float]]:
     return words, weights
 
 
-
 def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], dim: int = 384, batch: int = 10_000) -> None:
     """Write ``n`` synthetic chunks (Zipfian text over ``vocab``, random unit vectors) into the lake."""
     words, weights = vocab
@@ -72,20 +71,40 @@ def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], dim: int = 3
             text = " ".join(rng.choices(words, weights, k=rng.randint(40, 160)))
             h = ids.text_hash(f"{i}:{text}")
             hashes.append(h)
-            rows.append({
-                S.CHUNK_ID: f"c{i}", S.CHUNK_HASH: h, S.SOURCE_ID: f"s{i % 20}", S.SOURCE_TYPE: "docs",
-                S.SCOPE: "global" if (i % 20) % 2 else "proj", S.UNIT_HASH: f"u{i // 10}", S.CONTENT_KIND: "doc",
-                S.POSITION: i % 10, S.TITLE: f"doc {i // 10}", S.URI: "/synthetic", S.CONTENT_HASH: "x", S.TEXT: text,
-                S.LOCATOR: {"kind": "doc", "path": f"doc{i // 10}.md", "char_start": 0, "char_end": len(text)},
-                S.CHUNKER: "synthetic", S.ROW_HASH: h,
-            })
+            rows.append(
+                {
+                    S.CHUNK_ID: f"c{i}",
+                    S.CHUNK_HASH: h,
+                    S.SOURCE_ID: f"s{i % 20}",
+                    S.SOURCE_TYPE: "docs",
+                    S.SCOPE: "global" if (i % 20) % 2 else "proj",
+                    S.UNIT_HASH: f"u{i // 10}",
+                    S.CONTENT_KIND: "doc",
+                    S.POSITION: i % 10,
+                    S.TITLE: f"doc {i // 10}",
+                    S.URI: "/synthetic",
+                    S.CONTENT_HASH: "x",
+                    S.TEXT: text,
+                    S.LOCATOR: {"kind": "doc", "path": f"doc{i // 10}.md", "char_start": 0, "char_end": len(text)},
+                    S.CHUNKER: "synthetic",
+                    S.ROW_HASH: h,
+                }
+            )
         chunks.add(pa.Table.from_pylist(rows, schema=S.CHUNKS_SCHEMA))
         vec = nrng.standard_normal((len(hashes), dim)).astype(np.float32)
         vec /= np.linalg.norm(vec, axis=1, keepdims=True)
-        embeds.add(pa.Table.from_arrays(
-            [pa.array(hashes), pa.array([DEFAULT_MODEL] * len(hashes)),
-             pa.ListArray.from_arrays(pa.array(np.arange(0, (len(hashes) + 1) * dim, dim), pa.int32()), pa.array(vec.reshape(-1)))],
-            schema=S.EMBEDDINGS_SCHEMA))
+        embeds.add(
+            pa.Table.from_arrays(
+                [
+                    pa.array(hashes),
+                    pa.array([DEFAULT_MODEL] * len(hashes)),
+                    pa.ListArray.from_arrays(
+                        pa.array(np.arange(0, (len(hashes) + 1) * dim, dim), pa.int32()), pa.array(vec.reshape(-1))
+                    ),
+                ],
+                schema=S.EMBEDDINGS_SCHEMA,
+            )
+        )
 
 
 def pct(values: list[float], q: float) -> float:
@@ -123,7 +142,10 @@ def main() -> None:
         r.search("warm up the vectors", k=10, mode="dense")
         first = time.perf_counter() - t0
         backend = r.exact_index.backend if r.exact else "ann index"
-        print(f"{n} chunks: generated in {built:.1f}s, search table + indexes in {indexed:.1f}s, indexes: {sorted(result.indexes)}")
+        print(
+            f"{n} chunks: generated in {built:.1f}s, search table + indexes in {indexed:.1f}s, "
+            f"indexes: {sorted(result.indexes)}"
+        )
         print(f"  dense leg: {backend}; first dense query (loads {r.rows} vectors) {first * 1000:.0f} ms")
         for mode in ("hybrid", "dense", "bm25"):
             for q in queries[:10]:
@@ -133,7 +155,10 @@ def main() -> None:
                 t0 = time.perf_counter()
                 r.search(q, k=10, mode=mode)
                 lat.append((time.perf_counter() - t0) * 1000)
-            print(f"  {mode:<6} k=10  p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms  ({len(lat)} queries)")
+            print(
+                f"  {mode:<6} k=10  p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms  "
+                f"({len(lat)} queries)"
+            )
         lat = []
         for q in queries:
             t0 = time.perf_counter()

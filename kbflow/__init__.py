@@ -43,6 +43,9 @@ _EXPORTS = {
     "compare_runs": "kbflow.evaluate.runs",
     "DatasetError": "kbflow.errors",
     "ingest": "kbflow.pipeline",
+    "run_ingest": "kbflow.pipeline",
+    "IngestSummary": "kbflow.pipeline",
+    "SearchOptions": "kbflow.retrieve.retriever",
     "remove_source": "kbflow.pipeline",
     "stale_sources": "kbflow.pipeline",
     "limit_malloc_arenas": "kbflow.lake.malloc",
@@ -61,7 +64,52 @@ _EXPORTS = {
     "MissingDependencyError": "kbflow.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Chunk",
+    "ChunkSettings",
+    "Citation",
+    "ConfigError",
+    "CrossEncoderReranker",
+    "DatasetError",
+    "EmbedError",
+    "EvalRun",
+    "Hit",
+    "Hits",
+    "IngestSummary",
+    "KbflowError",
+    "Lake",
+    "LakeError",
+    "LakeNotFoundError",
+    "Locator",
+    "MissingDependencyError",
+    "QueryError",
+    "Ranking",
+    "RawUnit",
+    "Reranker",
+    "ResolveError",
+    "RetrievalSettings",
+    "Retriever",
+    "SearchOptions",
+    "Settings",
+    "Source",
+    "SourceError",
+    "SourceNotFoundError",
+    "chunk_unit",
+    "compare_runs",
+    "convex",
+    "evaluate_dataset",
+    "get_embedder",
+    "get_loader",
+    "ingest",
+    "limit_malloc_arenas",
+    "load_beir",
+    "load_runs",
+    "remove_source",
+    "resolve",
+    "rrf",
+    "run_ingest",
+    "stale_sources",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -99,10 +147,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.runs import EvalRun, compare_runs, load_runs
     from kbflow.lake.lake import Lake
     from kbflow.lake.malloc import limit_malloc_arenas
-    from kbflow.pipeline import ingest, remove_source, stale_sources
+    from kbflow.pipeline import IngestSummary, ingest, remove_source, run_ingest, stale_sources
     from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
     from kbflow.retrieve.fusion import convex, rrf
     from kbflow.retrieve.rerank import CrossEncoderReranker, Reranker
     from kbflow.retrieve.resolver import resolve
-    from kbflow.retrieve.retriever import Ranking, Retriever
+    from kbflow.retrieve.retriever import Ranking, Retriever, SearchOptions
     from kbflow.sources.base import get_loader

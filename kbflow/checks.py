@@ -11,7 +11,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.embed.base import model_id_of
 from kbflow.errors import KbflowError
-from kbflow.index.search import VECTOR_INDEX, VECTOR_INDEX_MIN_ROWS, FTS_INDEX, index_coverage
+from kbflow.index.search import FTS_INDEX, VECTOR_INDEX, VECTOR_INDEX_MIN_ROWS, index_coverage
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation
 from kbflow.retrieve.resolver import resolve
@@ -63,7 +63,9 @@ def check_search_matches_chunks(lake: Lake) -> CheckResult:
 def check_index_coverage(lake: Lake) -> CheckResult:
     """Every index covers every row (no row left to the slower unindexed scan)."""
     if not lake.has_table(S.SEARCH):
-        return CheckResult("indexes_cover_rows", False, "the search table exists and is fully indexed", {"error": "no search table"})
+        return CheckResult(
+            "indexes_cover_rows", False, "the search table exists and is fully indexed", {"error": "no search table"}
+        )
     table = lake.table(S.SEARCH)
     rows = table.count_rows()
     coverage = index_coverage(table)
@@ -76,7 +78,11 @@ def check_index_coverage(lake: Lake) -> CheckResult:
         "indexes_cover_rows",
         not problems,
         "every index of the search table covers every row",
-        {"rows": rows, "problems": "; ".join(problems) or "none", **{f"{k}_unindexed": v["unindexed"] for k, v in coverage.items()}},
+        {
+            "rows": rows,
+            "problems": "; ".join(problems) or "none",
+            **{f"{k}_unindexed": v["unindexed"] for k, v in coverage.items()},
+        },
     )
 
 

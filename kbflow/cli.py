@@ -13,7 +13,9 @@ from typing import Any
 
 import click
 
+from kbflow.config import MODES
 from kbflow.errors import KbflowError
+from kbflow.retrieve.fusion import FUSIONS
 
 _HELP_TYPES = (
     "docs (Markdown/text folder or file), repo (code repository), jsonl (BEIR-style records), "
@@ -112,7 +114,9 @@ def add(ctx: click.Context, path: str, source_type: str, source_id: str | None, 
 @click.argument("source_ids", nargs=-1)
 @click.option("--model", default=None, help="Embedding model: a sentence-transformers path or id, or hash:DIM.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object to stdout.")
-@click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal)."
+)
 @click.option(
     "--runner",
     default="auto",
@@ -122,7 +126,12 @@ def add(ctx: click.Context, path: str, source_type: str, source_id: str | None, 
 )
 @click.pass_context
 def ingest(
-    ctx: click.Context, source_ids: tuple[str, ...], model: str | None, as_json: bool, progress: bool | None, runner: str
+    ctx: click.Context,
+    source_ids: tuple[str, ...],
+    model: str | None,
+    as_json: bool,
+    progress: bool | None,
+    runner: str,
 ) -> None:
     """Materialize the registered sources (or SOURCE_IDS) through the Dagster assets.
 
@@ -158,10 +167,10 @@ def ingest(
 @_lake_option
 @click.argument("query")
 @click.option("-k", "k", default=10, show_default=True, help="Number of hits (1-100).")
-@click.option("--mode", type=click.Choice(["hybrid", "dense", "bm25"]), default="hybrid", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default=None, help="Retrieval mode [default: hybrid].")
 @click.option(
     "--fusion",
-    type=click.Choice(["rrf", "convex"]),
+    type=click.Choice(list(FUSIONS)),
     default=None,
     help="Hybrid fusion: a convex combination of normalized scores or reciprocal rank fusion [default: convex].",
 )
@@ -177,7 +186,9 @@ def ingest(
 )
 @click.option("--scope", default=None, help="Project id: its sources plus global ones.")
 @click.option("--kind", "kinds", multiple=True, help="Content kind filter (doc, code, record, ...); repeatable.")
-@click.option("--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable.")
+@click.option(
+    "--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable."
+)
 @click.option("--source", "source_ids", multiple=True, help="Source id filter; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option(
@@ -189,8 +200,23 @@ def ingest(
 @click.option("--version", "version", type=int, default=None, help="Search this version of the search table.")
 @click.option("--tag", default=None, help="Search the lake snapshot made by `kbflow tag NAME`.")
 @click.pass_context
-def search(ctx, query, k, mode, fusion, reranker, rerank_depth, scope, kinds, source_types, source_ids, as_json, as_prompt,
-           version, tag) -> None:
+def search(
+    ctx,
+    query,
+    k,
+    mode,
+    fusion,
+    reranker,
+    rerank_depth,
+    scope,
+    kinds,
+    source_types,
+    source_ids,
+    as_json,
+    as_prompt,
+    version,
+    tag,
+) -> None:
     """Search the lake; every hit carries its citation."""
     from kbflow.retrieve.retriever import Retriever
 
@@ -268,7 +294,10 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
         click.echo("no sources registered; add one with `kbflow add PATH --type TYPE`")
     for s in sources:
         when = s.last_indexed.strftime("%Y-%m-%d %H:%M:%S") if s.last_indexed else "never"
-        click.echo(f"  {s.source_id:<24} {s.source_type:<6} {s.status:<8} {s.chunk_count or 0:>7} chunks  indexed {when}  scope {s.scope}")
+        click.echo(
+            f"  {s.source_id:<24} {s.source_type:<6} {s.status:<8} {s.chunk_count or 0:>7} chunks  "
+            f"indexed {when}  scope {s.scope}"
+        )
         click.echo(f"  {'':<24} {s.uri}")
         if s.last_error:
             click.echo(f"  {'':<24} last error: {s.last_error}")
@@ -293,7 +322,9 @@ def remove(ctx: click.Context, source_ids: tuple[str, ...], as_json: bool) -> No
     for r in results:
         rows = sum(n for t, n in r.rows_removed.items() if t != "sources")
         state = "removed" if r.registered else "was not registered"
-        click.echo(f"{r.source_id}: {state}; {rows} rows deleted ({', '.join(f'{t} {n}' for t, n in r.rows_removed.items())})")
+        click.echo(
+            f"{r.source_id}: {state}; {rows} rows deleted ({', '.join(f'{t} {n}' for t, n in r.rows_removed.items())})"
+        )
 
 
 @main.command()
@@ -348,7 +379,13 @@ def _age(text: str):
 @main.command()
 @_lake_option
 @click.option("--keep", type=click.IntRange(min=1), default=None, help="Versions to keep per table (newest first).")
-@click.option("--older-than", "older_than", default=None, metavar="AGE", help="Only remove versions older than AGE (30m, 12h, 7d, 2w).")
+@click.option(
+    "--older-than",
+    "older_than",
+    default=None,
+    metavar="AGE",
+    help="Only remove versions older than AGE (30m, 12h, 7d, 2w).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_context
 def gc(ctx: click.Context, keep: int | None, older_than: str | None, as_json: bool) -> None:
@@ -378,7 +415,9 @@ def resolve(ctx: click.Context, chunk_id: str) -> None:
     from kbflow.retrieve.resolver import resolve as resolve_citation
 
     lake = Lake(_settings(ctx).lake, create=False)
-    rows = lake.scan(S.CHUNKS, [S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.LOCATOR], f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
+    rows = lake.scan(
+        S.CHUNKS, [S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.LOCATOR], f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}"
+    ).to_pylist()
     if not rows:
         raise ResolveError(f"no chunk {chunk_id!r} in {lake.uri}")
     row = rows[0]

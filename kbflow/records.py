@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from kbflow import ids
 from kbflow import schema as S
@@ -238,7 +239,17 @@ class Chunk:
             S.LOCATOR: self.locator.to_row(),
             S.CHUNKER: chunker,
         }
-        hashed = (S.CHUNK_ID, S.SOURCE_TYPE, S.SCOPE, S.UNIT_HASH, S.POSITION, S.TITLE, S.URI, S.CONTENT_HASH, S.CHUNKER)
+        hashed = (
+            S.CHUNK_ID,
+            S.SOURCE_TYPE,
+            S.SCOPE,
+            S.UNIT_HASH,
+            S.POSITION,
+            S.TITLE,
+            S.URI,
+            S.CONTENT_HASH,
+            S.CHUNKER,
+        )
         row[S.ROW_HASH] = ids.digest(*(str(row[k]) for k in hashed), repr(sorted(row[S.LOCATOR].items())))
         return row
 
@@ -336,11 +347,7 @@ class Hit:
         """
         cite = self.citation.render().replace('"', "'")
         body = self.text.replace("</untrusted-source>", "<\\/untrusted-source>")
-        return (
-            f'<untrusted-source citation="{cite}" chunk_id="{self.chunk_id}">\n'
-            f"{body}\n"
-            "</untrusted-source>"
-        )
+        return f'<untrusted-source citation="{cite}" chunk_id="{self.chunk_id}">\n{body}\n</untrusted-source>'
 
 
 class Hits(list):
@@ -385,9 +392,7 @@ class Hits(list):
 
     def _repr_html_(self) -> str:
         rows = "".join(
-            "<tr><td>{}</td><td>{:.4f}</td><td><code>{}</code></td><td>{}</td></tr>".format(
-                h.rank, h.score, html.escape(h.citation.render()), html.escape(h.text[:160])
-            )
+            f"<tr><td>{h.rank}</td><td>{h.score:.4f}</td><td><code>{html.escape(h.citation.render())}</code></td><td>{html.escape(h.text[:160])}</td></tr>"
             for h in self
         )
         return (
@@ -395,4 +400,3 @@ class Hits(list):
             "<table><tr><th>rank</th><th>score</th><th>citation</th><th>text</th></tr>"
             f"{rows}</table>"
         )
-

@@ -166,9 +166,7 @@ _CHUNK_FIELDS = [
 ]
 CHUNKS_SCHEMA = pa.schema(_CHUNK_FIELDS)
 #: Chunk columns a search hit carries (everything but bookkeeping).
-HIT_COLUMNS = tuple(
-    f.name for f in _CHUNK_FIELDS if f.name not in (UNIT_HASH, CHUNKER, ROW_HASH)
-)
+HIT_COLUMNS = tuple(f.name for f in _CHUNK_FIELDS if f.name not in (UNIT_HASH, CHUNKER, ROW_HASH))
 
 EMBEDDINGS_SCHEMA = pa.schema(
     [
@@ -189,7 +187,11 @@ def search_schema(dim: int) -> pa.Schema:
     about 3x faster per query.
     """
     return pa.schema(
-        [*_CHUNK_FIELDS, pa.field(HIT, pa.string(), nullable=False), pa.field(VECTOR, pa.list_(pa.float32(), dim), nullable=False)]
+        [
+            *_CHUNK_FIELDS,
+            pa.field(HIT, pa.string(), nullable=False),
+            pa.field(VECTOR, pa.list_(pa.float32(), dim), nullable=False),
+        ]
     )
 
 

@@ -99,7 +99,8 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
 @dg.asset(
     group_name="corpus",
     deps=[embeddings],
-    description="Chunks joined with the active model's vectors, with BM25, scalar and vector indexes covering every row.",
+    description="Chunks joined with the active model's vectors, with BM25, scalar and vector indexes "
+    "covering every row.",
 )
 def search_index(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()

@@ -93,8 +93,10 @@ def build_eval_assets(
         lake = Lake(uri)
         lake.table(S.EVAL_RUNS)  # created here, before partition runs append to it side by side
         for (model, max_tokens), info in snapshots.items():
-            context.log.info(f"{model} at {max_tokens} tokens: {info['status']}, {info['chunks_embedded']} embedded, "
-                             f"tag {info['tag']}")
+            context.log.info(
+                f"{model} at {max_tokens} tokens: {info['status']}, {info['chunks_embedded']} embedded, "
+                f"tag {info['tag']}"
+            )
         return dg.MaterializeResult(
             metadata={
                 "lake": dg.MetadataValue.path(uri),
@@ -120,8 +122,10 @@ def build_eval_assets(
         lake = Lake(lake_of(dataset), create=False)
         tag = group_tag(lake, *group_key(config))
         if tag is None:
-            raise DatasetError(f"{lake.uri}: no snapshot for {config['model']} at {config['max_tokens']} tokens; "
-                               "materialize eval_lake first")
+            raise DatasetError(
+                f"{lake.uri}: no snapshot for {config['model']} at {config['max_tokens']} tokens; "
+                "materialize eval_lake first"
+            )
         (run,) = evaluate(dataset, lake, [config], settings_for(settings, config), tag=tag)
         save_runs(lake, [run])
         return dg.MaterializeResult(

@@ -60,7 +60,9 @@ def _error(result: dg.ExecuteInProcessResult) -> str:
             if data.user_failure_data is not None and data.user_failure_data.description:
                 return data.user_failure_data.description
             error = data.error
-            while error is not None and error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError":
+            while (
+                error is not None and error.cause is not None and error.cls_name == "DagsterExecutionStepExecutionError"
+            ):
                 error = error.cause
             if error is None:
                 return "step failed"
@@ -120,7 +122,12 @@ def run_ingest(
         if bar is not None:
             bar.set_postfix_str(sid)
         result = dg.materialize(
-            PER_SOURCE, partition_key=sid, instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET
+            PER_SOURCE,
+            partition_key=sid,
+            instance=instance,
+            resources=resources,
+            raise_on_error=False,
+            run_config=_QUIET,
         )
         if not result.success:
             reports.append(pipeline.failed_report(lake, sid, _error(result)))

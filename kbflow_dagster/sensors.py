@@ -1,6 +1,5 @@
 """Keep the ``sources`` dynamic partitions in step with the lake's source registry."""
 
-
 import dagster as dg
 
 from kbflow_dagster.corpus import PER_SOURCE, sources_partitions

@@ -34,7 +34,7 @@ def repo_dir(tmp_path: Path) -> Path:
     (d / "pkg").mkdir(parents=True)
     (d / "pkg" / "fuse.py").write_text(
         '"""Fusion helpers."""\n\nimport math\n\n\n'
-        "def rrf(rankings, k=60):\n    \"\"\"Reciprocal rank fusion.\"\"\"\n    scores = {}\n"
+        'def rrf(rankings, k=60):\n    """Reciprocal rank fusion."""\n    scores = {}\n'
         "    for ranking in rankings:\n        for rank, doc in enumerate(ranking, 1):\n"
         "            scores[doc] = scores.get(doc, 0) + 1 / (k + rank)\n    return scores\n\n\n"
         "class Index:\n    def add(self, doc):\n        self.docs.append(doc)\n"

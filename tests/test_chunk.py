@@ -102,12 +102,15 @@ def test_oversized_class_splits_at_methods():
     paths = {s[2]: s[3] for s in segs}
     assert paths["Store.get"] == "module/class_definition:Store/function_definition:get"
     # spans never overlap and are in order
-    for (s1, e1, *_), (s2, _e2, *_) in zip(segs, segs[1:]):
+    for (_s1, e1, *_), (s2, _e2, *_) in zip(segs, segs[1:]):
         assert e1 < s2
 
 
 def test_javascript_units():
-    js = "// util\nexport function add(a, b) { return a + b; }\nconst mul = (a, b) => a * b;\nconst K = 3;\nclass Foo {\n  m() { return 1; }\n}\n"
+    js = (
+        "// util\nexport function add(a, b) { return a + b; }\nconst mul = (a, b) => a * b;\n"
+        "const K = 3;\nclass Foo {\n  m() { return 1; }\n}\n"
+    )
     segs = code_segments(js, "javascript", budget=400)
     symbols = {s[2]: (s[0], s[1]) for s in segs}
     assert symbols["add"] == (1, 2) and symbols["mul"] == (3, 3) and symbols["Foo"] == (5, 7)
@@ -130,7 +133,9 @@ def test_line_window_fallback():
 
 def test_chunk_ids_stable_across_edits_elsewhere():
     unit = RawUnit("s", "m.py", PY, "code", Locator(kind="code", path="m.py"), language="python")
-    edited = RawUnit("s", "m.py", "# new first line\n" + PY, "code", Locator(kind="code", path="m.py"), language="python")
+    edited = RawUnit(
+        "s", "m.py", "# new first line\n" + PY, "code", Locator(kind="code", path="m.py"), language="python"
+    )
     before = {c.text: c.chunk_id for c in chunk_unit(unit)}
     after = {c.text: c.chunk_id for c in chunk_unit(edited)}
     same = set(before) & set(after)

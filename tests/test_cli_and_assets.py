@@ -4,10 +4,9 @@ import json
 
 import dagster as dg
 from click.testing import CliRunner
+from conftest import FAST_MODEL
 
 from kbflow.cli import main
-
-from conftest import FAST_MODEL
 
 
 def run(lake, *args):
@@ -34,7 +33,14 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
     assert {s["source_id"]: s["status"] for s in summary["sources"]} == {"docs": "new", "self": "new", "corpus": "new"}
     assert set(summary["versions"]) == {"sources", "documents", "chunks", "embeddings", "search"}
     assert all(c["passed"] for c in summary["checks"]) and len(summary["checks"]) == 4
-    assert set(summary["sources"][0]) == {"source_id", "status", "chunks_added", "chunks_removed", "chunks_embedded", "error"}
+    assert set(summary["sources"][0]) == {
+        "source_id",
+        "status",
+        "chunks_added",
+        "chunks_removed",
+        "chunks_embedded",
+        "error",
+    }
 
     again = json.loads(run(lake_path, "ingest", "--model", FAST_MODEL, "--json").stdout)
     assert {s["status"] for s in again["sources"]} == {"unchanged"}
@@ -61,7 +67,11 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
 
     status = run(lake_path, "status", "--json")
     data = json.loads(status.stdout)
-    assert {s["source_id"]: s["status"] for s in data["sources"]} == {"docs": "indexed", "self": "indexed", "corpus": "indexed"}
+    assert {s["source_id"]: s["status"] for s in data["sources"]} == {
+        "docs": "indexed",
+        "self": "indexed",
+        "corpus": "indexed",
+    }
 
 
 def test_cli_errors_are_one_clear_line(lake_path, tmp_path):
@@ -105,7 +115,9 @@ def test_stale_sensor_is_off_by_default_and_requests_stale_partitions(ingested, 
     (docs_dir / "guide.md").write_text("# Guide\n\nRewritten.\n")
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("sources", ["docs", "repo", "recs"])
-        context = dg.build_sensor_context(instance=instance, resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)})
+        context = dg.build_sensor_context(
+            instance=instance, resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)}
+        )
         result = refresh_stale_sources(context)
     assert [r.partition_key for r in result.run_requests] == ["docs"]
 
@@ -114,3 +126,12 @@ def test_help_lists_commands():
     out = CliRunner().invoke(main, ["--help"])
     for command in ("add", "ingest", "search", "status", "resolve", "remove", "tag", "versions", "gc"):
         assert command in out.output
+
+
+def test_lake_option_after_the_subcommand(tmp_path, docs_dir):
+    lake = str(tmp_path / "after")
+    out = CliRunner().invoke(main, ["add", str(docs_dir), "--type", "docs", "--lake", lake])
+    assert out.exit_code == 0, out.output
+    assert f"lake: {lake}" in out.output
+    status = CliRunner().invoke(main, ["status", "--json", "--lake", lake])
+    assert json.loads(status.stdout)["lake"] == lake

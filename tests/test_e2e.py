@@ -7,12 +7,11 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from conftest import REPO, SAMPLES
 
 from kbflow import Retriever
 from kbflow.cli import main
 from kbflow.retrieve.resolver import resolve
-
-from conftest import REPO, SAMPLES
 
 pytestmark = pytest.mark.e2e
 
@@ -32,7 +31,9 @@ def sample_lake(tmp_path_factory):
         ("web", "web", "sample-web", "kbflow"),
         ("tickets", "ticket", "sample-tickets", "kbflow"),
     ):
-        out = runner.invoke(main, ["--lake", lake, "add", str(SAMPLES / path), "--type", kind, "--id", sid, "--scope", scope])
+        out = runner.invoke(
+            main, ["--lake", lake, "add", str(SAMPLES / path), "--type", kind, "--id", sid, "--scope", scope]
+        )
         assert out.exit_code == 0, out.output
     out = runner.invoke(main, ["--lake", lake, "ingest", "--json"], catch_exceptions=False)
     assert out.exit_code == 0, out.output

@@ -20,8 +20,13 @@ include:
 
 
 def _materialize(assets, selection, partition_key=None):
-    return dg.materialize(assets, selection=selection, partition_key=partition_key,
-                          instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    return dg.materialize(
+        assets,
+        selection=selection,
+        partition_key=partition_key,
+        instance=dg.DagsterInstance.ephemeral(),
+        raise_on_error=False,
+    )
 
 
 def _meta(result, node):
@@ -38,9 +43,13 @@ def test_sweep_partitions_summary_table_and_plot(tmp_path):
     assets = build_eval_assets(str(SAMPLES / "minieval"), str(sweep), eval_lake=lake)
     eval_lake, eval_run, eval_summary = assets
     keys = eval_run.partitions_def.get_partition_keys()
-    assert keys == ["hybrid_rrf60_d1-b0.5_x3_t48_m-hash-64", "hybrid_rrf60_d1-b0.5_x3_t200_m-hash-64",
-                    "hybrid_convex_d1-b0.5_x3_t48_m-hash-64", "hybrid_convex_d1-b0.5_x3_t200_m-hash-64",
-                    "bm25_x3_t200_m-hash-64"]
+    assert keys == [
+        "hybrid_rrf60_d1-b0.5_x3_t48_m-hash-64",
+        "hybrid_rrf60_d1-b0.5_x3_t200_m-hash-64",
+        "hybrid_convex_d1-b0.5_x3_t48_m-hash-64",
+        "hybrid_convex_d1-b0.5_x3_t200_m-hash-64",
+        "bm25_x3_t200_m-hash-64",
+    ]
 
     early = _materialize(assets, [eval_run], keys[0])
     assert not early.success  # no snapshot yet: a clear error, nothing written
@@ -88,8 +97,11 @@ def test_labels_and_reports():
 
     settings = Settings(lake="/tmp/unused", model="sentence-transformers/all-MiniLM-L6-v2")
     configs = expand_grid({"grid": {"mode": ["hybrid", "dense"], "dense_weight": [1.0, 0.7]}}, settings)
-    assert [config_label(c) for c in configs] == ["hybrid_convex_d1-b0.5_x3_t200", "hybrid_convex_d0.7-b0.5_x3_t200",
-                                                  "dense_x3_t200"]
+    assert [config_label(c) for c in configs] == [
+        "hybrid_convex_d1-b0.5_x3_t200",
+        "hybrid_convex_d0.7-b0.5_x3_t200",
+        "dense_x3_t200",
+    ]
     a = dict(configs[0], model="/models/a/e5")
     b = dict(configs[0], model="/models/b/e5")
     labels = config_labels([a, b])

@@ -4,15 +4,14 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import FAST_MODEL
 
 from kbflow import Retriever, pipeline
 from kbflow import schema as S
+from kbflow.checks import run_checks
 from kbflow.cli import main
 from kbflow.config import Settings
 from kbflow.errors import LakeError
-from kbflow.checks import run_checks
-
-from conftest import FAST_MODEL
 
 
 def test_remove_source_everywhere_and_idempotent(ingested, fast_settings):
@@ -115,7 +114,9 @@ def test_model_switch_reembeds_and_switching_back_reuses(ingested, fast_settings
     other = Settings.coerce(fast_settings, model="hash:32")
     summary = pipeline.ingest(ingested, other)
     reports, index = summary.sources, summary.index
-    assert sum(r.chunks_embedded for r in reports) == len(set(ingested.scan(S.CHUNKS, [S.CHUNK_HASH]).column(0).to_pylist()))
+    assert sum(r.chunks_embedded for r in reports) == len(
+        set(ingested.scan(S.CHUNKS, [S.CHUNK_HASH]).column(0).to_pylist())
+    )
     assert index.rebuilt and index.rows == n_chunks
     r = Retriever.open(ingested.uri)
     assert r.model_id == "hash:32" and r.search("bridge", k=1, mode="dense")

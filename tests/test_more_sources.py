@@ -60,8 +60,12 @@ def test_regions_split_where_a_chunk_starts_mid_line():
     "content, message",
     [
         (b"not a pdf at all", "not a readable PDF"),
-        (b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n"
-         b"trailer\n<< /Root 1 0 R >>\n%%EOF\n", "the PDF has no pages"),
+        (
+            b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"
+            b"2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n"
+            b"trailer\n<< /Root 1 0 R >>\n%%EOF\n",
+            "the PDF has no pages",
+        ),
     ],
 )
 def test_pdf_bad_files_fail_clearly(tmp_path, content, message):

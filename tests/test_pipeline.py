@@ -1,15 +1,14 @@
 import json
 
 import pytest
+from conftest import FAST_MODEL
 
 from kbflow import pipeline
 from kbflow import schema as S
-from kbflow.errors import LakeError, SourceError, SourceNotFoundError
 from kbflow.checks import run_checks
+from kbflow.errors import LakeError, SourceError, SourceNotFoundError
 from kbflow.lake import Lake
 from kbflow.records import Source
-
-from conftest import FAST_MODEL
 
 
 def data_versions(lake):
@@ -38,7 +37,7 @@ def test_one_function_edit_embeds_one_chunk(ingested, fast_settings, repo_dir):
     path = repo_dir / "pkg" / "fuse.py"
     path.write_text(path.read_text().replace("self.docs.append(doc)", "self.docs.append(str(doc))"))
     summary = pipeline.ingest(ingested, fast_settings)
-    reports, index = summary.sources, summary.index
+    reports, _index = summary.sources, summary.index
     by_id = {r.source_id: r for r in reports}
     assert by_id["repo"].status == "updated"
     assert by_id["repo"].chunks_embedded == 1
@@ -90,7 +89,9 @@ def test_duplicate_record_id_fails_after_loading_and_keeps_the_last_load(tmp_pat
     lake.register(Source("corpus", "jsonl", str(corpus)))
     pipeline.ingest(lake, fast_settings)
     before = data_versions(lake)
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in [*rows, {"_id": "x", "text": "new"}, {"_id": "d3", "text": "again"}]))
+    corpus.write_text(
+        "".join(json.dumps(r) + "\n" for r in [*rows, {"_id": "x", "text": "new"}, {"_id": "d3", "text": "again"}])
+    )
     with pytest.raises(SourceError, match=r"corpus.jsonl:7: duplicate _id 'd3' \(first on line 4\)"):
         pipeline.load_source(lake, "corpus")
     assert data_versions(lake) == before
@@ -121,7 +122,7 @@ def test_lake_path_that_is_a_file(tmp_path):
 def test_scope_change_rewrites_chunk_rows_without_reembedding(ingested, fast_settings, docs_dir):
     ingested.register(Source("docs", "docs", str(docs_dir), scope="newscope"))
     summary = pipeline.ingest(ingested, fast_settings, ["docs"])
-    reports, index = summary.sources, summary.index
+    reports, _index = summary.sources, summary.index
     assert reports[0].chunks_embedded == 0
     scopes = set(ingested.scan(S.SEARCH, [S.SCOPE], "source_id = 'docs'").column(0).to_pylist())
     assert scopes == {"newscope"}
@@ -129,7 +130,9 @@ def test_scope_change_rewrites_chunk_rows_without_reembedding(ingested, fast_set
 
 def test_embeddings_stream_in_batches(ingested, fast_settings, tmp_path):
     big = tmp_path / "big.jsonl"
-    big.write_text("".join(f'{{"_id": "r{i}", "text": "record number {i} about topic {i % 7}"}}\n' for i in range(1200)))
+    big.write_text(
+        "".join(f'{{"_id": "r{i}", "text": "record number {i} about topic {i % 7}"}}\n' for i in range(1200))
+    )
     ingested.register(Source("big", "jsonl", str(big)))
     calls = []
     settings = fast_settings.__class__.coerce(fast_settings, write_batch_size=500)
@@ -177,8 +180,9 @@ def test_overwrite_streams_fragments_and_commits_once(tmp_path):
     schema = pa.schema([("n", pa.int64())]).with_metadata({b"k": b"v"})
 
     def reader(total, step=100):
-        batches = (pa.record_batch([pa.array(range(i, min(i + step, total)))], schema=schema)
-                   for i in range(0, total, step))
+        batches = (
+            pa.record_batch([pa.array(range(i, min(i + step, total)))], schema=schema) for i in range(0, total, step)
+        )
         return pa.RecordBatchReader.from_batches(schema, batches)
 
     first = lake.overwrite("t", reader(1000), rows_per_fragment=250)
@@ -189,4 +193,3 @@ def test_overwrite_streams_fragments_and_commits_once(tmp_path):
     assert second == first + 1 and lake.dataset("t").count_rows() == 10
     assert lake.dataset("t", at=first).count_rows() == 1000  # the old version is intact
     assert lake.overwrite("empty", reader(0)) >= 1 and lake.dataset("empty").count_rows() == 0
-

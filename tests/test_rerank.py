@@ -22,18 +22,34 @@ def tiny_cross_encoder(tmp_path_factory) -> str:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     folder = tmp_path_factory.mktemp("tiny-cross-encoder")
-    relevant = ["ranks from the dense and keyword legs are fused by reciprocal rank fusion",
-                "reciprocal rank fusion of rankings"]
-    other = ["plain notes about bridges and rivers", "run pip install kbflow then run make demo",
-             "a tiny repository", "rivers carry water to the sea", "the longest suspension bridge main span",
-             "class index def add self doc self docs append doc", "name x tool", "repo guide install"]
+    relevant = [
+        "ranks from the dense and keyword legs are fused by reciprocal rank fusion",
+        "reciprocal rank fusion of rankings",
+    ]
+    other = [
+        "plain notes about bridges and rivers",
+        "run pip install kbflow then run make demo",
+        "a tiny repository",
+        "rivers carry water to the sea",
+        "the longest suspension bridge main span",
+        "class index def add self doc self docs append doc",
+        "name x tool",
+        "repo guide install",
+    ]
     queries = [QUERY, "rank fusion", "how are legs fused"]
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_words(relevant + other + queries)]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
     tokenizer = transformers.BertTokenizer(str(folder / "vocab.txt"))
     torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                     intermediate_size=32, max_position_embeddings=128, num_labels=1)
+    config = transformers.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=128,
+        num_labels=1,
+    )
     model = transformers.BertForSequenceClassification(config)
     pairs = [(q, p, 1.0) for q in queries for p in relevant] + [(q, p, 0.0) for q in queries for p in other]
     batch = tokenizer([q for q, _, _ in pairs], [p for _, p, _ in pairs], padding=True, return_tensors="pt")
@@ -157,8 +173,9 @@ def test_sweep_with_and_without_reranker(tmp_path, tiny_cross_encoder):
 
     write_beir(tmp_path / "tiny", DOCS, QUERIES, QRELS)
     settings = Settings(lake=str(tmp_path / "l"), model="hash:64")
-    configs = expand_grid({"grid": {"mode": "hybrid", "reranker": [None, tiny_cross_encoder], "rerank_depth": 5}},
-                          settings)
+    configs = expand_grid(
+        {"grid": {"mode": "hybrid", "reranker": [None, tiny_cross_encoder], "rerank_depth": 5}}, settings
+    )
     assert [(c["reranker"], c["rerank_depth"]) for c in configs] == [(None, None), (tiny_cross_encoder, 5)]
     runs, _ = evaluate_dataset(load_beir(str(tmp_path / "tiny")), configs, settings, lake=str(tmp_path / "l"))
     plain, reranked = runs

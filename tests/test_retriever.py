@@ -116,13 +116,13 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
     import json
     import random
 
+    from conftest import FAST_MODEL
+
     from kbflow import pipeline
-    from kbflow.index import search
     from kbflow.checks import run_checks
+    from kbflow.index import search
     from kbflow.lake import Lake
     from kbflow.records import Source
-
-    from conftest import FAST_MODEL
 
     monkeypatch.setattr(search, "VECTOR_INDEX_MIN_ROWS", 300)
     monkeypatch.setattr(search, "VECTOR_SEGMENT_ROWS", 100)

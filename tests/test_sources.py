@@ -75,7 +75,15 @@ def test_repo_walk_skips_vendored_ignored_binary_big_and_escaping_links(repo_dir
     os.symlink(repo_dir / "pkg" / "fuse.py", repo_dir / "inside.py")
     files = list(walk_files(str(repo_dir)))
     assert files == sorted(files)
-    assert set(files) == {".gitignore", "README.md", "config.toml", "image.png", "inside.py", "pkg/.gitignore", "pkg/fuse.py"}
+    assert set(files) == {
+        ".gitignore",
+        "README.md",
+        "config.toml",
+        "image.png",
+        "inside.py",
+        "pkg/.gitignore",
+        "pkg/fuse.py",
+    }
     loader, units = load("repo", repo_dir)
     keys = [u.unit_key for u in units]
     assert "image.png" not in keys  # binary: skipped and reported

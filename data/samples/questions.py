@@ -39,7 +39,10 @@ def main(lake: str | None = None) -> int:
         if not any(matches(h, item["expect"]) for h in hits):
             failures += 1
             print(f"  expected {item['expect']} in the top 3: NOT FOUND", file=sys.stderr)
-    print(f"\n{len(load_questions()) - failures}/{len(load_questions())} questions answered with the expected citation in the top 3")
+    print(
+        f"\n{len(load_questions()) - failures}/{len(load_questions())} questions answered "
+        "with the expected citation in the top 3"
+    )
     return 1 if failures else 0
 
 

@@ -12,15 +12,25 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from kbflow import ids
 from kbflow.config import ChunkSettings
 from kbflow.errors import ConfigError
 from kbflow.records import Chunk, Locator, RawUnit
+from kbflow.registry import Registry
 
-__all__ = ["Chunker", "Piece", "chunk_unit", "count_tokens", "line_span", "line_starts", "register_chunker"]
+__all__ = [
+    "CHUNKERS",
+    "Chunker",
+    "Piece",
+    "chunk_unit",
+    "count_tokens",
+    "line_span",
+    "line_starts",
+    "register_chunker",
+]
 
 # word pieces: runs of up to 8 word characters (long words cost more), or one punctuation mark
 _TOKEN = re.compile(r"\w{1,8}|[^\w\s]")
@@ -80,25 +90,20 @@ class Chunker(ABC):
         """The unit's pieces, in text order, non-overlapping, none empty."""
 
 
-_REGISTRY: dict[str, type[Chunker]] = {}
+#: every chunker, by name; a unit goes to the first (by ``priority``) that accepts it
+CHUNKERS: Registry[Chunker] = Registry(
+    "chunker", builtins=[f"kbflow.chunk.{m}" for m in ("code", "document", "lines", "structured")]
+)
 
 
 def register_chunker(cls: type[Chunker]) -> type[Chunker]:
-    if not cls.name:
-        raise ConfigError(f"chunker {cls.__name__} has no name")
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise ConfigError(f"a chunker named {cls.name!r} is already registered")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def _ensure_builtins() -> None:
-    from kbflow.chunk import code, document, lines, structured  # noqa: F401  (importing registers them)
+    """Class decorator: register ``cls`` under ``cls.name`` (duplicates are rejected)."""
+    return CHUNKERS.register()(cls)
 
 
 def chunker_for(unit: RawUnit, settings: ChunkSettings) -> Chunker:
-    _ensure_builtins()
-    for cls in sorted(_REGISTRY.values(), key=lambda c: (c.priority, c.name)):
+    """The chunker for ``unit``: the first registered one, by priority, that accepts it."""
+    for cls in sorted(CHUNKERS.classes(), key=lambda c: (c.priority, c.name)):
         chunker = cls(settings)
         if chunker.accepts(unit):
             return chunker

@@ -1,7 +1,8 @@
 """Code: one chunk per function, class or method, found with tree-sitter.
 
 For each language a :class:`~kbflow.chunk.grammars.LangSpec` names the node
-types that are units (functions, classes, methods, impls, namespaces). A unit that fits the token budget becomes one chunk, its
+types that are units (functions, classes, methods, impls, namespaces). A
+unit that fits the token budget becomes one chunk, its
 decorators and the comments directly above it included. A unit over the
 budget is split at its children: its header and the plain statements between
 nested units are packed under the budget, nested units become chunks of their
@@ -179,7 +180,9 @@ class _Cutter:
         self.block(children, qual, upath, header=header, trailer=trailer)
 
 
-def code_segments(text: str, language: str, budget: int, window_lines: int = 40) -> list[tuple[int, int, str | None, str]]:
+def code_segments(
+    text: str, language: str, budget: int, window_lines: int = 40
+) -> list[tuple[int, int, str | None, str]]:
     """``(line_start, line_end, symbol, ast_path)`` (1-based, inclusive) of every chunk, in order.
 
     Every non-blank line of ``text`` lies in exactly one segment.

@@ -79,7 +79,9 @@ _TS = {
     "wrappers": {"export_statement": "declaration", "expression_statement": "*"},
 }
 _C_TRANSPARENT = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"})
-_C_UNITS = frozenset({"function_definition", "struct_specifier", "union_specifier", "enum_specifier", "type_definition"})
+_C_UNITS = frozenset(
+    {"function_definition", "struct_specifier", "union_specifier", "enum_specifier", "type_definition"}
+)
 
 LANGUAGES: dict[str, LangSpec] = {
     "python": LangSpec(

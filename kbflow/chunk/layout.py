@@ -25,9 +25,7 @@ def _union(words) -> list[float]:
 
 def _inside(word, box, tol: float = TOLERANCE) -> bool:
     """Whether ``word`` lies wholly inside ``box`` (grown by ``tol``)."""
-    return (
-        word[2] >= box[0] - tol and word[4] <= box[2] + tol and word[3] >= box[1] - tol and word[5] <= box[3] + tol
-    )
+    return word[2] >= box[0] - tol and word[4] <= box[2] + tol and word[3] >= box[1] - tol and word[5] <= box[3] + tol
 
 
 def _lines(words) -> list[list]:
@@ -58,7 +56,12 @@ def _block_boxes(mine: list, others: list) -> list[list[float]]:
     for line in _lines(mine):
         box = _union(line)
         if out:
-            merged = [min(out[-1][0], box[0]), min(out[-1][1], box[1]), max(out[-1][2], box[2]), max(out[-1][3], box[3])]
+            merged = [
+                min(out[-1][0], box[0]),
+                min(out[-1][1], box[1]),
+                max(out[-1][2], box[2]),
+                max(out[-1][3], box[3]),
+            ]
             if not any(_inside(o, merged) for o in others):
                 out[-1] = merged
                 continue

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from kbflow.errors import ConfigError
+from kbflow.registry import Registry
 
-__all__ = ["Embedder", "get_embedder", "model_id_of", "register_provider"]
+__all__ = ["EMBEDDERS", "Embedder", "get_embedder", "model_id_of", "register_provider"]
 
 
 class Embedder(ABC):
@@ -41,32 +42,26 @@ class Embedder(ABC):
         return self.embed([text])[0]
 
 
-_PROVIDERS: dict[str, type] = {}
+#: embedder providers by model-name prefix (``hash:64``); names without a known prefix go to ``st``
+EMBEDDERS: Registry[Embedder] = Registry(
+    "embedder provider", builtins=["kbflow.embed.hashing", "kbflow.embed.sentence_transformers"]
+)
 
 
 def register_provider(prefix: str):
     """Class decorator: handle model names ``PREFIX:...`` with this embedder class."""
-
-    def deco(cls):
-        if prefix in _PROVIDERS and _PROVIDERS[prefix] is not cls:
-            raise ConfigError(f"an embedder provider for {prefix!r} is already registered")
-        _PROVIDERS[prefix] = cls
-        return cls
-
-    return deco
+    return EMBEDDERS.register(prefix)
 
 
 @functools.lru_cache(maxsize=8)
 def get_embedder(model: str, batch_size: int = 32) -> Embedder:
     """The (cached) embedder for ``model``."""
-    from kbflow.embed import hashing, sentence_transformers  # noqa: F401  (registers providers)
-
     if not model or not isinstance(model, str):
         raise ConfigError(f"model must be a non-empty string, got {model!r}")
     prefix, sep, rest = model.partition(":")
-    if sep and prefix in _PROVIDERS:
-        return _PROVIDERS[prefix](rest, batch_size=batch_size)
-    return _PROVIDERS["st"](model, batch_size=batch_size)
+    if sep and prefix in EMBEDDERS:
+        return EMBEDDERS.get(prefix)(rest, batch_size=batch_size)
+    return EMBEDDERS.get("st")(model, batch_size=batch_size)
 
 
 def model_id_of(model: str) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,27 +36,36 @@ def resolve_model(model: str) -> tuple[str, str]:
     return model, model
 
 
+def load_model(kind: str, model: str, target: str, what: str) -> Any:
+    """A sentence-transformers ``kind`` (``"SentenceTransformer"``, ``"CrossEncoder"``) from ``target`` on the CPU.
+
+    A local folder is loaded with the hub switched off (a load never wanders
+    onto the network), the per-tensor loading bar is silenced, and any failure
+    becomes one :class:`EmbedError` naming ``model`` and what to pass instead.
+    """
+    if os.path.isdir(target):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    st = require("sentence_transformers")
+    try:  # the per-tensor "Loading weights" bar is noise on every CLI call
+        require("transformers").utils.logging.disable_progress_bar()
+    except (ImportError, AttributeError):
+        pass
+    try:
+        return getattr(st, kind)(target, device="cpu")
+    except Exception as exc:
+        raise EmbedError(
+            f"cannot load {what} {model!r} ({type(exc).__name__}: {exc}); pass a local "
+            f"sentence-transformers {kind} folder, or a hub id reachable from here"
+        ) from exc
+
+
 @register_provider("st")
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers bi-encoder; vectors are normalized, encoding is batched."""
 
     def __init__(self, model: str, batch_size: int = 32) -> None:
         self.model_id, target = resolve_model(model)
-        if os.path.isdir(target):
-            # a local model needs no hub; never let a load wander onto the network
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        st = require("sentence_transformers")
-        try:  # the per-tensor "Loading weights" bar is noise on every CLI call
-            require("transformers").utils.logging.disable_progress_bar()
-        except (ImportError, AttributeError):
-            pass
-        try:
-            self.model = st.SentenceTransformer(target, device="cpu")
-        except Exception as exc:  # noqa: BLE001 - any load failure gets one clear message
-            raise EmbedError(
-                f"cannot load embedding model {model!r} ({type(exc).__name__}: {exc}); "
-                "pass a local sentence-transformers model folder or a hub id reachable from here"
-            ) from exc
+        self.model = load_model("SentenceTransformer", model, target, "embedding model")
         get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
         self.batch_size = batch_size

@@ -1,10 +1,13 @@
-"""Retrieval evaluation: BEIR datasets, ranx metrics, stored runs, comparisons and sweeps."""
+"""Retrieval evaluation: BEIR datasets, ranx metrics, stored runs, comparisons and sweeps.
 
-from kbflow.evaluate.beir import BeirDataset, load_beir
-from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate, evaluate_dataset, prepare_lake
-from kbflow.evaluate.metrics import METRICS, score_run
-from kbflow.evaluate.runs import EvalRun, QueryDelta, compare, load_runs, save_runs
-from kbflow.evaluate.sweep import expand_grid, load_sweep
+The names below load on first use, so ``kbflow --help`` (which registers the
+``eval`` command) does not import numpy or pyarrow.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "METRICS",
@@ -24,3 +27,33 @@ __all__ = [
     "save_runs",
     "score_run",
 ]
+
+_MODULES = {
+    "kbflow.evaluate.beir": ("BeirDataset", "load_beir"),
+    "kbflow.evaluate.evaluate": ("config_for", "eval_lake_uri", "evaluate", "evaluate_dataset", "prepare_lake"),
+    "kbflow.evaluate.metrics": ("METRICS", "score_run"),
+    "kbflow.evaluate.runs": ("EvalRun", "QueryDelta", "compare", "load_runs", "save_runs"),
+    "kbflow.evaluate.sweep": ("expand_grid", "load_sweep"),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kbflow.evaluate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kbflow.evaluate.beir import BeirDataset, load_beir
+    from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate, evaluate_dataset, prepare_lake
+    from kbflow.evaluate.metrics import METRICS, score_run
+    from kbflow.evaluate.runs import EvalRun, QueryDelta, compare, load_runs, save_runs
+    from kbflow.evaluate.sweep import expand_grid, load_sweep

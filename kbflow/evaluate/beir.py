@@ -87,7 +87,9 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
     qrels = {q: docs for q, docs in _qrels(qrels_path).items() if any(v > 0 for v in docs.values())}
     unknown = sorted(set(qrels) - set(queries))
     if unknown:
-        raise DatasetError(f"{qrels_path}: {len(unknown)} judged queries are not in {queries_path} (first: {unknown[0]!r})")
+        raise DatasetError(
+            f"{qrels_path}: {len(unknown)} judged queries are not in {queries_path} (first: {unknown[0]!r})"
+        )
     if not qrels:
         raise DatasetError(f"{qrels_path}: no query has a relevant document")
     return BeirDataset(

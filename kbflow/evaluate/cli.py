@@ -7,15 +7,18 @@ import sys
 
 import click
 
-from kbflow.evaluate.evaluate import slug
-
-_MODES = ("hybrid", "dense", "bm25")
+from kbflow.config import MODES
+from kbflow.retrieve.fusion import FUSIONS
 
 
 def _table(runs) -> list[str]:
-    head = f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} " \
-           f"{'tokens':>6s} {'model':>16s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} " \
-           f"{'MRR@10':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
+    from kbflow.evaluate.evaluate import slug
+
+    head = (
+        f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} "
+        f"{'tokens':>6s} {'model':>16s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} "
+        f"{'MRR@10':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
+    )
     lines = [head]
     for r in runs:
         c, m = r.config, r.metrics
@@ -24,8 +27,8 @@ def _table(runs) -> list[str]:
             return "-" if v is None else str(v)
 
         lines.append(
-            f"{r.run_id:12s} {c['mode']:6s} {show(c['fusion']):6s} {show(c['rrf_k']):>5s} {show(c['dense_weight']):>7s} "
-            f"{show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} "
+            f"{r.run_id:12s} {c['mode']:6s} {show(c['fusion']):6s} {show(c['rrf_k']):>5s} "
+            f"{show(c['dense_weight']):>7s} {show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} "
             f"{slug(c['model'])[-16:]:>16s} {_reranker(c):>10s} {m['ndcg@10']:7.4f} {m['recall@10']:6.4f} "
             f"{m['recall@100']:6.4f} {m['mrr@10']:6.4f} {r.latency_ms['p50']:7.1f} "
             f"{r.latency_ms['p95']:7.1f}"
@@ -35,6 +38,8 @@ def _table(runs) -> list[str]:
 
 def _reranker(config) -> str:
     """``name@depth`` of a configuration's cross-encoder (its folder's last part), or ``-``."""
+    from kbflow.evaluate.evaluate import slug
+
     model = config.get("reranker")
     return f"{slug(model)}@{config.get('rerank_depth')}"[-10:] if model else "-"
 
@@ -45,34 +50,78 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 
 @click.command("eval")
 @click.argument("dataset_dir", type=click.Path())
-@click.option("--mode", type=click.Choice([*_MODES, "all"]), default="all", show_default=True,
-              help="Mode to evaluate; 'all' evaluates each.")
+@click.option(
+    "--mode",
+    type=click.Choice([*MODES, "all"]),
+    default="all",
+    show_default=True,
+    help="Mode to evaluate; 'all' evaluates each.",
+)
 @click.option("--split", default="test", show_default=True, help="qrels/<split>.tsv to score against.")
-@click.option("--fusion", type=click.Choice(["rrf", "convex"]), default=None, help="Hybrid fusion [default: convex].")
+@click.option("--fusion", type=click.Choice(list(FUSIONS)), default=None, help="Hybrid fusion [default: convex].")
 @click.option("--rrf-k", type=int, default=None, help="RRF constant [default: 60].")
 @click.option("--dense-weight", type=float, default=None, help="Weight of the dense leg in fusion [default: 1.0].")
 @click.option("--bm25-weight", type=float, default=None, help="Weight of the BM25 leg in fusion [default: 0.5].")
 @click.option("--depth-factor", type=int, default=None, help="Candidates per leg = factor * k (>= 3) [default: 3].")
 @click.option("--max-tokens", type=int, default=None, help="Chunk token budget of the lake [default: 200].")
 @click.option("--model", default=None, help="Embedding model (path or id) [default: all-MiniLM-L6-v2].")
-@click.option("--rerank", "reranker", default=None, metavar="MODEL",
-              help="Rerank the top fused candidates with this cross-encoder (local folder or model id).")
+@click.option(
+    "--rerank",
+    "reranker",
+    default=None,
+    metavar="MODEL",
+    help="Rerank the top fused candidates with this cross-encoder (local folder or model id).",
+)
 @click.option("--rerank-depth", type=int, default=None, help="Candidates the cross-encoder rescores [default: 50].")
-@click.option("--sweep", "sweep_file", type=click.Path(), default=None,
-              help="A YAML grid of settings (see kbflow.evaluate.sweep); prints the configurations ranked.")
-@click.option("--compare", nargs=2, default=None, metavar="RUN_A RUN_B",
-              help="Compare two stored runs per query (ids or unique prefixes) instead of evaluating.")
+@click.option(
+    "--sweep",
+    "sweep_file",
+    type=click.Path(),
+    default=None,
+    help="A YAML grid of settings (see kbflow.evaluate.sweep); prints the configurations ranked.",
+)
+@click.option(
+    "--compare",
+    nargs=2,
+    default=None,
+    metavar="RUN_A RUN_B",
+    help="Compare two stored runs per query (ids or unique prefixes) instead of evaluating.",
+)
 @click.option("--metric", default="ndcg@10", show_default=True, help="Metric --compare ranks queries by.")
 @click.option("-n", "top_n", default=10, show_default=True, help="Queries listed each way by --compare.")
-@click.option("--eval-lake", default=None, metavar="URI",
-              help="The dataset's lake [default: $KBFLOW_EVAL_HOME or ./data/eval, then <name>-<corpus hash>].")
+@click.option(
+    "--eval-lake",
+    default=None,
+    metavar="URI",
+    help="The dataset's lake [default: $KBFLOW_EVAL_HOME or ./data/eval, then <name>-<corpus hash>].",
+)
 @click.option("--tag", default=None, help="Evaluate this tagged snapshot of the dataset's lake as it is.")
 @click.option("--limit", type=int, default=None, help="Only the first N judged queries (quick looks).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per configuration, one per line.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when a terminal).")
-def eval_command(dataset_dir, mode, split, fusion, rrf_k, dense_weight, bm25_weight, depth_factor, max_tokens, model,
-                 reranker, rerank_depth, sweep_file, compare, metric, top_n, eval_lake, tag, limit, as_json,
-                 progress) -> None:
+def eval_command(
+    dataset_dir,
+    mode,
+    split,
+    fusion,
+    rrf_k,
+    dense_weight,
+    bm25_weight,
+    depth_factor,
+    max_tokens,
+    model,
+    reranker,
+    rerank_depth,
+    sweep_file,
+    compare,
+    metric,
+    top_n,
+    eval_lake,
+    tag,
+    limit,
+    as_json,
+    progress,
+) -> None:
     """Evaluate retrieval on the BEIR dataset in DATASET_DIR.
 
     \b
@@ -105,8 +154,20 @@ def eval_command(dataset_dir, mode, split, fusion, rrf_k, dense_weight, bm25_wei
         if as_json:
             for label, rows in (("wins", wins), ("losses", losses)):
                 for r in rows:
-                    click.echo(json.dumps({"side": label, "query_id": r.query_id, "query": r.query, "a": r.a, "b": r.b,
-                                           "top_a": r.top_a, "top_b": r.top_b, "relevant": r.relevant}))
+                    click.echo(
+                        json.dumps(
+                            {
+                                "side": label,
+                                "query_id": r.query_id,
+                                "query": r.query,
+                                "a": r.a,
+                                "b": r.b,
+                                "top_a": r.top_a,
+                                "top_b": r.top_b,
+                                "relevant": r.relevant,
+                            }
+                        )
+                    )
             return
         click.echo(f"A = {a.run_id} {a.config}\nB = {b.run_id} {b.config}")
         click.echo(f"{metric}: A {a.metrics[metric]:.4f}, B {b.metrics[metric]:.4f} over {a.queries} queries")
@@ -114,28 +175,48 @@ def eval_command(dataset_dir, mode, split, fusion, rrf_k, dense_weight, bm25_wei
             click.echo(f"\n{label}")
             for r in rows:
                 click.echo(f"  {r.query_id}: {r.a:.3f} vs {r.b:.3f}  {r.query[:80]}")
-                click.echo(f"      A top: {_marked(r.top_a, r.relevant)}\n      B top: {_marked(r.top_b, r.relevant)}"
-                           "   (* relevant)")
+                click.echo(
+                    f"      A top: {_marked(r.top_a, r.relevant)}\n      B top: {_marked(r.top_b, r.relevant)}"
+                    "   (* relevant)"
+                )
         return
 
     if sweep_file:
         configs = load_sweep(sweep_file, settings)
     else:
-        overrides = {"fusion": fusion, "rrf_k": rrf_k, "dense_weight": dense_weight, "bm25_weight": bm25_weight,
-                     "depth_factor": depth_factor, "max_tokens": max_tokens, "model": model, "reranker": reranker,
-                     "rerank_depth": rerank_depth}
-        modes = _MODES if mode == "all" else (mode,)
+        overrides = {
+            "fusion": fusion,
+            "rrf_k": rrf_k,
+            "dense_weight": dense_weight,
+            "bm25_weight": bm25_weight,
+            "depth_factor": depth_factor,
+            "max_tokens": max_tokens,
+            "model": model,
+            "reranker": reranker,
+            "rerank_depth": rerank_depth,
+        }
+        modes = MODES if mode == "all" else (mode,)
         configs = [config_for(settings, mode=m, **overrides) for m in modes]
     show = sys.stderr.isatty() if progress is None else progress
-    runs, lake = evaluate_dataset(dataset, configs, settings, lake=settings.lake, tag=tag, limit=limit, progress=show,
-                                  log=lambda line: click.echo(line, err=True))
+    runs, lake = evaluate_dataset(
+        dataset,
+        configs,
+        settings,
+        lake=settings.lake,
+        tag=tag,
+        limit=limit,
+        progress=show,
+        log=lambda line: click.echo(line, err=True),
+    )
     if sweep_file:
         runs = sorted(runs, key=lambda r: -r.metrics["ndcg@10"])
     if as_json:
         for r in runs:
             click.echo(json.dumps(r.to_json()))
         return
-    click.echo(f"{dataset.name} ({dataset.split}, {runs[0].queries} queries), lake {lake.uri} "
-               f"search version {runs[0].lake_version}")
+    click.echo(
+        f"{dataset.name} ({dataset.split}, {runs[0].queries} queries), lake {lake.uri} "
+        f"search version {runs[0].lake_version}"
+    )
     for line in _table(runs):
         click.echo(line)

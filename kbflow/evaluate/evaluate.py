@@ -17,8 +17,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from kbflow import ids
 from kbflow import schema as S
@@ -276,8 +277,11 @@ def _tag_prefix(model: str, max_tokens: int) -> str:
 def group_tag(lake: Lake, model: str, max_tokens: int) -> str | None:
     """The newest snapshot :func:`snapshot_lake` tagged for ``(model, max_tokens)``, or ``None``."""
     prefix = _tag_prefix(model, max_tokens)
-    found = [(int(tag[len(prefix):]), tag) for tag in lake.snapshots()
-             if tag.startswith(prefix) and tag[len(prefix):].isdigit()]
+    found = [
+        (int(tag[len(prefix) :]), tag)
+        for tag in lake.snapshots()
+        if tag.startswith(prefix) and tag[len(prefix) :].isdigit()
+    ]
     return max(found)[1] if found else None
 
 
@@ -306,8 +310,12 @@ def snapshot_lake(
         tag = group_tag(the_lake, model, max_tokens) if the_lake.has_table(S.SEARCH) else None
         if tag is not None:  # the corpus is unchanged (its hash names the lake): the snapshot stands
             version = the_lake.snapshots()[tag][S.SEARCH]
-            out[(model, max_tokens)] = {"tag": tag, "search_version": version, "status": "unchanged",
-                                        "chunks_embedded": 0}
+            out[(model, max_tokens)] = {
+                "tag": tag,
+                "search_version": version,
+                "status": "unchanged",
+                "chunks_embedded": 0,
+            }
             continue
         the_lake, info = prepare_lake(dataset, settings_for(base, group[0]), progress=progress)
         version = info["versions"][S.SEARCH]
@@ -353,9 +361,11 @@ def evaluate_dataset(
         if tag is None:
             the_lake, info = prepare_lake(dataset, group_settings, progress=progress)
             if log is not None:
-                log(f"{dataset.name}: {group_settings.model} at {group_settings.chunking.max_tokens} tokens: "
+                log(
+                    f"{dataset.name}: {group_settings.model} at {group_settings.chunking.max_tokens} tokens: "
                     f"{info['status']}, {info['chunks_embedded']} chunks embedded, "
-                    f"search version {info['versions'][S.SEARCH]}")
+                    f"search version {info['versions'][S.SEARCH]}"
+                )
         runs += evaluate(dataset, the_lake, group, group_settings, tag=tag, limit=limit, progress=progress)
     if save and runs:
         from kbflow.evaluate.runs import save_runs

@@ -8,7 +8,7 @@ query counts: one the run has nothing for scores 0.
 from __future__ import annotations
 
 import warnings
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from kbflow._lazy import require
 

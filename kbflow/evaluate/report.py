@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 from kbflow._lazy import require
 from kbflow.evaluate.metrics import METRICS

@@ -9,9 +9,10 @@ compared later without re-running either (:func:`compare`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from kbflow import ids
 from kbflow import schema as S

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from kbflow import ids
 from kbflow._lazy import require
@@ -42,7 +43,11 @@ __all__ = ["config_label", "config_labels", "expand_grid", "load_sweep"]
 
 def expand_grid(spec: dict[str, Any], settings: Settings, origin: str = "sweep") -> list[dict[str, Any]]:
     """Every configuration a sweep spec (``{"grid": {...}, "include": [...]}``) names, in order, each once."""
-    if not isinstance(spec, dict) or not (set(spec) <= {"grid", "include", "name"}) or not spec.keys() & {"grid", "include"}:
+    if (
+        not isinstance(spec, dict)
+        or not (set(spec) <= {"grid", "include", "name"})
+        or not spec.keys() & {"grid", "include"}
+    ):
         raise DatasetError(f"{origin}: a sweep is a mapping with 'grid' (and optionally 'include'); got {spec!r:.200}")
     grid = spec.get("grid") or {}
     if not isinstance(grid, dict):
@@ -112,6 +117,5 @@ def config_labels(configs: list[Mapping[str, Any]]) -> list[str]:
     labels = [config_label(c) for c in configs]
     counts = Counter(labels)
     return [
-        label if counts[label] == 1 else f"{label}_{ids.digest(config_key(c))[:6]}"
-        for label, c in zip(labels, configs)
+        label if counts[label] == 1 else f"{label}_{ids.digest(config_key(c))[:6]}" for label, c in zip(labels, configs)
     ]

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterator
+from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
@@ -125,7 +126,9 @@ class _VectorLookup:
         return found, self.row_ids[at[found]]
 
 
-def _search_batches(lake: Lake, ids: Collection[str] | None, model_id: str, dim: int, schema, counter: dict) -> Iterator[Any]:
+def _search_batches(
+    lake: Lake, ids: Collection[str] | None, model_id: str, dim: int, schema, counter: dict
+) -> Iterator[Any]:
     """Stream search rows (chunk columns + fixed-size vector) for chunk ids ``ids`` (``None``: all)."""
     pa = require("pyarrow")
     lookup = _VectorLookup(lake, model_id)
@@ -209,7 +212,9 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
         result.rebuilt = True
         result.rows_upserted = counter["rows"]
     else:
-        upsert, delete = _diff(lake.scan(S.CHUNKS, [S.CHUNK_ID, S.ROW_HASH]), lake.scan(S.SEARCH, [S.CHUNK_ID, S.ROW_HASH]))
+        upsert, delete = _diff(
+            lake.scan(S.CHUNKS, [S.CHUNK_ID, S.ROW_HASH]), lake.scan(S.SEARCH, [S.CHUNK_ID, S.ROW_HASH])
+        )
         # rows whose vector was missing last time are retried through `upsert` (not in the search table)
         with Spill(schema) as spill:
             if upsert:
@@ -264,7 +269,9 @@ def _segments(ds) -> list[set[int]]:
     return []
 
 
-def plan_vector_segments(fragments: list[tuple[int, int]], segments: list[set[int]], group_rows: int) -> list[list[int]]:
+def plan_vector_segments(
+    fragments: list[tuple[int, int]], segments: list[set[int]], group_rows: int
+) -> list[list[int]]:
     """Fragment groups to build vector-index segments from; pure, so it is tested on its own.
 
     ``fragments`` are the table's ``(fragment id, rows)`` in order, ``segments``
@@ -314,8 +321,13 @@ def sync_vector_index(ds) -> int:
         return 0
     built = [
         ds.create_index_uncommitted(
-            S.VECTOR, "IVF_HNSW_SQ", name=VECTOR_INDEX, metric="cosine", num_partitions=1,
-            fragment_ids=group, replace=bool(segments),
+            S.VECTOR,
+            "IVF_HNSW_SQ",
+            name=VECTOR_INDEX,
+            metric="cosine",
+            num_partitions=1,
+            fragment_ids=group,
+            replace=bool(segments),
         )
         for group in groups
     ]

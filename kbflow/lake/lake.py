@@ -8,8 +8,9 @@ alone says what to ingest, from any working directory.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
@@ -27,7 +28,7 @@ FRAGMENT_ROWS = 16_384
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _tag_version(info: Any) -> int:
@@ -82,7 +83,7 @@ class Lake:
             lancedb = require("lancedb")
             try:
                 self._db = lancedb.connect(self.uri)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise LakeError(f"{self.uri}: cannot open the lake ({exc})") from exc
         return self._db
 
@@ -158,8 +159,16 @@ class Lake:
         def flush() -> None:
             if pending:
                 part = pa.RecordBatchReader.from_batches(schema, iter(pending))
-                fragments.extend(write_fragments(part, target, schema=schema, mode=mode,
-                                                 max_page_bytes=WRITE_PAGE_BYTES, data_cache_bytes=WRITE_PAGE_BYTES))
+                fragments.extend(
+                    write_fragments(
+                        part,
+                        target,
+                        schema=schema,
+                        mode=mode,
+                        max_page_bytes=WRITE_PAGE_BYTES,
+                        data_cache_bytes=WRITE_PAGE_BYTES,
+                    )
+                )
                 pending.clear()
 
         for batch in reader:
@@ -188,11 +197,13 @@ class Lake:
             return ds
         try:
             return ds.checkout_version(at)
-        except Exception as exc:  # noqa: BLE001 - Lance raises ValueError/OSError variants
+        except Exception:
             what = f"tag {at!r}" if isinstance(at, str) else f"version {at}"
             raise LakeError(f"{self.uri}: table {name!r} has no {what} (see `kbflow versions`)") from None
 
-    def scan(self, name: str, columns: Sequence[str] | None = None, where: str | None = None, at: int | str | None = None):
+    def scan(
+        self, name: str, columns: Sequence[str] | None = None, where: str | None = None, at: int | str | None = None
+    ):
         """Read ``columns`` of the rows matching ``where`` as an Arrow table (empty if no table)."""
         pa = require("pyarrow")
         if not self.has_table(name):
@@ -289,7 +300,11 @@ class Lake:
                 "choose another with --id"
             )
         for other in existing.values():
-            if other.source_id != source.source_id and other.uri == source.uri and other.source_type == source.source_type:
+            if (
+                other.source_id != source.source_id
+                and other.uri == source.uri
+                and other.source_type == source.source_type
+            ):
                 raise SourceError(f"{source.uri} is already registered as source {other.source_id!r}")
         if old is not None:
             source = Source(
@@ -305,14 +320,11 @@ class Lake:
         if not rows:
             return
         pa = require("pyarrow")
-        data = pa.Table.from_pylist([{f.name: r.get(f.name) for f in S.SOURCES_SCHEMA} for r in rows], schema=S.SOURCES_SCHEMA)
-        table = self.table(S.SOURCES)
-        (
-            table.merge_insert(S.SOURCE_ID)
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .execute(data)
+        data = pa.Table.from_pylist(
+            [{f.name: r.get(f.name) for f in S.SOURCES_SCHEMA} for r in rows], schema=S.SOURCES_SCHEMA
         )
+        table = self.table(S.SOURCES)
+        (table.merge_insert(S.SOURCE_ID).when_matched_update_all().when_not_matched_insert_all().execute(data))
 
     def set_status(self, updates: dict[str, dict[str, Any]]) -> None:
         """Change fields of registered sources: ``{source_id: {column: value}}``, one commit."""

@@ -7,8 +7,9 @@ runner in ``kbflow_dagster``) builds its summary from these dataclasses, so
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kbflow.records import StepResult
 

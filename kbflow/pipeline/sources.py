@@ -39,7 +39,10 @@ def remove_source(lake: Lake, source_id: str) -> RemoveResult:
 
 
 def stale_sources(lake: Lake, source_ids: Iterable[str] | None = None) -> list[StaleSource]:
-    """Sources whose bytes no longer match what was indexed, found by fingerprinting only (nothing is parsed or written)."""
+    """Sources whose bytes no longer match what was indexed.
+
+    Found by fingerprinting only: nothing is parsed or written.
+    """
     out = []
     for source in lake.sources(source_ids):
         if source.content_hash is None:

@@ -16,14 +16,16 @@ once its weight is tuned.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kbflow.errors import ConfigError
 
-__all__ = ["FUSIONS", "convex", "rrf"]
+__all__ = ["FUSIONS", "Fusion", "convex", "rrf"]
 
-#: fusion methods by name
-FUSIONS = ("rrf", "convex")
+#: a leg's candidates: ``(ids best first, their scores)``
+Scored = tuple[Sequence[str], Sequence[float]]
+#: ``fuse(legs, *, weights, rrf_k) -> [(id, score), ...]`` best first: the one signature of :data:`FUSIONS`
+Fusion = Callable[..., list[tuple[str, float]]]
 
 
 def rrf(
@@ -103,3 +105,15 @@ def convex(
             scores[doc] = scores.get(doc, 0.0) + w * norm
             best[doc] = min(best.get(doc, rank), rank)
     return sorted(scores.items(), key=lambda kv: (-kv[1], best[kv[0]], kv[0]))
+
+
+def _fuse_rrf(legs: Mapping[str, Scored], *, weights: Mapping[str, float] | None = None, rrf_k: int = 60):
+    return rrf({leg: ids for leg, (ids, _) in legs.items()}, k=rrf_k, weights=weights)
+
+
+def _fuse_convex(legs: Mapping[str, Scored], *, weights: Mapping[str, float] | None = None, rrf_k: int = 60):
+    return convex(legs, weights=weights)
+
+
+#: fusion methods by name, each ``fuse(legs, *, weights, rrf_k)`` (``rrf_k`` is used by RRF only)
+FUSIONS: dict[str, Fusion] = {"convex": _fuse_convex, "rrf": _fuse_rrf}

@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from kbflow._lazy import require
-from kbflow.errors import ConfigError, EmbedError
+from kbflow.errors import ConfigError
+from kbflow.registry import Registry
 
-__all__ = ["CrossEncoderReranker", "Reranker", "get_reranker", "reranker_id"]
+__all__ = ["RERANKERS", "CrossEncoderReranker", "Reranker", "get_reranker", "reranker_id"]
 
 
 @runtime_checkable
@@ -48,28 +49,21 @@ def reranker_id(model: str) -> str:
     return os.path.abspath(path) if os.path.isdir(path) else model
 
 
+#: reranker providers by model-name prefix; names without a known prefix go to ``cross-encoder``
+RERANKERS: Registry[Reranker] = Registry("reranker provider")
+
+
+@RERANKERS.register("cross-encoder")
 class CrossEncoderReranker:
     """A sentence-transformers ``CrossEncoder`` loaded on the CPU from a local folder or a hub id."""
 
     def __init__(self, model: str, batch_size: int = 32) -> None:
         if not model or not isinstance(model, str):
             raise ConfigError(f"reranker must be a cross-encoder folder or model id, got {model!r}")
+        from kbflow.embed.sentence_transformers import load_model
+
         self.model_id = reranker_id(model)
-        if os.path.isdir(self.model_id):
-            # a local model needs no hub; never let a load wander onto the network
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        st = require("sentence_transformers")
-        try:
-            require("transformers").utils.logging.disable_progress_bar()
-        except (ImportError, AttributeError):
-            pass
-        try:
-            self.model = st.CrossEncoder(self.model_id, device="cpu")
-        except Exception as exc:  # noqa: BLE001 - any load failure gets one clear message
-            raise EmbedError(
-                f"cannot load cross-encoder {model!r} ({type(exc).__name__}: {exc}); pass a local "
-                "sentence-transformers CrossEncoder folder, or a hub id reachable from here"
-            ) from exc
+        self.model = load_model("CrossEncoder", model, self.model_id, "cross-encoder")
         self.batch_size = batch_size
 
     def __repr__(self) -> str:
@@ -91,6 +85,10 @@ class CrossEncoderReranker:
 
 
 @functools.lru_cache(maxsize=4)
-def get_reranker(model: str, batch_size: int = 32) -> CrossEncoderReranker:
-    """The (cached) cross-encoder for ``model``: loaded once per process."""
-    return CrossEncoderReranker(model, batch_size=batch_size)
+def get_reranker(model: str, batch_size: int = 32) -> Reranker:
+    """The (cached) reranker for ``model``, loaded once per process: ``PREFIX:NAME`` picks a registered
+    provider, anything else is a sentence-transformers cross-encoder folder or id."""
+    prefix, sep, rest = model.partition(":")
+    if sep and prefix in RERANKERS:
+        return RERANKERS.get(prefix)(rest, batch_size=batch_size)
+    return RERANKERS.get("cross-encoder")(model, batch_size=batch_size)

@@ -29,7 +29,10 @@ def _file(citation: Citation) -> str:
 def _slice(text: str, citation: Citation, where: str) -> str:
     loc = citation.locator
     if loc.char_start is None or loc.char_end is None or not 0 <= loc.char_start <= loc.char_end <= len(text):
-        raise ResolveError(f"{where}: chars {loc.char_start}-{loc.char_end} are outside the text (0-{len(text)}); the source changed since it was indexed")
+        raise ResolveError(
+            f"{where}: chars {loc.char_start}-{loc.char_end} are outside the text (0-{len(text)}); "
+            "the source changed since it was indexed"
+        )
     return text[loc.char_start : loc.char_end]
 
 
@@ -51,7 +54,10 @@ def resolve(citation: Citation) -> str:
             try:
                 return line_span(text, loc.line_start, loc.line_end)
             except (TypeError, ValueError):
-                raise ResolveError(f"{path}: lines {loc.line_start}-{loc.line_end} are not in the file; it changed since it was indexed") from None
+                raise ResolveError(
+                    f"{path}: lines {loc.line_start}-{loc.line_end} are not in the file; "
+                    "it changed since it was indexed"
+                ) from None
         if loc.kind == "pdf":
             from kbflow.sources.pdf import resolve_page
 

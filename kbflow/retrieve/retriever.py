@@ -23,23 +23,51 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypedDict, Unpack
 
 from kbflow import schema as S
-from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, Settings
+from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings, Settings
 from kbflow.embed.base import get_embedder
-from kbflow.errors import EmbedError, LakeError, LakeNotFoundError, QueryError
+from kbflow.errors import ConfigError, EmbedError, LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
 from kbflow.retrieve.dense import ExactIndex
-from kbflow.retrieve.fusion import FUSIONS, convex, rrf
+from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.rerank import Reranker, get_reranker
 
-__all__ = ["Retriever"]
+__all__ = ["Ranking", "Retriever", "SearchOptions"]
 
-MODES = ("hybrid", "dense", "bm25")
+
+class SearchOptions(TypedDict, total=False):
+    """The options of :meth:`Retriever.search` and :meth:`Retriever.rank` (see :meth:`Retriever.search`)."""
+
+    mode: str
+    fusion: str
+    scope: str
+    kinds: str | Sequence[str]
+    source_types: str | Sequence[str]
+    source_ids: str | Sequence[str]
+    rrf_k: int
+    weights: Mapping[str, float]
+    depth: int
+    reranker: str | Reranker | bool
+    rerank_depth: int
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One validated request: the retrieval settings with its options applied."""
+
+    query: str
+    k: int
+    settings: RetrievalSettings
+    depth: int
+    filters: dict[str, list[str]]
+    reranker: Reranker | None
+
 
 # a leg's result: chunk ids, Lance row ids and scores, best first
 Leg = tuple[list[str], list[int], list[float]]
@@ -182,7 +210,14 @@ class Retriever:
         if self.exact:
             index = self.exact_index
             return index.search(vector, depth, index.mask(filters) if filters else None)
-        nearest = {"column": S.VECTOR, "q": vector, "k": depth, "metric": "cosine", "ef": max(64, 2 * depth), "refine_factor": 2}
+        nearest = {
+            "column": S.VECTOR,
+            "q": vector,
+            "k": depth,
+            "metric": "cosine",
+            "ef": max(64, 2 * depth),
+            "refine_factor": 2,
+        }
         where = self._where(filters)
         table = self.dataset.to_table(
             columns=[S.CHUNK_ID, "_distance"], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
@@ -209,106 +244,54 @@ class Retriever:
         ids = index.chunk_id_of(row_ids) if index is not None else table.column(S.CHUNK_ID).to_pylist()
         return ids, row_ids, table.column("_score").to_pylist()
 
-    @staticmethod
-    def _check_k(k: int, max_k: int) -> None:
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
-            raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
-
-    def _check(self, query: str, k: int, mode: str, fusion: str, depth: int | None, weights):
-        """Validate a request (``k`` against :data:`MAX_RANK_K`); returns the candidate depth and leg weights."""
-        defaults = self.settings.retrieval
-        if mode not in MODES:
-            raise QueryError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
-        if fusion not in FUSIONS:
-            raise QueryError(f"unknown fusion {fusion!r}; use one of {', '.join(FUSIONS)}")
+    # --- requests ---------------------------------------------------------------
+    def _request(self, query: str, k: int, max_k: int, options: Mapping[str, Any]) -> _Request:
+        """Validate a request once: the retrieval settings with its overrides, its filters and its reranker."""
+        unknown = set(options) - set(SearchOptions.__annotations__)
+        if unknown:
+            raise QueryError(
+                f"unknown search options {sorted(unknown)}; known: {', '.join(SearchOptions.__annotations__)}"
+            )
         if not isinstance(query, str) or not query.strip():
             raise QueryError("the query is empty; pass some text to search for")
         if len(query) > MAX_QUERY_CHARS:
             raise QueryError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-        self._check_k(k, MAX_RANK_K)
-        depth = depth if depth is not None else defaults.depth(k)
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
+            raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
+        overrides = {name: options.get(name) for name in ("mode", "fusion", "rrf_k")}
+        weights = options.get("weights")
+        if weights is not None:
+            unknown_legs = set(weights) - {"dense", "bm25"}
+            if unknown_legs:
+                raise QueryError(f"unknown legs in weights: {sorted(unknown_legs)}; use 'dense' and 'bm25'")
+            overrides.update(dense_weight=weights.get("dense"), bm25_weight=weights.get("bm25"))
+        rerank_depth = options.get("rerank_depth")
+        if rerank_depth is not None and (isinstance(rerank_depth, bool) or not isinstance(rerank_depth, int)):
+            raise QueryError(f"rerank_depth must be an integer in 1..{MAX_RERANK_DEPTH}, got {rerank_depth!r}")
+        overrides["rerank_depth"] = rerank_depth
+        try:
+            settings = self.settings.retrieval.override(**overrides)
+        except ConfigError as exc:
+            raise QueryError(str(exc)) from None
+        depth = options.get("depth")
+        depth = depth if depth is not None else settings.depth(k)
         if depth < 3 * k:
             raise QueryError(f"depth must be at least 3*k = {3 * k}, got {depth}")
-        weights = dict(weights) if weights is not None else {"dense": defaults.dense_weight, "bm25": defaults.bm25_weight}
-        unknown_legs = set(weights) - {"dense", "bm25"}
-        if unknown_legs:
-            raise QueryError(f"unknown legs in weights: {sorted(unknown_legs)}; use 'dense' and 'bm25'")
-        return depth, weights
-
-    def rank(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        mode: str | None = None,
-        fusion: str | None = None,
-        scope: str | None = None,
-        kinds: str | Sequence[str] | None = None,
-        source_types: str | Sequence[str] | None = None,
-        source_ids: str | Sequence[str] | None = None,
-        rrf_k: int | None = None,
-        weights: Mapping[str, float] | None = None,
-        depth: int | None = None,
-        reranker: str | Reranker | bool | None = None,
-        rerank_depth: int | None = None,
-    ) -> Ranking:
-        """The top ``k`` chunk ids and scores for ``query``, reading no texts unless a reranker needs them.
-
-        What :meth:`search` ranks, for evaluation and analysis: ``k`` goes up to
-        10,000 and each leg's ranked list is kept. Parameters as in
-        :meth:`search`, except that a reranker rescores only the first
-        ``rerank_depth`` fused candidates; positions after them keep their fused
-        order (see :attr:`Ranking.reranked`).
-        """
-        defaults = self.settings.retrieval
-        mode = mode or defaults.mode
-        fusion = fusion or defaults.fusion
-        depth, weights = self._check(query, k, mode, fusion, depth, weights)
-        filters = self._filters(scope, kinds, source_types, source_ids)
-        reranker = self._reranker(reranker)
-        rerank_depth = self._check_rerank_depth(rerank_depth)
-        if reranker is not None:
-            depth = max(depth, rerank_depth)  # enough candidates for the reranker to choose from
-        if self.rows == 0:
-            return Ranking([], [], {}, {})
-        query = query.strip()
-        legs: dict[str, Leg] = {}
-        # sequential, dense first: running the keyword leg in a thread beside the model made
-        # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
-        if mode in ("hybrid", "dense"):
-            legs["dense"] = self._dense(query, depth, filters)
-        if mode in ("hybrid", "bm25"):
-            legs["bm25"] = self._bm25(query, depth, filters)
-        if mode != "hybrid":
-            ids, _, scores = legs[mode]
-            fused = list(zip(ids, scores))
-        elif fusion == "convex":
-            fused = convex({leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}, weights=weights)
-        else:
-            fused = rrf({leg: ids for leg, (ids, _, _) in legs.items()}, k=rrf_k or defaults.rrf_k, weights=weights)
-        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
-        ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
-        reranked = 0
-        if reranker is not None and fused:
-            ranked["fused"] = [cid for cid, _ in fused[: max(k, rerank_depth)]]
-            reranked = min(rerank_depth, len(fused))
-            fused = self._rerank(reranker, query, fused, rerank_depth, row_of)
-        fused = fused[:k]
-        return Ranking(
-            [cid for cid, _ in fused],
-            [float(score) for _, score in fused],
-            ranked,
-            row_of,
-            reranked=min(reranked, len(fused)),
+        filters = self._filters(
+            options.get("scope"), options.get("kinds"), options.get("source_types"), options.get("source_ids")
         )
+        reranker = self._reranker(options.get("reranker"), settings)
+        if reranker is not None:
+            depth = max(depth, settings.rerank_depth)  # enough candidates for the reranker to choose from
+        return _Request(query.strip(), k, settings, depth, filters, reranker)
 
-    def _reranker(self, reranker: str | Reranker | bool | None) -> Reranker | None:
+    def _reranker(self, reranker: str | Reranker | bool | None, settings: RetrievalSettings) -> Reranker | None:
         """The reranker a request asks for: ``None`` the settings' one, ``False`` none, a name or an object."""
         if reranker is None:
-            reranker = self.settings.retrieval.reranker
+            reranker = settings.reranker
         if reranker is None or reranker is False:
             return None
-        if isinstance(reranker, str):
+        if isinstance(reranker, str) and reranker:
             return get_reranker(reranker, self.settings.embed_batch_size)
         if reranker is True or not isinstance(reranker, Reranker):
             raise QueryError(
@@ -317,13 +300,52 @@ class Retriever:
             )
         return reranker
 
-    def _check_rerank_depth(self, rerank_depth: int | None) -> int:
-        if rerank_depth is None:
-            return self.settings.retrieval.rerank_depth
-        valid = isinstance(rerank_depth, int) and not isinstance(rerank_depth, bool)
-        if not valid or not 1 <= rerank_depth <= MAX_RERANK_DEPTH:
-            raise QueryError(f"rerank_depth must be an integer in 1..{MAX_RERANK_DEPTH}, got {rerank_depth!r}")
-        return rerank_depth
+    # --- ranking -------------------------------------------------------------------
+    def rank(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Ranking:
+        """The top ``k`` chunk ids and scores for ``query``, reading no texts unless a reranker needs them.
+
+        What :meth:`search` ranks, for evaluation and analysis: ``k`` goes up to
+        10,000 and each leg's ranked list is kept. Options as in :meth:`search`,
+        except that a reranker rescores only the first ``rerank_depth`` fused
+        candidates; positions after them keep their fused order (see
+        :attr:`Ranking.reranked`).
+        """
+        return self._rank(self._request(query, k, MAX_RANK_K, options))
+
+    def _rank(self, request: _Request) -> Ranking:
+        settings, k, depth, query = request.settings, request.k, request.depth, request.query
+        if self.rows == 0:
+            return Ranking([], [], {}, {})
+        legs: dict[str, Leg] = {}
+        # sequential, dense first: running the keyword leg in a thread beside the model made
+        # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
+        if settings.mode in ("hybrid", "dense"):
+            legs["dense"] = self._dense(query, depth, request.filters)
+        if settings.mode in ("hybrid", "bm25"):
+            legs["bm25"] = self._bm25(query, depth, request.filters)
+        if settings.mode != "hybrid":
+            ids, _, scores = legs[settings.mode]
+            fused = list(zip(ids, scores))
+        else:
+            fuse = FUSIONS[settings.fusion]
+            weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight}
+            scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
+            fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k)
+        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
+        reranked = 0
+        if request.reranker is not None and fused:
+            ranked["fused"] = [cid for cid, _ in fused[: max(k, settings.rerank_depth)]]
+            reranked = min(settings.rerank_depth, len(fused))
+            fused = self._rerank(request.reranker, query, fused, settings.rerank_depth, row_of)
+        fused = fused[:k]
+        return Ranking(
+            [cid for cid, _ in fused],
+            [float(score) for _, score in fused],
+            ranked,
+            row_of,
+            reranked=min(reranked, len(fused)),
+        )
 
     def _rerank(
         self, reranker: Reranker, query: str, fused: list[tuple[str, float]], n: int, row_of: Mapping[str, int]
@@ -337,23 +359,7 @@ class Retriever:
         order = sorted(range(len(head)), key=lambda i: -scores[i])
         return [(head[i][0], scores[i]) for i in order] + tail
 
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        mode: str | None = None,
-        fusion: str | None = None,
-        scope: str | None = None,
-        kinds: str | Sequence[str] | None = None,
-        source_types: str | Sequence[str] | None = None,
-        source_ids: str | Sequence[str] | None = None,
-        rrf_k: int | None = None,
-        weights: Mapping[str, float] | None = None,
-        depth: int | None = None,
-        reranker: str | Reranker | bool | None = None,
-        rerank_depth: int | None = None,
-    ) -> Hits:
+    def search(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Hits:
         """The top ``k`` chunks for ``query``, each with its citation.
 
         Parameters
@@ -383,6 +389,10 @@ class Retriever:
             set in the settings. Hits then carry the cross-encoder's scores and
             their ``fused_rank``.
 
+        Every option defaults to the retriever's
+        :class:`~kbflow.config.RetrievalSettings`; a request is those settings
+        with its options applied, validated once.
+
         Raises
         ------
         QueryError
@@ -391,15 +401,10 @@ class Retriever:
             The cross-encoder cannot be loaded.
         """
         t0 = time.perf_counter()
-        mode = mode or self.settings.retrieval.mode
-        self._check_k(k, MAX_K)  # rank() validates the rest
-        rerank_depth = self._check_rerank_depth(rerank_depth)
-        ranking = self.rank(
-            query, k, mode=mode, fusion=fusion, scope=scope, kinds=kinds, source_types=source_types,
-            source_ids=source_ids, rrf_k=rrf_k, weights=weights, depth=depth, reranker=reranker,
-            rerank_depth=max(rerank_depth, k),
-        )
-        query = query.strip()
+        request = self._request(query, k, MAX_K, options)
+        if request.settings.rerank_depth < k:
+            request = replace(request, settings=request.settings.override(rerank_depth=k))
+        ranking = self._rank(request)
         ranked, row_of = ranking.legs, ranking.row_of
         fused = list(zip(ranking.ids, ranking.scores))
         # one take for all hits (Lance row ids of the pinned version; order is kept)
@@ -423,7 +428,7 @@ class Retriever:
                     fused_rank=positions.get("fused", {}).get(cid),
                 )
             )
-        out = Hits(hits, query=query, mode=mode)
+        out = Hits(hits, query=request.query, mode=request.settings.mode)
         out.legs = ranked
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         return out

@@ -13,12 +13,28 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 
-from kbflow.errors import ConfigError, SourceError
+from kbflow.errors import SourceError
 from kbflow.records import RawUnit, Source
+from kbflow.registry import Registry
 
-__all__ = ["FileSetLoader", "Loader", "file_hash", "get_loader", "loader_names", "read_text", "register_loader", "slugify"]
+__all__ = [
+    "LOADERS",
+    "FileSetLoader",
+    "Loader",
+    "file_hash",
+    "get_loader",
+    "loader_names",
+    "read_text",
+    "register_loader",
+    "slugify",
+]
 
-_REGISTRY: dict[str, type[Loader]] = {}
+#: every loader, by the ``--type`` it handles
+LOADERS: Registry[Loader] = Registry(
+    "source type",
+    builtins=[f"kbflow.sources.{m}" for m in ("docs", "jsonl", "pdf", "repo", "tickets", "web")],
+    error=SourceError,
+)
 
 
 class Loader(ABC):
@@ -56,13 +72,21 @@ class FileSetLoader(Loader):
 
     #: file name endings this loader reads, lower case
     suffixes: tuple[str, ...] = ()
-    #: what one such file is, for error messages
+    #: what one such file is, and what several are, for error messages ("a PDF", "PDFs")
     what: str = ""
+    plural: str = ""
+    #: said after "no such files found", e.g. another ``--type`` to try
+    hint: str = ""
+
+    def accepts(self, rel: str) -> bool:
+        """Whether the file at relative path ``rel`` is one this loader reads (by default: by suffix)."""
+        return rel.lower().endswith(self.suffixes)
 
     def files(self, uri: str) -> list[tuple[str, str]]:
-        from kbflow.sources.walk import files_with_suffix
+        from kbflow.sources.walk import file_set
 
-        return files_with_suffix(uri, self.suffixes, self.what)
+        kinds = f" ({', '.join(self.suffixes)})"
+        return file_set(uri, self.accepts, self.what + kinds, (self.plural or self.what) + kinds, self.hint)
 
     def check(self, uri: str) -> None:
         self.files(uri)
@@ -75,33 +99,16 @@ class FileSetLoader(Loader):
 
 def register_loader(cls: type[Loader]) -> type[Loader]:
     """Class decorator: make ``cls`` the loader for ``cls.name`` (duplicates are rejected)."""
-    if not cls.name:
-        raise ConfigError(f"loader {cls.__name__} has no name")
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise ConfigError(f"a loader named {cls.name!r} is already registered ({_REGISTRY[cls.name].__name__})")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def _ensure_builtins() -> None:
-    # importing the modules registers their loaders
-    from kbflow.sources import docs, jsonl, pdf, repo, tickets, web  # noqa: F401
+    return LOADERS.register()(cls)
 
 
 def get_loader(source_type: str) -> Loader:
-    """The loader for ``source_type`` (``docs``, ``repo``, ``jsonl``, ...)."""
-    _ensure_builtins()
-    try:
-        return _REGISTRY[source_type]()
-    except KeyError:
-        raise SourceError(
-            f"unknown source type {source_type!r}; known types: {', '.join(loader_names())}"
-        ) from None
+    """A new loader for ``source_type`` (``docs``, ``repo``, ``jsonl``, ...)."""
+    return LOADERS.get(source_type)()
 
 
 def loader_names() -> list[str]:
-    _ensure_builtins()
-    return sorted(_REGISTRY)
+    return LOADERS.names()
 
 
 def read_bytes(path: str) -> bytes:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
@@ -50,7 +51,9 @@ def iter_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SourceError(f"{path}:{lineno}: invalid JSON ({exc.msg}); each line must be one JSON object") from None
+                raise SourceError(
+                    f"{path}:{lineno}: invalid JSON ({exc.msg}); each line must be one JSON object"
+                ) from None
             if not isinstance(obj, dict):
                 raise SourceError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
             if "_id" not in obj or obj["_id"] in (None, ""):
@@ -93,9 +96,7 @@ class JsonlLoader(Loader):
                 unit_key=f"record:{rid}",
                 text=text,
                 content_kind="record",
-                locator=Locator(
-                    kind="record", record_id=rid, field=field, char_start=0, char_end=len(text)
-                ),
+                locator=Locator(kind="record", record_id=rid, field=field, char_start=0, char_end=len(text)),
                 title=str(obj.get("title") or "") or None,
                 file_hash=digest,
             )

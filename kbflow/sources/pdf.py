@@ -54,7 +54,8 @@ _DIGITS = re.compile(r"\d+")
 
 @dataclass
 class PageText:
-    """One page as kbflow reads it: the text, and for every word ``[char_start, char_end, x0, top, x1, bottom, block]``."""
+    """One page as kbflow reads it: the text, and for every word
+    ``[char_start, char_end, x0, top, x1, bottom, block]``."""
 
     page: int
     text: str
@@ -65,7 +66,13 @@ class PageText:
 
     def layout(self) -> str:
         return json.dumps(
-            {"page": self.page, "width": self.width, "height": self.height, "words": self.words, "dropped": self.dropped},
+            {
+                "page": self.page,
+                "width": self.width,
+                "height": self.height,
+                "words": self.words,
+                "dropped": self.dropped,
+            },
             separators=(",", ":"),
         )
 
@@ -74,7 +81,7 @@ def _open(path: str):
     pdfplumber = require("pdfplumber")
     try:
         return pdfplumber.open(path)
-    except Exception as exc:  # noqa: BLE001 - pdfminer raises many unrelated types
+    except Exception as exc:
         name = type(exc).__name__
         if "Password" in name or "Encrypt" in name:
             raise SourceError(f"{path}: the PDF is encrypted; decrypt it first (qpdf --decrypt)") from None
@@ -175,7 +182,9 @@ def page_words(page) -> tuple[list[dict[str, Any]], float, float]:
     return words, float(page.width), float(page.height)
 
 
-def page_text(words: list[dict[str, Any]], width: float, height: float, number: int, drop: frozenset[str] = frozenset()) -> PageText:
+def page_text(
+    words: list[dict[str, Any]], width: float, height: float, number: int, drop: frozenset[str] = frozenset()
+) -> PageText:
     """Build a page's text in reading order, with the char span, box and block of every word."""
     lines = _raw_lines(words)
     dropped: list[str] = []
@@ -232,7 +241,17 @@ def page_text(words: list[dict[str, Any]], width: float, height: float, number: 
                     parts.append(" ")
                     pos += 1
                 text = w["text"]
-                spans.append([pos, pos + len(text), round(w["x0"], 2), round(w["top"], 2), round(w["x1"], 2), round(w["bottom"], 2), b])
+                spans.append(
+                    [
+                        pos,
+                        pos + len(text),
+                        round(w["x0"], 2),
+                        round(w["top"], 2),
+                        round(w["x1"], 2),
+                        round(w["bottom"], 2),
+                        b,
+                    ]
+                )
                 parts.append(text)
                 pos += len(text)
             prev_bottom = max(w["bottom"] for w in ln)
@@ -277,7 +296,7 @@ def _document_info(path: str, size: int, mtime: float) -> tuple[int, tuple[str |
                 if i >= n:
                     break
                 labels[i] = label
-        except Exception:  # noqa: BLE001 - PDFNoPageLabels and malformed label trees: no labels
+        except Exception:
             labels = [None] * n
     return n, tuple(labels)
 
@@ -329,6 +348,7 @@ class PdfLoader(FileSetLoader):
     name = "pdf"
     suffixes = (".pdf",)
     what = "a PDF"
+    plural = "PDFs"
     description = "a PDF file or a folder of PDFs (one unit per page, word boxes kept)"
 
     def load(self, source: Source) -> Iterator[RawUnit]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 from kbflow import ids
 from kbflow.errors import SourceError

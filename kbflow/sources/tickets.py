@@ -64,6 +64,7 @@ class TicketLoader(FileSetLoader):
     name = "ticket"
     suffixes = (".json",)
     what = "a JSON ticket export"
+    plural = "JSON ticket exports"
     description = "issue threads exported as JSON (GitHub shape: number, title, body, comments[].id/body)"
 
     def load(self, source: Source) -> Iterator[RawUnit]:
@@ -83,7 +84,12 @@ class TicketLoader(FileSetLoader):
                     text=body,
                     content_kind="ticket",
                     locator=Locator(
-                        kind="ticket", path=rel, ticket_id=number, comment_id=comment_id, char_start=0, char_end=len(body)
+                        kind="ticket",
+                        path=rel,
+                        ticket_id=number,
+                        comment_id=comment_id,
+                        char_start=0,
+                        char_end=len(body),
                     ),
                     title=title,
                     file_hash=file_hash,

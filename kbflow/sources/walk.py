@@ -8,8 +8,8 @@ sorted order so every run sees the same files in the same order.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
@@ -17,11 +17,32 @@ from kbflow.errors import SourceError
 #: Folders never walked into: VCS metadata, vendored code, virtualenvs, caches, build output.
 SKIP_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".bzr", "CVS",
-        "node_modules", "bower_components", "vendor", "third_party",
-        ".venv", "venv", "env", ".env", ".tox", ".nox", "site-packages",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints",
-        "dist", "build", "target", ".idea", ".vscode",
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "CVS",
+        "node_modules",
+        "bower_components",
+        "vendor",
+        "third_party",
+        ".venv",
+        "venv",
+        "env",
+        ".env",
+        ".tox",
+        ".nox",
+        "site-packages",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".ipynb_checkpoints",
+        "dist",
+        "build",
+        "target",
+        ".idea",
+        ".vscode",
     }
 )
 MAX_FILE_BYTES = 1024 * 1024
@@ -126,16 +147,16 @@ def looks_binary(data: bytes) -> bool:
     return b"\0" in data[:8192]
 
 
-def files_with_suffix(uri: str, suffixes: tuple[str, ...], what: str) -> list[tuple[str, str]]:
-    """``(relative path, path)`` of ``uri`` itself (a file) or of its files ending in ``suffixes``
-    (a folder, walked as :func:`walk_files` does); a :class:`SourceError` when there are none."""
+def file_set(uri: str, accepts: Callable[[str], bool], what: str, plural: str, hint: str = "") -> list[tuple[str, str]]:
+    """``(relative path, path)`` of ``uri`` itself (a file) or of its files that ``accepts`` (a folder,
+    walked as :func:`walk_files` does); a :class:`SourceError` when there are none."""
     if not os.path.exists(uri):
         raise SourceError(f"{uri}: no such file or folder")
     if os.path.isfile(uri):
-        if not uri.lower().endswith(suffixes):
-            raise SourceError(f"{uri}: not {what} ({', '.join(suffixes)})")
+        if not accepts(os.path.basename(uri)):
+            raise SourceError(f"{uri}: not {what}")
         return [(os.path.basename(uri), uri)]
-    files = [(rel, os.path.join(uri, rel)) for rel in walk_files(uri) if rel.lower().endswith(suffixes)]
+    files = [(rel, os.path.join(uri, rel)) for rel in walk_files(uri) if accepts(rel)]
     if not files:
-        raise SourceError(f"{uri}: no {what} found ({', '.join(suffixes)})")
+        raise SourceError(f"{uri}: no {plural} found" + (f"; {hint}" if hint else ""))
     return files

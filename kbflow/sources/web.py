@@ -45,8 +45,26 @@ _BOILERPLATE = re.compile(
 )
 _BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "dialog", "menu", "menubar"}
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
-_BLOCKS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "pre", "blockquote", "td", "th", "dd", "dt",
-           "figcaption", "caption", "address", "summary"}
+_BLOCKS = {
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "li",
+    "pre",
+    "blockquote",
+    "td",
+    "th",
+    "dd",
+    "dt",
+    "figcaption",
+    "caption",
+    "address",
+    "summary",
+}
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 _SPACE = re.compile(r"\s+")
 
@@ -214,8 +232,22 @@ def extract(html: str) -> WebPage:
                 parts.append(c)
             elif _dropped(c):
                 continue
-            elif c.tag in _BLOCKS or c.tag in ("div", "section", "article", "main", "ul", "ol", "table", "tr", "tbody",
-                                               "thead", "dl", "figure", "body", "html"):
+            elif c.tag in _BLOCKS or c.tag in (
+                "div",
+                "section",
+                "article",
+                "main",
+                "ul",
+                "ol",
+                "table",
+                "tr",
+                "tbody",
+                "thead",
+                "dl",
+                "figure",
+                "body",
+                "html",
+            ):
                 flush(parts, node, pre)
                 parts = []
                 walk(c)
@@ -261,6 +293,7 @@ class WebLoader(FileSetLoader):
     name = "web"
     suffixes = (".html", ".htm")
     what = "a saved web page"
+    plural = "saved web pages"
     description = "saved web pages: an .html file or a folder of them (article text, headings kept)"
 
     def load(self, source: Source) -> Iterator[RawUnit]:
