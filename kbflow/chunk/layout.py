@@ -2,7 +2,7 @@
 
 A unit's ``layout`` (JSON, written by the loader) maps char spans of the unit
 text to places in the source. These functions turn a chunk's char span into
-the locator fields of DESIGN.md.
+the locator fields of docs/design.md ("Provenance").
 """
 
 from __future__ import annotations
