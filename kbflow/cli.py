@@ -93,19 +93,41 @@ def _settings(ctx: click.Context, **overrides: Any):
 @click.option("--id", "source_id", default=None, help="Source id (default: from the path's name).")
 @click.option("--scope", default="global", show_default=True, help="Project id; 'global' sources match every scope.")
 @click.option("--title", default=None, help="A human title for the source.")
+@click.option(
+    "--max-file-mb",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Size limit of one file in MiB, stored with the source. Defaults: repo 1, docs 4, web 16, ticket 64, "
+    "pdf 256, jsonl none. Larger files are left out and reported.",
+)
 @click.pass_context
-def add(ctx: click.Context, path: str, source_type: str, source_id: str | None, scope: str, title: str | None) -> None:
+def add(
+    ctx: click.Context,
+    path: str,
+    source_type: str,
+    source_id: str | None,
+    scope: str,
+    title: str | None,
+    max_file_mb: float | None,
+) -> None:
     """Register PATH as a source (nothing is loaded until `kbflow ingest`)."""
     from kbflow.lake import Lake
     from kbflow.records import Source
-    from kbflow.sources.base import get_loader, slugify
+    from kbflow.sources.base import MAX_FILE_MB_OPTION, get_loader, slugify
 
     loader = get_loader(source_type)
     uri = os.path.abspath(os.path.expanduser(path))
-    loader.check(uri)
+    options = {MAX_FILE_MB_OPTION: max_file_mb} if max_file_mb is not None else {}
+    loader.check(uri, options)
     lake = Lake(_settings(ctx).lake)
-    source = lake.register(Source(source_id or slugify(uri), source_type, uri, scope=scope, title=title))
+    source = lake.register(
+        Source(source_id or slugify(uri), source_type, uri, scope=scope, title=title, options=options)
+    )
     click.echo(f"registered {source.source_id} ({source.source_type}, scope {source.scope}): {source.uri}")
+    for issue in loader.issues[:10]:
+        click.echo(f"  will be left out: {issue}")
+    if len(loader.issues) > 10:
+        click.echo(f"  ... and {len(loader.issues) - 10} more (see `kbflow status --json` after ingest)")
     click.echo(f"lake: {lake.uri}; run `kbflow ingest` to load it")
 
 
@@ -261,6 +283,7 @@ def search(
 def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
     """Registered sources, their status and chunk counts, and the table versions."""
     from kbflow.lake import Lake
+    from kbflow.pipeline.results import split_issues
 
     lake = Lake(_settings(ctx).lake, create=False)
     if stale:
@@ -284,6 +307,8 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
         for s in sources:
             row = s.to_row()
             row["options"] = dict(s.options)
+            del row["issues"]
+            row["skipped"], row["failed_files"] = split_issues(s.issues)
             for key in ("last_indexed", "added_at"):
                 row[key] = row[key].isoformat() if row[key] else None
             rows.append(row)
@@ -299,6 +324,12 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
             f"indexed {when}  scope {s.scope}"
         )
         click.echo(f"  {'':<24} {s.uri}")
+        if s.issues:
+            counts = [f"{len(s.skipped)} files left out"] if s.skipped else []
+            counts += [f"{len(s.failed_files)} could not be read"] if s.failed_files else []
+            click.echo(f"  {'':<24} {', '.join(counts)} (`kbflow status --json` lists them)")
+            for issue in s.failed_files[:3]:
+                click.echo(f"  {'':<24}   unreadable: {issue['path']} ({issue['reason']})")
         if s.last_error:
             click.echo(f"  {'':<24} last error: {s.last_error}")
     click.echo("versions: " + (", ".join(f"{k} v{v}" for k, v in versions.items()) or "no tables yet"))

@@ -129,16 +129,32 @@ class Source:
     last_indexed: datetime | None = None
     last_error: str | None = None
     added_at: datetime | None = None
+    #: what the last load left out or could not read: ``[{"path", "reason", "failed"}]``
+    issues: tuple[Mapping[str, Any], ...] = ()
+    #: the fingerprint of what ``documents`` holds (``content_hash`` is set once everything is indexed)
+    loaded_hash: str | None = None
+
+    @property
+    def skipped(self) -> list[Mapping[str, Any]]:
+        """Files left out by a rule (size limit, file type, ignore rules)."""
+        return [i for i in self.issues if not i.get("failed")]
+
+    @property
+    def failed_files(self) -> list[Mapping[str, Any]]:
+        """Files that could not be read (corrupt, encrypted, undecodable)."""
+        return [i for i in self.issues if i.get("failed")]
 
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
         row["options"] = json.dumps(dict(self.options), sort_keys=True)
+        row["issues"] = json.dumps([dict(i) for i in self.issues]) if self.issues else None
         return row
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Source:
         data = dict(row)
         data["options"] = json.loads(data.get("options") or "{}")
+        data["issues"] = tuple(json.loads(data.get("issues") or "[]"))
         return cls(**{f.name: data.get(f.name) for f in fields(cls) if f.name in data})
 
 

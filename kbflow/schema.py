@@ -43,6 +43,11 @@ LAST_INDEXED = "last_indexed"
 LAST_ERROR = "last_error"
 ADDED_AT = "added_at"
 OPTIONS = "options"
+#: sources column: what the last load left out or could not read, as JSON ``[{"path", "reason", "failed"}]``
+ISSUES = "issues"
+#: sources column: the fingerprint of what ``documents`` holds; ``content_hash`` is only set once the
+#: source's chunks and vectors are complete too (so a killed ingest still shows the source as stale)
+LOADED_HASH = "loaded_hash"
 
 UNIT_HASH = "unit_hash"
 UNIT_KEY = "unit_key"
@@ -76,8 +81,11 @@ GLOBAL_SCOPE = "global"
 PENDING = "pending"
 #: every unit loaded, chunked, embedded and published
 INDEXED = "indexed"
+#: indexed, but some of its files could not be read (``issues`` lists them)
+PARTIAL = "partial"
 #: the last ingest of the source failed (``last_error`` says why); what it held before stays
 FAILED = "failed"
+STATUSES = (PENDING, INDEXED, PARTIAL, FAILED)
 
 # --- locator ------------------------------------------------------------------
 BBOX = pa.list_(pa.float64(), 4)
@@ -129,6 +137,8 @@ SOURCES_SCHEMA = pa.schema(
         pa.field(LAST_ERROR, pa.string()),
         pa.field(ADDED_AT, pa.timestamp("us", tz="UTC")),
         pa.field(OPTIONS, pa.string()),
+        pa.field(ISSUES, pa.string()),
+        pa.field(LOADED_HASH, pa.string()),
     ]
 )
 

@@ -28,7 +28,7 @@ def _metadata(result, **extra) -> dict:
         if key == "source_id" or value is None or isinstance(value, dict):
             continue
         if isinstance(value, list):
-            key, value = f"{key}_count", len(value)
+            continue
         meta["table_version" if key == "version" else key] = round(value, 3) if isinstance(value, float) else value
     meta[RESULT] = dg.MetadataValue.json(dataclasses.asdict(result))
     meta.update(extra)
@@ -54,9 +54,38 @@ sources_partitions = dg.DynamicPartitionsDefinition(name="sources")
 )
 def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     result = _step(pipeline.load_source, kbflow.open_lake(), context.partition_key)
-    if result.skipped_files:
-        context.log.warning(f"skipped {len(result.skipped_files)} files: {', '.join(result.skipped_files[:10])}")
-    return dg.MaterializeResult(metadata=_metadata(result))
+    skipped, failed = pipeline.split_issues(result.issues)
+    if skipped:
+        context.log.warning(f"left out {len(skipped)} files: {'; '.join(_line(i) for i in skipped[:10])}")
+    if failed:
+        context.log.error(f"could not read {len(failed)} files: {'; '.join(_line(i) for i in failed[:10])}")
+    return dg.MaterializeResult(
+        metadata=_metadata(
+            result,
+            files_left_out=len(skipped),
+            files_unreadable=len(failed),
+            issues=_issues_table(result.issues),
+        )
+    )
+
+
+def _line(issue: dict) -> str:
+    return f"{issue['path']} ({issue['reason']})"
+
+
+def _issues_table(issues: list[dict]) -> dg.TableMetadataValue:
+    """Every file the load left out or could not read, as a table in the Dagster UI."""
+    schema = dg.TableSchema(
+        columns=[
+            dg.TableColumn("path", "string"),
+            dg.TableColumn("reason", "string"),
+            dg.TableColumn("unreadable", "bool"),
+        ]
+    )
+    records = [
+        dg.TableRecord({"path": i["path"], "reason": i["reason"], "unreadable": bool(i.get("failed"))}) for i in issues
+    ]
+    return dg.MetadataValue.table(records=records, schema=schema)
 
 
 @dg.asset(

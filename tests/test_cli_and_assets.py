@@ -40,6 +40,8 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
         "chunks_removed",
         "chunks_embedded",
         "error",
+        "skipped",
+        "failed_files",
     }
 
     again = json.loads(run(lake_path, "ingest", "--model", FAST_MODEL, "--json").stdout)
@@ -87,14 +89,29 @@ def test_cli_errors_are_one_clear_line(lake_path, tmp_path):
     assert out.exit_code == 1 and "is a file, not a lake folder" in out.output
 
 
-def test_cli_ingest_reports_failed_source_and_exits_1(lake_path, docs_dir):
+def test_cli_ingest_reports_partial_and_failed_sources_and_exits_1(lake_path, docs_dir, tmp_path):
     run(lake_path, "add", str(docs_dir), "--type", "docs")
+    bad_only = tmp_path / "bad_only"
+    bad_only.mkdir()
+    (bad_only / "x.md").write_text("# fine at add time\n")
+    run(lake_path, "add", str(bad_only), "--type", "docs")
     (docs_dir / "bad.md").write_bytes(b"\xff bad")
+    (bad_only / "x.md").write_bytes(b"\xff bad")
     out = run(lake_path, "ingest", "--model", FAST_MODEL, "--json")
     assert out.exit_code == 1
-    summary = json.loads(out.stdout)
-    assert summary["sources"][0]["status"] == "failed"
-    assert "bad.md: not valid UTF-8" in summary["sources"][0]["error"]
+    summary = {s["source_id"]: s for s in json.loads(out.stdout)["sources"]}
+    docs = summary["docs"]
+    assert docs["status"] == "partial" and docs["chunks_added"] > 0 and docs["skipped"] == []
+    assert docs["failed_files"] == [{"path": "bad.md", "reason": docs["failed_files"][0]["reason"]}]
+    assert docs["failed_files"][0]["reason"].startswith("not valid UTF-8 (byte 0xff at offset 0)")
+    assert summary["bad_only"]["status"] == "failed"
+    assert "nothing to index; the file was left out: x.md (not valid UTF-8" in summary["bad_only"]["error"]
+    status = json.loads(run(lake_path, "status", "--json").stdout)
+    rows = {s["source_id"]: s for s in status["sources"]}
+    assert rows["docs"]["status"] == "partial" and rows["docs"]["failed_files"] == docs["failed_files"]
+    assert rows["bad_only"]["status"] == "failed" and rows["bad_only"]["failed_files"][0]["path"] == "x.md"
+    human = run(lake_path, "status").output
+    assert "1 could not be read" in human and "unreadable: bad.md (not valid UTF-8" in human
 
 
 def test_partition_sync_requests():

@@ -71,7 +71,7 @@ def test_regions_split_where_a_chunk_starts_mid_line():
 def test_pdf_bad_files_fail_clearly(tmp_path, content, message):
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(content)
-    with pytest.raises(SourceError, match=rf"bad\.pdf: ({message})"):
+    with pytest.raises(SourceError, match=rf"left out: bad\.pdf \(({message})"):
         units_and_chunks("pdf", bad)
 
 
@@ -83,7 +83,7 @@ def test_pdf_without_text_layer_says_so(tmp_path):
     spec.loader.exec_module(mod)
     path = tmp_path / "scan.pdf"
     path.write_bytes(mod.build(pages=[[(11, "")], [(11, "")]], footer=None))
-    with pytest.raises(SourceError, match="scan.pdf: no text layer"):
+    with pytest.raises(SourceError, match=r"scan\.pdf \(no text layer"):
         units_and_chunks("pdf", path)
 
 
@@ -139,12 +139,30 @@ def test_tickets_one_unit_per_post_and_round_trip():
 @pytest.mark.parametrize(
     "content, message",
     [
-        ("{not json", r"t\.json: invalid JSON at line 1"),
-        ('[{"title": "no number"}]', r'issue #1 of the file: has no "number"'),
-        ('{"number": 7, "comments": [{"body": "x"}]}', r'issue 7: comment 1 has no "id"'),
+        ("{not json", r"t\.json \(invalid JSON at line 1"),
+        ('[{"title": "no number"}]', r't\.json \(issue #1 of the file\) \(has no "number"'),
+        ('{"number": 7, "comments": [{"body": "x"}]}', r't\.json \(issue 7\) \(comment 1 has no "id"'),
     ],
 )
 def test_ticket_bad_exports_fail_clearly(tmp_path, content, message):
     (tmp_path / "t.json").write_text(content)
     with pytest.raises(SourceError, match=message):
         units_and_chunks("ticket", tmp_path / "t.json")
+
+
+def test_ticket_bad_issue_is_reported_and_the_rest_of_the_file_loaded(tmp_path):
+    issues = [
+        {"number": 1, "title": "Good one", "body": "Works.", "comments": [{"id": 5, "body": "ok"}, {"body": "no id"}]},
+        {"title": "no number"},
+        {"number": 3, "title": "Null body keeps its title", "body": None},
+    ]
+    (tmp_path / "t.json").write_text(json.dumps(issues))
+    loader = get_loader("ticket")
+    units = list(loader.load(Source("s", "ticket", str(tmp_path / "t.json"))))
+    assert [(u.locator.ticket_id, u.locator.comment_id) for u in units] == [("1", "body"), ("1", "5"), ("3", "body")]
+    assert units[0].text == "Good one\n\nWorks." and units[2].text == "Null body keeps its title"
+    assert [str(i) for i in loader.issues] == [
+        't.json (issue 1) (comment 2 has no "id")',
+        't.json (issue #2 of the file) (has no "number"; ticket exports need GitHub\'s issue shape)',
+    ]
+    assert all(i.failed for i in loader.issues)

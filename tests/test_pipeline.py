@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 from conftest import FAST_MODEL
@@ -54,13 +55,14 @@ def test_deleted_file_removes_its_chunks(ingested, fast_settings, docs_dir):
     assert paths == {"guide.md"}
 
 
-@pytest.mark.parametrize("breakage", ["invalid_utf8", "missing_folder", "empty_folder"])
+@pytest.mark.parametrize("breakage", ["all_invalid_utf8", "missing_folder", "empty_folder"])
 def test_bad_input_fails_clearly_and_leaves_tables_untouched(ingested, fast_settings, docs_dir, breakage):
     before = data_versions(ingested)
     rows_before = ingested.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows
-    if breakage == "invalid_utf8":
-        (docs_dir / "broken.md").write_bytes(b"\xff\xfe\x00 not utf-8")
-        expected = "broken.md: not valid UTF-8"
+    if breakage == "all_invalid_utf8":
+        for p in docs_dir.iterdir():
+            p.write_bytes(b"caf\xe9 not utf-8")
+        expected = "all 2 files were left out: guide.md (not valid UTF-8"
     elif breakage == "missing_folder":
         for p in docs_dir.iterdir():
             p.unlink()
@@ -70,15 +72,15 @@ def test_bad_input_fails_clearly_and_leaves_tables_untouched(ingested, fast_sett
         for p in docs_dir.iterdir():
             p.unlink()
         expected = "no Markdown/text files"
-    with pytest.raises(SourceError, match=expected):
+    with pytest.raises(SourceError, match=re.escape(expected)):
         pipeline.load_source(ingested, "docs")
     reports = pipeline.ingest(ingested, fast_settings).sources
     failed = {r.source_id: r.error for r in reports if r.status == "failed"}
-    assert list(failed) == ["docs"] and expected.split(":")[-1].strip() in failed["docs"]
+    assert list(failed) == ["docs"] and expected.split(": ")[-1].strip() in failed["docs"]
     assert data_versions(ingested) == before
     assert ingested.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows == rows_before
     source = ingested.get_source("docs")
-    assert source.status == "failed" and expected.split(":")[-1].strip() in source.last_error
+    assert source.status == "failed" and expected.split(": ")[-1].strip() in source.last_error
 
 
 def test_duplicate_record_id_fails_after_loading_and_keeps_the_last_load(tmp_path, fast_settings):

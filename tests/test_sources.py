@@ -25,10 +25,21 @@ def test_docs_loader_units_and_fingerprint(docs_dir):
     assert loader.fingerprint(src) != before
 
 
-def test_docs_invalid_utf8_names_the_file(docs_dir):
+def test_docs_invalid_utf8_is_reported_and_the_rest_loaded(docs_dir):
     (docs_dir / "bad.md").write_bytes(b"# ok\n\xff\xfe broken")
-    with pytest.raises(SourceError, match=r"bad\.md: not valid UTF-8"):
-        load("docs", docs_dir)
+    loader, units = load("docs", docs_dir)
+    assert sorted(u.unit_key for u in units) == ["guide.md", "notes.txt"]
+    (issue,) = loader.issues
+    assert issue.path == "bad.md" and issue.failed
+    assert issue.reason.startswith("not valid UTF-8 (byte 0xff at offset 5)")
+
+
+def test_docs_all_files_bad_fails_naming_them(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "bad.md").write_bytes(b"\xff")
+    with pytest.raises(SourceError, match=r"nothing to index; the file was left out: bad\.md \(not valid UTF-8"):
+        load("docs", d)
 
 
 def test_docs_empty_folder_is_an_error(tmp_path):
@@ -73,12 +84,13 @@ def test_repo_walk_skips_vendored_ignored_binary_big_and_escaping_links(repo_dir
     outside.write_text("secret = 1\n")
     os.symlink(outside, repo_dir / "escape.py")
     os.symlink(repo_dir / "pkg" / "fuse.py", repo_dir / "inside.py")
-    files = list(walk_files(str(repo_dir)))
+    files = [rel for rel, _ in walk_files(str(repo_dir))]
     assert files == sorted(files)
     assert set(files) == {
         ".gitignore",
         "README.md",
         "config.toml",
+        "big.txt",
         "image.png",
         "inside.py",
         "pkg/.gitignore",
@@ -86,10 +98,15 @@ def test_repo_walk_skips_vendored_ignored_binary_big_and_escaping_links(repo_dir
     }
     loader, units = load("repo", repo_dir)
     keys = [u.unit_key for u in units]
-    assert "image.png" not in keys  # binary: skipped and reported
-    assert any(s.path == "image.png" and s.reason == "binary file" for s in loader.skipped)
-    assert any(s.path == "big.txt" for s in loader.skipped)
-    assert any(s.path == "escape.py" for s in loader.skipped)
+    assert "image.png" not in keys and "big.txt" not in keys  # skipped and reported
+    reasons = {i.path: i.reason for i in loader.issues}
+    assert not any(i.failed for i in loader.issues)
+    assert reasons["image.png"] == "binary file"
+    assert reasons["big.txt"].startswith("1.0 MiB is over the 1.0 MiB limit of repo sources")
+    assert reasons["escape.py"].startswith("symlink leaves the source root")
+    assert reasons["node_modules/"].startswith("vendored") and reasons[".venv/"].startswith("vendored")
+    assert reasons["debug.log"] == reasons["buildout/"] == reasons["pkg/local_cfg.py"] == "ignored by .gitignore"
+    assert ".git/" not in reasons  # version-control metadata is never content: not reported
     kinds = {u.unit_key: (u.content_kind, u.language) for u in units}
     assert kinds["pkg/fuse.py"] == ("code", "python")
     assert kinds["README.md"] == ("doc", "markdown")
@@ -112,17 +129,29 @@ def test_jsonl_records(jsonl_file):
     ],
 )
 def test_jsonl_bad_lines_name_file_and_line(tmp_path, line, message):
+    """A bad line is reported as ``file:line`` and the other records load."""
+    import re
+
     p = tmp_path / "corpus.jsonl"
     p.write_text(json.dumps({"_id": "d1", "text": "ok"}) + "\n" + line + "\n")
-    with pytest.raises(SourceError, match=message):
-        load("jsonl", p)
+    loader, units = load("jsonl", p)
+    assert [u.locator.record_id for u in units] == ["d1"]
+    (issue,) = loader.issues
+    assert issue.failed and re.match(message, f"{issue.path}: {issue.reason}")
+    from kbflow.sources.jsonl import iter_records
+
+    with pytest.raises(SourceError, match=message):  # without a problem callback, the first bad line raises
+        list(iter_records(str(p)))
 
 
 def test_jsonl_invalid_utf8_names_line_and_offset(tmp_path):
     p = tmp_path / "corpus.jsonl"
     p.write_bytes(b'{"_id": "d1", "text": "ok"}\n{"_id": "d2", "text": "caf\xe9"}\n')
-    with pytest.raises(SourceError, match=r"corpus.jsonl:2: not valid UTF-8 \(byte 0xe9 at offset 54\)"):
-        load("jsonl", p)
+    loader, units = load("jsonl", p)
+    assert len(units) == 1
+    assert str(loader.issues[0]) == (
+        "corpus.jsonl:2 (not valid UTF-8 (byte 0xe9 at offset 54); convert the file to UTF-8)"
+    )
 
 
 def test_unknown_type_and_slug():

@@ -36,8 +36,13 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def build(pages: list[list[tuple[int, str]]] = PAGES, footer: str | None = "kbflow sample document") -> bytes:
-    """The PDF's bytes: one page per entry of ``pages`` ((font size, line) pairs), ``footer`` on each page."""
+def build(
+    pages: list[list[tuple[int, str]]] = PAGES, footer: str | None = "kbflow sample document", padding: int = 0
+) -> bytes:
+    """The PDF's bytes: one page per entry of ``pages`` ((font size, line) pairs), ``footer`` on each page.
+
+    ``padding`` bytes of content-stream comment on the first page make a file of any size (size-limit tests).
+    """
     objects: list[bytes] = []
     kids = []
     font_id = 3
@@ -54,6 +59,8 @@ def build(pages: list[list[tuple[int, str]]] = PAGES, footer: str | None = "kbfl
             ops.append(f"BT /F1 9 Tf 72 40 Td ({_escape(footer)}) Tj ET")
         else:  # a page with a drawing and no text, as a scan without OCR reads
             ops.append("0 0 m 100 100 l S")
+        if padding and not kids:
+            ops.append("%" + "x" * padding)
         stream = "\n".join(ops).encode("latin-1")
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
         content_id = len(objects)

@@ -37,6 +37,7 @@ from kbflow.pipeline.results import (
     SourceReport,
     StaleSource,
     source_report,
+    split_issues,
 )
 from kbflow.pipeline.run import failed_report, finish_index, ingest, run_ingest, runner_names
 from kbflow.pipeline.sources import remove_source, stale_sources
@@ -60,5 +61,6 @@ __all__ = [
     "run_ingest",
     "runner_names",
     "source_report",
+    "split_issues",
     "stale_sources",
 ]

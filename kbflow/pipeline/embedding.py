@@ -49,6 +49,20 @@ def _missing_embeddings(lake: Lake, model_id: str, where: str | None):
     return ds, todo
 
 
+def _complete(lake: Lake, source_id: str | None) -> None:
+    """Record that the source's rows are complete: what was loaded is now chunked and embedded.
+
+    Only now does ``content_hash`` (what :func:`kbflow.stale_sources` compares
+    against) take the loaded fingerprint: an ingest killed before this point
+    leaves the source listed as stale.
+    """
+    if source_id is None:
+        return
+    source = lake.get_source(source_id)
+    if source.loaded_hash and source.loaded_hash != source.content_hash:
+        lake.set_status({source_id: {S.CONTENT_HASH: source.loaded_hash}})
+
+
 @releases_memory
 @records_failure
 def embed_source(
@@ -67,9 +81,11 @@ def embed_source(
     where = source_filter(source_id) if source_id is not None else None
     total = lake.table(S.CHUNKS).count_rows(where) if lake.has_table(S.CHUNKS) else 0
     if not total:
+        _complete(lake, source_id)
         return EmbedResult(source_id or "*", embedder.model_id, 0, 0, seconds=time.perf_counter() - t0)
     chunks, todo = _missing_embeddings(lake, embedder.model_id, where)
     if todo is None:
+        _complete(lake, source_id)
         return EmbedResult(source_id or "*", embedder.model_id, 0, total, seconds=time.perf_counter() - t0)
     pa = require("pyarrow")
     hashes = todo.column(S.CHUNK_HASH)
@@ -95,6 +111,7 @@ def embed_source(
                 progress(len(texts), n)
 
     version = lake.append(S.EMBEDDINGS, pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches()))
+    _complete(lake, source_id)
     return EmbedResult(
         source_id or "*",
         embedder.model_id,

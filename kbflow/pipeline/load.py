@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 from kbflow import schema as S
@@ -24,26 +25,31 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
 
     Units are spilled to a temporary Arrow stream as the loader yields them and
     committed from there, so memory does not grow with the size of the source.
-    On a load error the source is marked ``failed`` with the error, a
-    :class:`SourceError` is raised, and no table but the registry is touched.
+    Files the loader left out or could not read are recorded in the registry
+    (``issues``); the others are loaded. When nothing can be loaded the source
+    is marked ``failed`` with the reason, a :class:`SourceError` is raised, and
+    no table but the registry is touched.
     """
     t0 = time.perf_counter()
     source = lake.get_source(source_id)
     loader = get_loader(source.source_type)
     with Spill(S.DOCUMENTS_SCHEMA) as spill:
         fingerprint = loader.fingerprint(source)
-        if fingerprint == source.content_hash:
+        if fingerprint == (source.loaded_hash or source.content_hash):
             if source.status == S.FAILED:
                 lake.set_status({source_id: {S.STATUS: S.PENDING, S.LAST_ERROR: None}})
-            return LoadResult(source_id, "unchanged", seconds=time.perf_counter() - t0)
-        for unit in loader.load(source):
-            spill.append(unit.to_row())
+            return LoadResult(source_id, "unchanged", issues=list(source.issues), seconds=time.perf_counter() - t0)
+        try:
+            for unit in loader.load(source):
+                spill.append(unit.to_row())
+        finally:  # what was left out is recorded even when nothing could be loaded
+            issues = [issue.to_dict() for issue in loader.issues]
+            lake.set_status({source_id: {S.ISSUES: json.dumps(issues) if issues else None}})
         # unit hashes and keys checked in Arrow (tens of bytes each), not as Python sets
         distinct = spill.distinct_columns([S.UNIT_HASH, S.UNIT_KEY])
         if len(distinct[S.UNIT_KEY]) != spill.num_rows:
             repeat = arrays.first_repeat(spill.column(S.UNIT_KEY))
             raise SourceError(loader.duplicate_key_error(source, repeat))
-        skipped = [f"{s.path} ({s.reason})" for s in getattr(loader, "skipped", [])]
 
         where = source_filter(source_id)
         new = distinct[S.UNIT_HASH]
@@ -59,14 +65,15 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
                 .when_not_matched_by_source_delete(where)
                 .execute(spill.reader())
             )
-    lake.set_status({source_id: {S.CONTENT_HASH: fingerprint, S.LAST_ERROR: None, S.STATUS: S.PENDING}})
+    # content_hash waits for the embed step: until then the source still counts as stale
+    lake.set_status({source_id: {S.LOADED_HASH: fingerprint, S.LAST_ERROR: None, S.STATUS: S.PENDING}})
     return LoadResult(
         source_id,
-        "new" if source.content_hash is None else "updated",
+        "new" if source.content_hash is None and source.loaded_hash is None else "updated",
         units=len(new),
         units_added=added,
         units_removed=removed,
-        skipped_files=skipped,
+        issues=issues,
         version=lake.table(S.DOCUMENTS).version,
         seconds=time.perf_counter() - t0,
     )

@@ -23,6 +23,7 @@ __all__ = [
     "SourceReport",
     "StaleSource",
     "source_report",
+    "split_issues",
 ]
 
 #: ``progress(done_now, total)``: called after each batch of work
@@ -36,7 +37,8 @@ class LoadResult(StepResult):
     units: int = 0
     units_added: int = 0
     units_removed: int = 0
-    skipped_files: list[str] = field(default_factory=list)
+    #: files left out or not readable: ``{"path", "reason", "failed"}`` each
+    issues: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     version: int | None = None
     seconds: float = 0.0
@@ -66,7 +68,14 @@ class EmbedResult(StepResult):
 
 @dataclass
 class SourceReport(StepResult):
-    """One source's line in the ``kbflow ingest --json`` summary."""
+    """One source's line in the ``kbflow ingest --json`` summary.
+
+    ``status`` is ``new``, ``updated``, ``unchanged``, ``partial`` (loaded,
+    but some files could not be read: ``failed_files``) or ``failed``
+    (nothing could be loaded: ``error``). ``skipped`` lists the files left out
+    by a rule (size limit, file type, ignore rules); both lists hold
+    ``{"path", "reason"}``.
+    """
 
     source_id: str
     status: str
@@ -74,18 +83,39 @@ class SourceReport(StepResult):
     chunks_removed: int = 0
     chunks_embedded: int = 0
     error: str | None = None
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    failed_files: list[dict[str, Any]] = field(default_factory=list)
+
+
+def split_issues(issues: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(skipped, failed_files)`` of a source's issues, each as ``{"path", "reason"}``."""
+    skipped, failed = [], []
+    for issue in issues or ():
+        (failed if issue.get("failed") else skipped).append({"path": issue["path"], "reason": issue["reason"]})
+    return skipped, failed
 
 
 def source_report(load: LoadResult, chunk: ChunkResult, embed: EmbedResult) -> SourceReport:
     """One source's summary line from its three step results.
 
     An unchanged source whose chunks still changed (new chunk settings, a new
-    model) was updated.
+    model) was updated; a source with files that could not be read is partial.
     """
     status = load.status
     if status == "unchanged" and (chunk.chunks_added or chunk.chunks_removed or embed.chunks_embedded):
         status = "updated"
-    return SourceReport(load.source_id, status, chunk.chunks_added, chunk.chunks_removed, embed.chunks_embedded)
+    skipped, failed = split_issues(load.issues)
+    if failed:
+        status = "partial"
+    return SourceReport(
+        load.source_id,
+        status,
+        chunk.chunks_added,
+        chunk.chunks_removed,
+        embed.chunks_embedded,
+        skipped=skipped,
+        failed_files=failed,
+    )
 
 
 @dataclass
@@ -107,9 +137,9 @@ class IngestSummary:
 
     @property
     def ok(self) -> bool:
-        """No source failed, the index was built, and every check passed."""
+        """No source failed or lost a file, the index was built, and every check passed."""
         return (
-            not any(s.status == "failed" for s in self.sources)
+            not any(s.status in ("failed", "partial") for s in self.sources)
             and self.index_error is None
             and all(c["passed"] for c in self.checks)
         )
@@ -135,5 +165,5 @@ class RemoveResult(StepResult):
 @dataclass
 class StaleSource(StepResult):
     source_id: str
-    reason: str  # "changed" | "never indexed" | "failed" | "unreadable"
+    reason: str  # "changed" | "never indexed" | "failed" | "unreadable" | "not published"
     detail: str | None = None

@@ -26,7 +26,7 @@ from kbflow.lake.malloc import limit_malloc_arenas
 from kbflow.pipeline.chunking import chunk_source
 from kbflow.pipeline.embedding import embed_source
 from kbflow.pipeline.load import load_source
-from kbflow.pipeline.results import IngestSummary, Progress, SourceReport, source_report
+from kbflow.pipeline.results import IngestSummary, Progress, SourceReport, source_report, split_issues
 
 __all__ = ["RUNNERS_GROUP", "failed_report", "finish_index", "ingest", "runner_names", "run_ingest"]
 
@@ -41,11 +41,15 @@ def failed_report(lake: Lake, source_id: str, fallback: str) -> SourceReport:
     """A failed source's report line: the error the failing step recorded in the registry, else ``fallback``."""
     found = lake.sources([source_id])
     error = found[0].last_error if found and found[0].last_error else fallback
-    return SourceReport(source_id, "failed", error=error)
+    skipped, failed = split_issues(found[0].issues if found else ())
+    return SourceReport(source_id, "failed", error=error, skipped=skipped, failed_files=failed)
 
 
 def finish_index(lake: Lake, settings: Settings):
-    """Sync the search table, then mark every source that did not fail as indexed (one registry commit)."""
+    """Sync the search table, then mark every source that did not fail as indexed (one registry commit).
+
+    A source some of whose files could not be read is marked ``partial``.
+    """
     from kbflow.index.search import sync_search_table
 
     result = sync_search_table(lake, settings.model)
@@ -54,7 +58,11 @@ def finish_index(lake: Lake, settings: Settings):
     counts = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
     stamp = now()
     updates = {
-        s.source_id: {S.STATUS: S.INDEXED, S.CHUNK_COUNT: counts.get(s.source_id, 0), S.LAST_INDEXED: stamp}
+        s.source_id: {
+            S.STATUS: S.PARTIAL if s.failed_files else S.INDEXED,
+            S.CHUNK_COUNT: counts.get(s.source_id, 0),
+            S.LAST_INDEXED: stamp,
+        }
         for s in lake.sources()
         if s.status != S.FAILED
     }

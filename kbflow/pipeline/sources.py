@@ -57,4 +57,6 @@ def stale_sources(lake: Lake, source_ids: Iterable[str] | None = None) -> list[S
             out.append(StaleSource(source.source_id, "changed"))
         elif source.status == S.FAILED:
             out.append(StaleSource(source.source_id, "failed", source.last_error))
+        elif source.status == S.PENDING:
+            out.append(StaleSource(source.source_id, "not published", "indexed but not yet in the search table"))
     return out

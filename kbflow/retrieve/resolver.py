@@ -72,12 +72,12 @@ def resolve(citation: Citation) -> str:
             from kbflow.sources.tickets import iter_posts
 
             path = _file(citation)
-            for issue, comment_id, body, _author in iter_posts(path):
+            for issue, comment_id, body, _author in iter_posts(path, on_problem=lambda where, reason: None):
                 if str(issue["number"]) == loc.ticket_id and comment_id == loc.comment_id:
                     return _slice(body, citation, f"{path} ticket {loc.ticket_id} comment {loc.comment_id}")
             raise ResolveError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}")
         if loc.kind == "record":
-            for _, obj in iter_records(citation.uri):
+            for _, obj in iter_records(citation.uri, on_problem=lambda lineno, reason: None):
                 if str(obj["_id"]) == loc.record_id:
                     text, _field = record_text(obj)
                     return _slice(text, citation, f"{citation.uri} record {loc.record_id}")

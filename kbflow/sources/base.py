@@ -4,23 +4,40 @@ A loader turns one registered :class:`~kbflow.records.Source` into
 :class:`~kbflow.records.RawUnit` objects, and computes the source's
 fingerprint: a hash that changes whenever the bytes it would load change, so
 an unchanged source is skipped without parsing it.
+
+Nothing is dropped without a word. A loader records every file it does not
+read in :attr:`Loader.issues` (:class:`~kbflow.sources.walk.FileIssue`):
+files left out by a rule (over the size limit, another file type, ignored)
+and files it could not read (corrupt, encrypted, undecodable). One bad file
+never sinks its source: the others are loaded, and the source is reported
+``partial``. A source with nothing left to load fails, naming why.
+
+Each source type has a size limit for one file (:attr:`Loader.max_file_mb`;
+``kbflow add --max-file-mb N`` overrides it per source, stored in the
+source's options).
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from kbflow.errors import SourceError
 from kbflow.records import RawUnit, Source
 from kbflow.registry import Registry
+from kbflow.sources.walk import FileIssue, format_size, walk_files
 
 __all__ = [
     "LOADERS",
+    "MAX_FILE_MB_OPTION",
+    "FileIssue",
     "FileSetLoader",
     "Loader",
+    "SkipFile",
     "file_hash",
     "get_loader",
     "loader_names",
@@ -36,6 +53,15 @@ LOADERS: Registry[Loader] = Registry(
     error=SourceError,
 )
 
+#: the source option (``kbflow add --max-file-mb``) overriding a type's size limit
+MAX_FILE_MB_OPTION = "max_file_mb"
+#: issues named in a "nothing left to load" message before "and N more"
+_SHOWN = 5
+
+
+class SkipFile(Exception):
+    """Raised by :meth:`FileSetLoader.load_file` to leave a file out by a rule (not a failure)."""
+
 
 class Loader(ABC):
     """Loads one source type. Subclasses set ``name`` and register themselves."""
@@ -44,9 +70,30 @@ class Loader(ABC):
     name: str = ""
     #: one line for ``kbflow add --help``
     description: str = ""
+    #: the default size limit of one file of this type in MiB (``None``: no limit)
+    max_file_mb: float | None = 1.0
+
+    def __init__(self) -> None:
+        #: what the last :meth:`fingerprint` or :meth:`load` left out, and why
+        self.issues: list[FileIssue] = []
+
+    def limit_bytes(self, options: Mapping[str, Any] | None = None) -> int | None:
+        """The size limit of one file in bytes: the source's ``max_file_mb`` option, else the type's."""
+        mb = (options or {}).get(MAX_FILE_MB_OPTION, self.max_file_mb)
+        return None if mb is None else int(float(mb) * 1024 * 1024)
+
+    def over_limit(self, size: int, options: Mapping[str, Any] | None = None) -> str | None:
+        """Why a file of ``size`` bytes is left out (``None``: it is within the limit)."""
+        limit = self.limit_bytes(options)
+        if limit is None or size <= limit:
+            return None
+        return (
+            f"{format_size(size)} is over the {format_size(limit)} limit of {self.name} sources; "
+            f"raise it with `kbflow add ... --max-file-mb N`"
+        )
 
     @abstractmethod
-    def check(self, uri: str) -> None:
+    def check(self, uri: str, options: Mapping[str, Any] | None = None) -> None:
         """Raise :class:`SourceError` if ``uri`` cannot be this type of source (at ``kbflow add``)."""
 
     @abstractmethod
@@ -55,7 +102,18 @@ class Loader(ABC):
 
     @abstractmethod
     def load(self, source: Source) -> Iterator[RawUnit]:
-        """Yield the source's raw units in a deterministic order, each with a ``unit_key`` unique in the source."""
+        """Yield the source's raw units in a deterministic order, each with a ``unit_key`` unique in the source.
+
+        Files it does not read are recorded in :attr:`issues`; a source with
+        nothing left to load raises :class:`SourceError`.
+        """
+
+    def estimate_bytes(self, source: Source) -> int:
+        """Roughly how many bytes :meth:`load` reads (for scheduling: big sources go last)."""
+        try:
+            return os.path.getsize(source.uri) if os.path.isfile(source.uri) else 0
+        except OSError:
+            return 0
 
     def duplicate_key_error(self, source: Source, unit_key: str) -> str:
         """The message for two units of ``source`` that share ``unit_key``.
@@ -66,9 +124,32 @@ class Loader(ABC):
         """
         return f"{source.uri}: two units share the key {unit_key!r}"
 
+    def nothing_loaded(self, source: Source) -> SourceError:
+        """The error for a source none of whose files could be loaded, naming why each was left out."""
+        shown = "; ".join(str(issue) for issue in self.issues[:_SHOWN])
+        more = f"; and {len(self.issues) - _SHOWN} more" if len(self.issues) > _SHOWN else ""
+        if not self.issues:
+            return SourceError(f"{source.uri}: nothing to index (the files hold no text)")
+        n = len(self.issues)
+        return SourceError(
+            f"{source.uri}: nothing to index; {'the file was' if n == 1 else f'all {n} files were'} "
+            f"left out: {shown}{more}"
+        )
+
+
+def _reason(exc: Exception, path: str) -> str:
+    """An error message without the leading ``path: `` (the issue names the file already)."""
+    message = str(exc)
+    return message[len(path) + 2 :] if message.startswith(path + ": ") else message
+
 
 class FileSetLoader(Loader):
-    """A loader over one file or a folder of files with given suffixes; fingerprinted by their bytes."""
+    """A loader over one file or a folder of files with given suffixes; fingerprinted by their bytes.
+
+    Subclasses implement :meth:`load_file`. Each file is loaded on its own: a
+    :class:`SourceError` from one file records it as failed and the others go
+    on; :class:`SkipFile` records it as left out by a rule.
+    """
 
     #: file name endings this loader reads, lower case
     suffixes: tuple[str, ...] = ()
@@ -77,24 +158,99 @@ class FileSetLoader(Loader):
     plural: str = ""
     #: said after "no such files found", e.g. another ``--type`` to try
     hint: str = ""
+    #: :meth:`load_file` streams its units and raises only before the first one (PDFs: page by page)
+    streams: bool = False
 
     def accepts(self, rel: str) -> bool:
         """Whether the file at relative path ``rel`` is one this loader reads (by default: by suffix)."""
         return rel.lower().endswith(self.suffixes)
 
-    def files(self, uri: str) -> list[tuple[str, str]]:
-        from kbflow.sources.walk import file_set
+    def _kinds(self) -> str:
+        return f" ({', '.join(self.suffixes)})" if self.suffixes else ""
 
-        kinds = f" ({', '.join(self.suffixes)})"
-        return file_set(uri, self.accepts, self.what + kinds, (self.plural or self.what) + kinds, self.hint)
+    def files(self, uri: str, options: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        """``(relative path, path)`` of every file to read, in order; the others go to :attr:`issues`.
 
-    def check(self, uri: str) -> None:
-        self.files(uri)
+        ``uri`` is one file or a folder (walked as
+        :func:`~kbflow.sources.walk.walk_files` does). A :class:`SourceError`
+        when ``uri`` is missing, or holds no file of this type at all.
+        """
+        self.issues = []
+        if not os.path.exists(uri):
+            raise SourceError(f"{uri}: no such file or folder (was it moved? re-add the source)")
+        if os.path.isfile(uri):
+            name = os.path.basename(uri)
+            if not self.accepts(name):
+                raise SourceError(f"{uri}: not {self.what}{self._kinds()}")
+            reason = self.over_limit(os.path.getsize(uri), options)
+            if reason:
+                self.issues.append(FileIssue(name, reason))
+                return []
+            return [(name, uri)]
+        files = []
+        for rel, size in walk_files(uri, on_skip=self.issues.append):
+            if not self.accepts(rel):
+                self.issues.append(FileIssue(rel, f"not {self.what}{self._kinds()}"))
+                continue
+            reason = self.over_limit(size, options)
+            if reason:
+                self.issues.append(FileIssue(rel, reason))
+                continue
+            files.append((rel, os.path.join(uri, rel)))
+        if not files and not any(self.accepts(i.path) for i in self.issues):
+            plural = (self.plural or self.what) + self._kinds()
+            raise SourceError(f"{uri}: no {plural} found" + (f"; {self.hint}" if self.hint else ""))
+        return files
+
+    def check(self, uri: str, options: Mapping[str, Any] | None = None) -> None:
+        if not self.files(uri, options):
+            raise self.nothing_loaded(Source("check", self.name, uri))
 
     def fingerprint(self, source: Source) -> str:
         from kbflow import ids
 
-        return ids.combine((rel, ids.bytes_hash(read_bytes(path))) for rel, path in self.files(source.uri))
+        files = self.files(source.uri, source.options)
+        parts = [(rel, file_hash(path)) for rel, path in files]
+        # a file left out by a rule is part of what was decided: raising a limit must reload the source
+        parts += [(f"left out: {issue.path}", "") for issue in self.issues]
+        return ids.combine(parts)
+
+    def estimate_bytes(self, source: Source) -> int:
+        try:
+            return sum(os.path.getsize(path) for _, path in self.files(source.uri, source.options))
+        except (OSError, SourceError):
+            return 0
+
+    @abstractmethod
+    def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
+        """The units of one file (``rel`` relative to the source root, ``path`` on disk).
+
+        Raise :class:`SourceError` for a file that cannot be read (it is
+        recorded as failed) or :class:`SkipFile` to leave it out by a rule.
+        """
+
+    def load(self, source: Source) -> Iterator[RawUnit]:
+        files = self.files(source.uri, source.options)
+        loaded = 0
+        for rel, path in files:
+            try:
+                units = self.load_file(source, rel, path)
+                if self.streams:
+                    for unit in units:
+                        loaded += 1
+                        yield unit
+                    continue
+                units = list(units)
+            except SkipFile as skip:
+                self.issues.append(FileIssue(rel, str(skip)))
+                continue
+            except SourceError as exc:
+                self.issues.append(FileIssue(rel, _reason(exc, path), failed=True))
+                continue
+            loaded += len(units)
+            yield from units
+        if not loaded:
+            raise self.nothing_loaded(source)
 
 
 def register_loader(cls: type[Loader]) -> type[Loader]:
@@ -141,8 +297,27 @@ def file_hash(path: str, block: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+#: a text may hold NUL bytes up to this share of its bytes; more make it a binary file
+MAX_NUL_SHARE = 0.01
+
+
 def decode_text(data: bytes, path: str) -> str:
-    """Decode UTF-8 (a leading BOM dropped); the loaders and the resolver decode alike."""
+    """Decode a text file; the loaders and the resolver decode alike.
+
+    UTF-8 (a leading BOM dropped), or UTF-16 where the file starts with its
+    BOM. A stray NUL byte (at most 1% of the bytes) is kept as U+FFFD, one
+    character for one, so offsets still match; more NUL bytes make it a
+    binary file, which is an error naming the file, as is any other
+    undecodable byte.
+    """
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise SourceError(f"{path}: starts with a UTF-16 byte-order mark but is not valid UTF-16") from None
+    nul = data.count(b"\0")
+    if nul > MAX_NUL_SHARE * len(data):
+        raise SourceError(f"{path}: a binary file ({nul} NUL bytes), not text")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -150,7 +325,8 @@ def decode_text(data: bytes, path: str) -> str:
             f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
             "convert the file to UTF-8 or remove it from the source"
         ) from None
-    return text.removeprefix("\ufeff")
+    text = text.removeprefix("\ufeff")
+    return text.replace("\0", "\ufffd") if nul else text
 
 
 def read_text(path: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 
 from kbflow import ids
 from kbflow.languages import is_document, language_of
@@ -14,8 +14,9 @@ from kbflow.sources.base import FileSetLoader, decode_text, read_bytes, register
 class DocsLoader(FileSetLoader):
     """Markdown (``.md``, ``.markdown``, ``.mdx``), reStructuredText, ``.txt``, JSON/YAML/TOML files.
 
-    Every file must be valid UTF-8: an undecodable file fails the source with an
-    error naming it, rather than silently disappearing from the index.
+    Every file must be text (:func:`~kbflow.sources.base.decode_text`): an
+    undecodable or binary file is reported as failed, naming the byte, and the
+    others are loaded. Files over 4 MiB are left out (``--max-file-mb``).
     """
 
     name = "docs"
@@ -24,15 +25,16 @@ class DocsLoader(FileSetLoader):
     what = "a Markdown/text file"
     plural = "Markdown/text files"
     hint = "check the path, or use --type repo for a code repository"
+    max_file_mb = 4.0
 
     def accepts(self, rel: str) -> bool:
         return is_document(language_of(rel))
 
-    def load(self, source: Source) -> Iterator[RawUnit]:
-        for rel, path in self.files(source.uri):
-            data = read_bytes(path)
-            text = decode_text(data, path)
-            yield RawUnit(
+    def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
+        data = read_bytes(path)
+        text = decode_text(data, path)
+        return [
+            RawUnit(
                 source_id=source.source_id,
                 unit_key=rel,
                 text=text,
@@ -42,3 +44,4 @@ class DocsLoader(FileSetLoader):
                 file_hash=ids.bytes_hash(data),
                 language=language_of(rel) or "text",
             )
+        ]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import Loader, file_hash, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, Loader, file_hash, read_bytes, register_loader
 
 
 def record_text(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -25,9 +25,15 @@ def record_text(obj: Mapping[str, Any]) -> tuple[str, str]:
     return text, "text"
 
 
-def iter_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, record)``, reading the file a line at a time; raise
-    :class:`SourceError` naming ``path:line`` on bad lines."""
+def iter_records(
+    path: str, on_problem: Callable[[int, str], None] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)``, reading the file a line at a time.
+
+    A bad line (not UTF-8, not a JSON object, no ``_id``) raises
+    :class:`SourceError` naming ``path:line``, or, with ``on_problem``, is
+    passed to ``on_problem(line number, reason)`` and left out.
+    """
     try:
         fh = open(path, "rb")
     except OSError:
@@ -37,42 +43,69 @@ def iter_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
         offset = 0
         for lineno, raw in enumerate(fh, start=1):
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise SourceError(
-                    f"{path}:{lineno}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {offset + exc.start}); "
-                    "convert the file to UTF-8"
-                ) from None
+                obj = _record(raw, lineno, offset)
+            except ValueError as exc:
+                if on_problem is None:
+                    raise SourceError(f"{path}:{lineno}: {exc}") from None
+                on_problem(lineno, str(exc))
+                obj = None
             offset += len(raw)
-            if lineno == 1:
-                line = line.removeprefix("\ufeff")
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SourceError(
-                    f"{path}:{lineno}: invalid JSON ({exc.msg}); each line must be one JSON object"
-                ) from None
-            if not isinstance(obj, dict):
-                raise SourceError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            if "_id" not in obj or obj["_id"] in (None, ""):
-                raise SourceError(f'{path}:{lineno}: record has no "_id"; BEIR records are {{"_id", "title", "text"}}')
-            if not isinstance(obj.get("text", ""), str) or not isinstance(obj.get("title", ""), (str, type(None))):
-                raise SourceError(f'{path}:{lineno}: "text" and "title" must be strings')
-            yield lineno, obj
+            if obj is not None:
+                yield lineno, obj
+
+
+def _record(raw: bytes, lineno: int, offset: int) -> dict[str, Any] | None:
+    """The record on one line (``None`` for a blank line); ``ValueError`` saying what is wrong with it."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {offset + exc.start}); convert the file to UTF-8"
+        ) from None
+    if lineno == 1:
+        line = line.removeprefix("\ufeff")
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON ({exc.msg}); each line must be one JSON object") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    if "_id" not in obj or obj["_id"] in (None, ""):
+        raise ValueError('record has no "_id"; BEIR records are {"_id", "title", "text"}')
+    text, title = obj.get("text"), obj.get("title")
+    if not isinstance(text, (str, type(None))) or not isinstance(title, (str, type(None))):
+        raise ValueError('"text" and "title" must be strings')
+    return obj
+
+
+#: bad lines listed one by one in a source's issues; past that, one line counts the rest
+MAX_LISTED_BAD_LINES = 100
 
 
 @register_loader
 class JsonlLoader(Loader):
+    """A BEIR-style record set, streamed a line at a time.
+
+    A bad line is reported (``corpus.jsonl:7``, with its reason) and the other
+    records are loaded. Record sets have no size limit unless the source sets
+    one (``--max-file-mb``): they are read a line at a time.
+    """
+
     name = "jsonl"
     description = 'a JSONL record set, one {"_id", "title", "text"} object per line (BEIR corpus.jsonl)'
+    max_file_mb = None
 
-    def check(self, uri: str) -> None:
+    def check(self, uri: str, options: Mapping[str, Any] | None = None) -> None:
         if not os.path.isfile(uri):
             raise SourceError(f"{uri}: a jsonl source must be a file")
+        reason = self.over_limit(os.path.getsize(uri), options)
+        if reason:
+            raise SourceError(f"{uri}: {reason}")
 
     def fingerprint(self, source: Source) -> str:
+        self.issues = []
         self.check(source.uri)
         return file_hash(source.uri)
 
@@ -82,10 +115,24 @@ class JsonlLoader(Loader):
         Nothing per record is kept: a duplicate ``_id`` is found after loading
         (:meth:`duplicate_key_error` then names its lines).
         """
+        self.issues = []
         self.check(source.uri)
+        reason = self.over_limit(os.path.getsize(source.uri), source.options)
+        name = os.path.basename(source.uri)
+        if reason:
+            self.issues.append(FileIssue(name, reason))
+            raise self.nothing_loaded(source)
         digest = file_hash(source.uri)
+        bad = 0
+
+        def problem(lineno: int, why: str) -> None:
+            nonlocal bad
+            bad += 1
+            if bad <= MAX_LISTED_BAD_LINES:
+                self.issues.append(FileIssue(f"{name}:{lineno}", why, failed=True))
+
         records = 0
-        for _, obj in iter_records(source.uri):
+        for _, obj in iter_records(source.uri, on_problem=problem):
             records += 1
             rid = str(obj["_id"])
             text, field = record_text(obj)
@@ -100,12 +147,22 @@ class JsonlLoader(Loader):
                 title=str(obj.get("title") or "") or None,
                 file_hash=digest,
             )
+        if bad > MAX_LISTED_BAD_LINES:
+            self.issues.append(
+                FileIssue(
+                    name,
+                    f"{bad - MAX_LISTED_BAD_LINES} more bad lines (first {MAX_LISTED_BAD_LINES} listed)",
+                    failed=True,
+                )
+            )
         if not records:
+            if self.issues:
+                raise self.nothing_loaded(source)
             raise SourceError(f"{source.uri}: no records (the file is empty)")
 
     def duplicate_key_error(self, source: Source, unit_key: str) -> str:
         rid = unit_key.removeprefix("record:")
-        lines = [lineno for lineno, obj in iter_records(source.uri) if str(obj["_id"]) == rid][:2]
+        lines = [lineno for lineno, obj in iter_records(source.uri, lambda *_: None) if str(obj["_id"]) == rid][:2]
         if len(lines) < 2:  # the file changed since it was loaded
             return super().duplicate_key_error(source, unit_key)
         return f"{source.uri}:{lines[1]}: duplicate _id {rid!r} (first on line {lines[0]})"

@@ -351,30 +351,32 @@ class PdfLoader(FileSetLoader):
     plural = "PDFs"
     description = "a PDF file or a folder of PDFs (one unit per page, word boxes kept)"
 
-    def load(self, source: Source) -> Iterator[RawUnit]:
-        for rel, path in self.files(source.uri):
-            file_hash = ids.bytes_hash(read_bytes(path))
-            any_text = False
-            for page, label in pdf_pages(path):
-                if not page.text.strip():
-                    continue
-                any_text = True
-                if page.dropped:
-                    log.info("%s p.%d: dropped repeated header/footer lines %s", rel, page.page, page.dropped)
-                yield RawUnit(
-                    source_id=source.source_id,
-                    unit_key=f"{rel}#page={page.page:05d}",
-                    text=page.text,
-                    content_kind="pdf",
-                    locator=Locator(
-                        kind="pdf", path=rel, page=page.page, page_label=label, char_start=0, char_end=len(page.text)
-                    ),
-                    title=f"{rel} p.{label or page.page}",
-                    file_hash=file_hash,
-                    layout=page.layout(),
-                )
-            if not any_text:
-                raise SourceError(f"{path}: no text layer (an image-only or scanned PDF); run OCR on it first")
+    streams = True
+    max_file_mb = 256.0
+
+    def load_file(self, source: Source, rel: str, path: str) -> Iterator[RawUnit]:
+        file_hash = ids.bytes_hash(read_bytes(path))
+        any_text = False
+        for page, label in pdf_pages(path):
+            if not page.text.strip():
+                continue
+            any_text = True
+            if page.dropped:
+                log.info("%s p.%d: dropped repeated header/footer lines %s", rel, page.page, page.dropped)
+            yield RawUnit(
+                source_id=source.source_id,
+                unit_key=f"{rel}#page={page.page:05d}",
+                text=page.text,
+                content_kind="pdf",
+                locator=Locator(
+                    kind="pdf", path=rel, page=page.page, page_label=label, char_start=0, char_end=len(page.text)
+                ),
+                title=f"{rel} p.{label or page.page}",
+                file_hash=file_hash,
+                layout=page.layout(),
+            )
+        if not any_text:
+            raise SourceError(f"{path}: no text layer (an image-only or scanned PDF); run OCR on it first")
 
 
 @lru_cache(maxsize=4)

@@ -1,74 +1,66 @@
 """Code repositories: one raw unit per text file, in a deterministic walk.
 
 Skips VCS, vendored and virtualenv folders, files over 1 MiB, binary files and
-symlinks that leave the root, and honours ``.gitignore``. What is skipped is
-reported (``skipped``) and logged, never silently dropped.
+symlinks that leave the root, and honours ``.gitignore``. What is left out is
+reported (:attr:`~kbflow.sources.base.Loader.issues`), never silently dropped.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.languages import is_document, language_of, language_of_script
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import Loader, read_bytes, register_loader
-from kbflow.sources.walk import Skipped, looks_binary, walk_files
+from kbflow.sources.base import FileSetLoader, SkipFile, decode_text, read_bytes, register_loader
+from kbflow.sources.walk import looks_binary
 
 log = logging.getLogger(__name__)
 
 
 @register_loader
-class RepoLoader(Loader):
+class RepoLoader(FileSetLoader):
+    """Every text file of a repository; binary and non-UTF-8 files, and files over 1 MiB, are left out
+    (and reported)."""
+
     name = "repo"
     description = "a code repository (tree-sitter chunks for code, documents for Markdown)"
+    what = "a text file"
+    plural = "text files"
+    max_file_mb = 1.0
 
-    def __init__(self) -> None:
-        self.skipped: list[Skipped] = []
+    def accepts(self, rel: str) -> bool:
+        return True
 
-    def check(self, uri: str) -> None:
-        if not os.path.isdir(uri):
+    def files(self, uri: str, options: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        if os.path.exists(uri) and not os.path.isdir(uri):
             raise SourceError(f"{uri}: a repo source must be a folder")
+        return super().files(uri, options)
 
-    def _walk(self, uri: str) -> list[str]:
-        self.check(uri)
-        self.skipped = []
-        return list(walk_files(uri, on_skip=self.skipped.append))
-
-    def fingerprint(self, source: Source) -> str:
-        return ids.combine(
-            (rel, ids.bytes_hash(read_bytes(os.path.join(source.uri, rel)))) for rel in self._walk(source.uri)
-        )
-
-    def load(self, source: Source) -> Iterator[RawUnit]:
-        count = 0
-        for rel in self._walk(source.uri):
-            path = os.path.join(source.uri, rel)
-            data = read_bytes(path)
-            if looks_binary(data):
-                self._skip(source, rel, "binary file")
-                continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                self._skip(source, rel, "not valid UTF-8 text")
-                continue
-            text = text[1:] if text.startswith("\ufeff") else text
-            if not text.strip():
-                continue
-            language = language_of(rel)
-            if language is None and not os.path.splitext(rel)[1]:
-                language = language_of_script(text[: text.find("\n")] if "\n" in text else text)
-            if is_document(language):
-                kind, locator = "doc", Locator(kind="doc", path=rel, char_start=0, char_end=len(text))
-            else:
-                n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-                kind, locator = "code", Locator(kind="code", path=rel, line_start=1, line_end=max(1, n_lines))
-            count += 1
-            yield RawUnit(
+    def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
+        data = read_bytes(path)
+        if looks_binary(data):
+            raise SkipFile("binary file")
+        try:
+            text = decode_text(data, path)
+        except SourceError:
+            raise SkipFile("not valid UTF-8 text") from None
+        if not text.strip():
+            return []
+        language = language_of(rel)
+        if language is None and not os.path.splitext(rel)[1]:
+            language = language_of_script(text[: text.find("\n")] if "\n" in text else text)
+        if is_document(language):
+            kind, locator = "doc", Locator(kind="doc", path=rel, char_start=0, char_end=len(text))
+        else:
+            n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+            kind, locator = "code", Locator(kind="code", path=rel, line_start=1, line_end=max(1, n_lines))
+        return [
+            RawUnit(
                 source_id=source.source_id,
                 unit_key=rel,
                 text=text,
@@ -78,11 +70,4 @@ class RepoLoader(Loader):
                 file_hash=ids.bytes_hash(data),
                 language=language,
             )
-        for item in self.skipped:
-            log.info("source %s: skipped %s (%s)", source.source_id, item.path, item.reason)
-        if count == 0:
-            raise SourceError(f"{source.uri}: no text files found in the repository (all empty, binary or ignored)")
-
-    def _skip(self, source: Source, rel: str, reason: str) -> None:
-        self.skipped.append(Skipped(rel, reason))
-        log.warning("source %s: skipping %s: %s", source.source_id, os.path.join(source.uri, rel), reason)
+        ]

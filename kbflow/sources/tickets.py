@@ -6,79 +6,115 @@ object or a list of them::
     {"number": 42, "title": "...", "body": "...", "user": {"login": "..."}, "created_at": "...",
      "comments": [{"id": 1001, "body": "...", "user": {"login": "..."}, "created_at": "..."}]}
 
-One raw unit per post: the issue's opening post (comment id ``body``) and each
-comment. The locator names the ticket and comment and the char offsets within
-that post's body, which is stored exactly as exported.
+One raw unit per post: the issue's opening post (comment id ``body``: its
+title, a blank line and its body) and each comment (its body exactly as
+exported). The locator names the ticket and comment and the char offsets
+within that post's text.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileSetLoader, decode_text, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, FileSetLoader, decode_text, read_bytes, register_loader
 
-__all__ = ["OPENING_POST", "TicketLoader", "iter_posts"]
+__all__ = ["OPENING_POST", "TicketLoader", "iter_posts", "opening_text"]
 
 #: comment id of an issue's opening post
 OPENING_POST = "body"
 
 
-def iter_posts(path: str, data: bytes | None = None) -> Iterator[tuple[dict[str, Any], str, str, str | None]]:
-    """Yield ``(issue, comment id, body, author)`` for every post of every issue in ``path``.
+def opening_text(issue: dict[str, Any]) -> str:
+    """The text of an issue's opening post: its title, a blank line, its body (either may be missing)."""
+    title = str(issue.get("title") or "").strip()
+    body = issue.get("body") or ""
+    return f"{title}\n\n{body}" if title and body else (title or body)
 
-    Raises :class:`SourceError` naming the file (and the issue) on a malformed export.
+
+def iter_posts(
+    path: str, data: bytes | None = None, on_problem: Callable[[str, str], None] | None = None
+) -> Iterator[tuple[dict[str, Any], str, str, str | None]]:
+    """Yield ``(issue, comment id, text, author)`` for every post of every issue in ``path``.
+
+    The opening post's text is the issue's title and body (:func:`opening_text`:
+    a ticket whose body is null keeps its title); a comment's text is its body
+    as exported. A file that is not JSON raises :class:`SourceError`; a
+    malformed issue or comment in it is passed to ``on_problem(where, reason)``
+    and left out (raised, without ``on_problem``), so one bad entry never loses
+    the rest of the file.
     """
     text = decode_text(read_bytes(path) if data is None else data, path)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
+
+    def problem(where: str, reason: str) -> None:
+        if on_problem is None:
+            raise SourceError(f"{path}: {where}: {reason}")
+        on_problem(where, reason)
+
     issues = doc if isinstance(doc, list) else [doc]
     for i, issue in enumerate(issues):
-        where = f"{path}: issue #{i + 1} of the file"
+        where = f"issue #{i + 1} of the file"
         if not isinstance(issue, dict):
-            raise SourceError(f"{where}: expected an object, got {type(issue).__name__}")
+            problem(where, f"expected an object, got {type(issue).__name__}")
+            continue
         if issue.get("number") in (None, ""):
-            raise SourceError(f'{where}: has no "number"; ticket exports need GitHub\'s issue shape')
+            problem(where, 'has no "number"; ticket exports need GitHub\'s issue shape')
+            continue
+        number = issue["number"]
         comments = issue.get("comments") or []
         if not isinstance(comments, list):
-            raise SourceError(f'{path}: issue {issue["number"]}: "comments" must be a list of comment objects')
-        if not isinstance(issue.get("body") or "", str):
-            raise SourceError(f'{path}: issue {issue["number"]}: "body" must be a string')
-        yield issue, OPENING_POST, issue.get("body") or "", (issue.get("user") or {}).get("login")
+            problem(f"issue {number}", '"comments" must be a list of comment objects')
+            comments = []
+        if not isinstance(issue.get("body") or "", str) or not isinstance(issue.get("title") or "", str):
+            problem(f"issue {number}", '"title" and "body" must be strings')
+            continue
+        yield issue, OPENING_POST, opening_text(issue), (issue.get("user") or {}).get("login")
         for j, comment in enumerate(comments):
             if not isinstance(comment, dict) or comment.get("id") in (None, ""):
-                raise SourceError(f'{path}: issue {issue["number"]}: comment {j + 1} has no "id"')
+                problem(f"issue {number}", f'comment {j + 1} has no "id"')
+                continue
             if not isinstance(comment.get("body") or "", str):
-                raise SourceError(f'{path}: issue {issue["number"]}: comment {comment["id"]}: "body" must be a string')
+                problem(f"issue {number} comment {comment['id']}", '"body" must be a string')
+                continue
             yield issue, str(comment["id"]), comment.get("body") or "", (comment.get("user") or {}).get("login")
 
 
 @register_loader
 class TicketLoader(FileSetLoader):
+    """GitHub-shaped issue exports: one unit per post; a malformed issue is reported and the rest loaded."""
+
     name = "ticket"
     suffixes = (".json",)
     what = "a JSON ticket export"
     plural = "JSON ticket exports"
     description = "issue threads exported as JSON (GitHub shape: number, title, body, comments[].id/body)"
+    max_file_mb = 64.0
 
-    def load(self, source: Source) -> Iterator[RawUnit]:
-        for rel, path in self.files(source.uri):
-            data = read_bytes(path)
-            file_hash = ids.bytes_hash(data)
-            for issue, comment_id, body, author in iter_posts(path, data):
-                if not body.strip():
-                    continue
-                number = str(issue["number"])
-                title = f"#{number} {issue.get('title') or ''}".strip()
-                if author:
-                    title += f" ({author})"
-                yield RawUnit(
+    def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
+        data = read_bytes(path)
+        file_hash = ids.bytes_hash(data)
+        units = []
+
+        def problem(where: str, reason: str) -> None:
+            self.issues.append(FileIssue(f"{rel} ({where})", reason, failed=True))
+
+        for issue, comment_id, body, author in iter_posts(path, data, on_problem=problem):
+            if not body.strip():
+                continue
+            number = str(issue["number"])
+            title = f"#{number} {issue.get('title') or ''}".strip()
+            if author:
+                title += f" ({author})"
+            units.append(
+                RawUnit(
                     source_id=source.source_id,
                     unit_key=f"{rel}#{number}/{comment_id}",
                     text=body,
@@ -95,3 +131,5 @@ class TicketLoader(FileSetLoader):
                     file_hash=file_hash,
                     language="markdown",
                 )
+            )
+        return units

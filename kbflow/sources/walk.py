@@ -1,8 +1,11 @@
-"""Deterministic file walks over folders and repositories.
+"""Deterministic file walks over folders and repositories, and the record of what a walk leaves out.
 
-Skips VCS and vendored/virtualenv folders, honours ``.gitignore`` files at
-every level, never follows a symlink out of the root, and yields paths in
-sorted order so every run sees the same files in the same order.
+Skips version-control metadata and caches silently (they are never content),
+skips vendored, virtualenv and build folders and what ``.gitignore`` files
+ignore (each reported once, as a :class:`FileIssue`), never follows a symlink
+out of the root, and yields paths in sorted order so every run sees the same
+files in the same order. Nothing a walk leaves out goes unreported: every
+other file not read is a :class:`FileIssue` with its reason.
 """
 
 from __future__ import annotations
@@ -10,18 +13,40 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
 
-#: Folders never walked into: VCS metadata, vendored code, virtualenvs, caches, build output.
-SKIP_DIRS = frozenset(
+__all__ = [
+    "QUIET_DIRS",
+    "SKIP_DIRS",
+    "FileIssue",
+    "format_size",
+    "looks_binary",
+    "walk_files",
+]
+
+#: Folders never walked into and never reported: version-control metadata and tool caches.
+QUIET_DIRS = frozenset(
     {
         ".git",
         ".hg",
         ".svn",
         ".bzr",
         "CVS",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".ipynb_checkpoints",
+        ".idea",
+        ".vscode",
+    }
+)
+#: Folders never walked into, each reported once: vendored code, virtualenvs, build output.
+SKIP_DIRS = frozenset(
+    {
         "node_modules",
         "bower_components",
         "vendor",
@@ -33,27 +58,45 @@ SKIP_DIRS = frozenset(
         ".tox",
         ".nox",
         "site-packages",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".ipynb_checkpoints",
         "dist",
         "build",
         "target",
-        ".idea",
-        ".vscode",
     }
 )
-MAX_FILE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
-class Skipped:
-    """A file the walk left out, and why (reported, never silently dropped)."""
+class FileIssue:
+    """A file (or folder, ending in ``/``) of a source that was not read, and why.
+
+    ``failed`` is false for files left out by a rule (a size limit, an ignore
+    rule, another file type) and true for files kbflow meant to read but could
+    not (corrupt, encrypted, undecodable). Either way it is reported: in the
+    ingest summary, in ``kbflow status`` and in the ``documents`` metadata.
+    """
 
     path: str
     reason: str
+    failed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason, "failed": self.failed}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileIssue:
+        return cls(str(data["path"]), str(data["reason"]), bool(data.get("failed", False)))
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.reason})"
+
+
+def format_size(size: float) -> str:
+    """``1536`` -> ``1.5 KiB``; the units of the size limits."""
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"  # pragma: no cover
 
 
 def _gitignore(dirpath: str):
@@ -72,13 +115,14 @@ def walk_files(
     root: str,
     *,
     honour_gitignore: bool = True,
-    skip_dirs: frozenset[str] = SKIP_DIRS,
-    on_skip: Callable[[Skipped], None] | None = None,
-) -> Iterator[str]:
-    """Yield repo-relative POSIX paths of regular files under ``root``, sorted.
+    on_skip: Callable[[FileIssue], None] | None = None,
+) -> Iterator[tuple[str, int]]:
+    """Yield ``(relative POSIX path, size in bytes)`` of the regular files under ``root``, sorted.
 
-    Symlinks are followed only while they stay inside ``root``; files over
-    :data:`MAX_FILE_BYTES` are reported through ``on_skip``.
+    Symlinks are followed only while they stay inside ``root``. Folders and
+    files left out (vendored and build folders, ``.gitignore`` matches,
+    escaping symlinks) are reported through ``on_skip``; version-control and
+    cache folders are left out silently. Size limits are the caller's.
     """
     root = os.path.abspath(root)
     if not os.path.isdir(root):
@@ -97,9 +141,9 @@ def walk_files(
 
     def skip(rel: str, reason: str) -> None:
         if on_skip is not None:
-            on_skip(Skipped(rel, reason))
+            on_skip(FileIssue(rel, reason))
 
-    def visit(abs_dir: str, rel_dir: str) -> Iterator[str]:
+    def visit(abs_dir: str, rel_dir: str) -> Iterator[tuple[str, int]]:
         spec = _gitignore(abs_dir) if honour_gitignore else None
         if spec is not None:
             specs.append((rel_dir, spec))
@@ -112,30 +156,38 @@ def walk_files(
             if entry.is_symlink():
                 target = os.path.realpath(entry.path)
                 if os.path.commonpath([real_root, target]) != real_root:
-                    skip(rel, "symlink leaves the source root")
+                    skip(rel, "symlink leaves the source root (not followed)")
                     continue
             try:
                 is_dir = entry.is_dir()
-            except OSError:
+            except OSError as exc:
+                skip(rel, f"cannot be read ({exc.strerror or exc})")
                 continue
             if is_dir:
-                if entry.name in skip_dirs or (honour_gitignore and ignored(rel, True)):
+                if entry.name in QUIET_DIRS:
+                    continue
+                if entry.name in SKIP_DIRS:
+                    skip(rel + "/", "vendored, virtualenv or build folder (not walked)")
+                    continue
+                if honour_gitignore and ignored(rel, True):
+                    skip(rel + "/", "ignored by .gitignore")
                     continue
                 if entry.is_symlink():
-                    skip(rel, "symlinked folder (not followed, to avoid cycles)")
+                    skip(rel + "/", "symlinked folder (not followed, to avoid cycles)")
                     continue
                 yield from visit(entry.path, rel)
             elif entry.is_file():
                 if honour_gitignore and ignored(rel, False):
+                    skip(rel, "ignored by .gitignore")
                     continue
                 try:
                     size = entry.stat().st_size
                 except OSError as exc:
-                    raise SourceError(f"{entry.path}: cannot be read ({exc.strerror or exc})") from None
-                if size > MAX_FILE_BYTES:
-                    skip(rel, f"larger than 1 MiB ({size} bytes)")
+                    skip(rel, f"cannot be read ({exc.strerror or exc})")
                     continue
-                yield rel
+                yield rel, size
+            else:
+                skip(rel, "not a regular file")
         if spec is not None:
             specs.pop()
 
@@ -145,18 +197,3 @@ def walk_files(
 def looks_binary(data: bytes) -> bool:
     """True for data with a NUL byte in its first 8 KiB (git's own heuristic)."""
     return b"\0" in data[:8192]
-
-
-def file_set(uri: str, accepts: Callable[[str], bool], what: str, plural: str, hint: str = "") -> list[tuple[str, str]]:
-    """``(relative path, path)`` of ``uri`` itself (a file) or of its files that ``accepts`` (a folder,
-    walked as :func:`walk_files` does); a :class:`SourceError` when there are none."""
-    if not os.path.exists(uri):
-        raise SourceError(f"{uri}: no such file or folder")
-    if os.path.isfile(uri):
-        if not accepts(os.path.basename(uri)):
-            raise SourceError(f"{uri}: not {what}")
-        return [(os.path.basename(uri), uri)]
-    files = [(rel, os.path.join(uri, rel)) for rel in walk_files(uri) if accepts(rel)]
-    if not files:
-        raise SourceError(f"{uri}: no {plural} found" + (f"; {hint}" if hint else ""))
-    return files

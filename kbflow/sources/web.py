@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -296,20 +296,22 @@ class WebLoader(FileSetLoader):
     plural = "saved web pages"
     description = "saved web pages: an .html file or a folder of them (article text, headings kept)"
 
-    def load(self, source: Source) -> Iterator[RawUnit]:
-        for rel, path in self.files(source.uri):
-            data = read_bytes(path)
-            page = read_page(path, data)
-            if not page.text.strip():
-                raise SourceError(f"{path}: no article text found (everything was script, navigation or hidden)")
-            yield RawUnit(
-                source_id=source.source_id,
-                unit_key=rel,
-                text=page.text,
-                content_kind="web",
-                locator=Locator(kind="web", path=rel, url=page.url or rel, char_start=0, char_end=len(page.text)),
-                title=page.title or rel,
-                file_hash=ids.bytes_hash(data),
-                language="markdown",
-                layout=page.layout(),
-            )
+    max_file_mb = 16.0
+
+    def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
+        data = read_bytes(path)
+        page = read_page(path, data)
+        if not page.text.strip():
+            raise SourceError(f"{path}: no article text found (everything was script, navigation or hidden)")
+        unit = RawUnit(
+            source_id=source.source_id,
+            unit_key=rel,
+            text=page.text,
+            content_kind="web",
+            locator=Locator(kind="web", path=rel, url=page.url or rel, char_start=0, char_end=len(page.text)),
+            title=page.title or rel,
+            file_hash=ids.bytes_hash(data),
+            language="markdown",
+            layout=page.layout(),
+        )
+        return [unit]
