@@ -61,6 +61,7 @@ _EXPORTS = {
     "EmbedError": "kbflow.errors",
     "QueryError": "kbflow.errors",
     "ResolveError": "kbflow.errors",
+    "StaleCitationError": "kbflow.errors",
     "MissingDependencyError": "kbflow.errors",
 }
 
@@ -94,6 +95,7 @@ __all__ = [
     "Source",
     "SourceError",
     "SourceNotFoundError",
+    "StaleCitationError",
     "chunk_unit",
     "compare_runs",
     "convex",
@@ -141,6 +143,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ResolveError,
         SourceError,
         SourceNotFoundError,
+        StaleCitationError,
     )
     from kbflow.evaluate.beir import load_beir
     from kbflow.evaluate.evaluate import evaluate_dataset

@@ -217,7 +217,8 @@ def ingest(
     "--prompt",
     "as_prompt",
     is_flag=True,
-    help="For agents: each hit's full text in a delimited <untrusted-source citation=...> block (Hit.as_prompt).",
+    help="For agents: each hit's full text as an untrusted block, delimited by a random boundary named in a "
+    "preamble (Hits.as_prompt).",
 )
 @click.option("--version", "version", type=int, default=None, help="Search this version of the search table.")
 @click.option("--tag", default=None, help="Search the lake snapshot made by `kbflow tag NAME`.")
@@ -260,7 +261,7 @@ def search(
             click.echo(json.dumps(hit.to_dict()))
         return
     if as_prompt:
-        click.echo("\n\n".join(hit.as_prompt() for hit in hits))
+        click.echo(hits.as_prompt())
         return
     if not hits:
         click.echo("no hits")
@@ -433,27 +434,57 @@ def gc(ctx: click.Context, keep: int | None, older_than: str | None, as_json: bo
         click.echo(f"{name}: {st['versions_removed']} versions removed, {st['bytes_removed']} bytes freed")
 
 
+#: exit status of `kbflow resolve` when the source changed since the chunk was indexed
+EXIT_STALE = 4
+
+
 @main.command()
 @_lake_option
 @click.argument("chunk_id")
+@click.option("--indexed", is_flag=True, help="Print the text as indexed, from the lake (no source is read).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: text, citation, and on a mismatch both texts.")
 @click.pass_context
-def resolve(ctx: click.Context, chunk_id: str) -> None:
-    """Print exactly the source text CHUNK_ID's citation points at (re-read from the source)."""
+def resolve(ctx: click.Context, chunk_id: str, indexed: bool, as_json: bool) -> None:
+    """Print exactly the source text CHUNK_ID's citation points at (re-read from the source).
+
+    The text read is compared with the text indexed: if the source changed
+    since, nothing is printed but the error, and the exit status is 4
+    (re-ingest, or read the indexed text with --indexed).
+    """
     from kbflow import schema as S
-    from kbflow.errors import ResolveError
+    from kbflow.errors import ResolveError, StaleCitationError
     from kbflow.lake import Lake
     from kbflow.records import Citation
     from kbflow.retrieve.resolver import resolve as resolve_citation
 
     lake = Lake(_settings(ctx).lake, create=False)
-    rows = lake.scan(
-        S.CHUNKS, [S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.LOCATOR], f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}"
-    ).to_pylist()
+    columns = [S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.LOCATOR, S.TITLE, S.CONTENT_HASH, S.CHUNK_HASH, S.TEXT]
+    rows = lake.scan(S.CHUNKS, columns, f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
     if not rows:
         raise ResolveError(f"no chunk {chunk_id!r} in {lake.uri}")
     row = rows[0]
     citation = Citation.from_row(row)
-    sys.stdout.write(resolve_citation(citation))
+    if indexed:
+        text = row[S.TEXT]
+    else:
+        try:
+            text = resolve_citation(citation, lake=lake)
+        except StaleCitationError as exc:
+            when = exc.indexed_at.strftime("%Y-%m-%d %H:%M:%S UTC") if exc.indexed_at else "an earlier ingest"
+            message = (
+                f"{exc}\nsource changed since it was indexed at {when}; re-ingest "
+                f"(kbflow ingest {citation.source_id}), or read the indexed text with --indexed"
+            )
+            if as_json:
+                out = {"chunk_id": chunk_id, "stale": True, "error": str(exc), "indexed_text": row[S.TEXT]}
+                out.update(current_text=exc.current_text, citation=citation.to_dict())
+                click.echo(json.dumps(out))
+            click.echo(f"Error: {message}", err=True)
+            sys.exit(EXIT_STALE)
+    if as_json:
+        click.echo(json.dumps({"chunk_id": chunk_id, "stale": False, "text": text, "citation": citation.to_dict()}))
+        return
+    sys.stdout.write(text)
 
 
 def _add_eval() -> None:

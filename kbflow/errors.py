@@ -11,7 +11,8 @@ each also derives from the builtin that fits, so callers can catch either::
     │   └── LakeNotFoundError(FileNotFoundError)
     ├── EmbedError(RuntimeError)           an embedding or reranking model cannot be loaded or run
     ├── QueryError(ValueError)             a bad search request
-    ├── ResolveError(ValueError)           a citation no longer resolves to its text
+    ├── ResolveError(ValueError)           a citation cannot be resolved back to its text
+    │   └── StaleCitationError             the source changed since it was indexed
     ├── DatasetError(ValueError)           an evaluation dataset or sweep file is malformed
     └── MissingDependencyError(ImportError)  an optional package is not installed
 
@@ -33,6 +34,7 @@ __all__ = [
     "ResolveError",
     "SourceError",
     "SourceNotFoundError",
+    "StaleCitationError",
 ]
 
 
@@ -73,6 +75,27 @@ class QueryError(KbflowError, ValueError):
 
 class ResolveError(KbflowError, ValueError):
     """A citation cannot be resolved back to the text it points at."""
+
+
+class StaleCitationError(ResolveError):
+    """The source no longer holds the text a citation was indexed with.
+
+    ``indexed_text`` is the text as indexed and ``current_text`` what the
+    source holds at the locator now (either ``None`` where unknown: the region
+    or the file is gone); ``indexed_at`` is when the source was last indexed.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        current_text: str | None = None,
+        indexed_text: str | None = None,
+        indexed_at: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.current_text = current_text
+        self.indexed_text = indexed_text
+        self.indexed_at = indexed_at
 
 
 class DatasetError(KbflowError, ValueError):

@@ -279,7 +279,10 @@ class Citation:
     uri: str
     locator: Locator
     title: str | None = None
+    #: hash of the source file's bytes when it was indexed
     content_hash: str | None = None
+    #: hash of the cited text as indexed (:func:`kbflow.ids.text_hash`): resolving checks against it
+    chunk_hash: str | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Citation:
@@ -291,6 +294,7 @@ class Citation:
             locator=Locator.from_row(row[S.LOCATOR]),
             title=row.get(S.TITLE),
             content_hash=row.get(S.CONTENT_HASH),
+            chunk_hash=row.get(S.CHUNK_HASH),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -300,6 +304,7 @@ class Citation:
             "uri": self.uri,
             "title": self.title,
             "content_hash": self.content_hash,
+            "chunk_hash": self.chunk_hash,
             "locator": self.locator.to_dict(),
         }
 
@@ -355,15 +360,20 @@ class Hit:
             "citation": self.citation.to_dict(),
         }
 
-    def as_prompt(self) -> str:
-        """The hit's text wrapped as untrusted content, delimited and naming its citation.
+    def as_prompt(self, boundary: str | None = None) -> str:
+        """The hit's text wrapped as untrusted content, for an agent.
 
-        Text from a source may carry instructions; an agent must treat it as
-        data. The stored text is never altered; only this rendering wraps it.
+        Text from a source may carry instructions, and may imitate the markup
+        around it: the block is delimited by a random boundary the content
+        cannot know, named in a preamble (see :mod:`kbflow.retrieve.prompt`).
+        With ``boundary``, only the block is returned (no preamble). The
+        stored text is never altered; only this rendering wraps it.
         """
-        cite = self.citation.render().replace('"', "'")
-        body = self.text.replace("</untrusted-source>", "<\\/untrusted-source>")
-        return f'<untrusted-source citation="{cite}" chunk_id="{self.chunk_id}">\n{body}\n</untrusted-source>'
+        from kbflow.retrieve import prompt
+
+        if boundary is not None:
+            return prompt.render_block(self, boundary)
+        return prompt.render_prompt([self])
 
 
 class Hits(list):
@@ -378,6 +388,13 @@ class Hits(list):
         #: each leg's ranked chunk ids before fusion (``{"dense": [...], "bm25": [...]}``), for analysis;
         #: with a reranker, also ``"fused"``: the fused order it reranked
         self.legs: dict[str, list[str]] = {}
+
+    def as_prompt(self) -> str:
+        """Every hit as an untrusted block under one fresh boundary, after a preamble naming it
+        (what ``kbflow search --prompt`` prints; see :mod:`kbflow.retrieve.prompt`)."""
+        from kbflow.retrieve import prompt
+
+        return prompt.render_prompt(self)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         return [

@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from conftest import FAST_MODEL
 
 from kbflow.cli import main
+from kbflow.retrieve.prompt import parse_blocks
 
 
 def run(lake, *args):
@@ -53,7 +54,15 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
     assert [h["rank"] for h in hits] == [1, 2, 3]
     for h in hits:
         assert set(h) == {"rank", "score", "chunk_id", "text", "citation"}
-        assert set(h["citation"]) == {"source_id", "source_type", "uri", "title", "content_hash", "locator"}
+        assert set(h["citation"]) == {
+            "source_id",
+            "source_type",
+            "uri",
+            "title",
+            "content_hash",
+            "chunk_hash",
+            "locator",
+        }
         assert h["citation"]["locator"]["kind"] in ("doc", "code", "record")
 
     text = run(lake_path, "resolve", hits[0]["chunk_id"])
@@ -64,7 +73,8 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
 
     prompt = run(lake_path, "search", "reciprocal rank fusion", "-k", "3", "--prompt")
     assert prompt.exit_code == 0
-    assert prompt.stdout.count("<untrusted-source citation=") == 3 and prompt.stdout.count("</untrusted-source>") == 3
+    blocks = parse_blocks(prompt.stdout)
+    assert [b["chunk_id"] for b in blocks] == [h["chunk_id"] for h in hits]
     assert hits[0]["text"] in prompt.stdout
 
     status = run(lake_path, "status", "--json")

@@ -1,20 +1,42 @@
-"""Re-read a source at a citation's locator and return the text there.
+"""Re-read a source at a citation's locator and return the text there, or say it no longer holds it.
 
 The invariant the chunkers keep and the tests hold them to: for every chunk,
-``resolve(hit.citation) == hit.text``.
+``resolve(hit) == hit.text``. A citation carries the hash of the text it was
+indexed with (``chunk_hash``), so :func:`resolve` never hands back text the
+source no longer holds: when the text read differs, it raises
+:class:`~kbflow.errors.StaleCitationError`, carrying the text as indexed (when
+known) and the text the source holds now.
+
+Two kinds of "differs" are told apart: the source changed since it was indexed
+(its file hash differs, or it is gone) is *stale*; the file is byte for byte
+what was indexed but the text read back differs is a resolver failure (a bug),
+raised as a plain :class:`~kbflow.errors.ResolveError`.
+
+With a lake (``resolve(..., lake=...)``), a PDF citation re-reads only its
+page: what the loader decided from the whole document (the repeated header
+and footer lines it dropped) is stored with the page in ``documents.layout``.
+Without one, the whole document is parsed once (and cached per file version).
 """
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
+from kbflow import ids
+from kbflow import schema as S
 from kbflow.chunk.base import line_span
-from kbflow.errors import ResolveError, SourceError
-from kbflow.records import Citation
-from kbflow.sources.base import read_text
+from kbflow.errors import ResolveError, SourceError, StaleCitationError
+from kbflow.records import Citation, Hit
+from kbflow.sources.base import file_hash, read_text
 from kbflow.sources.jsonl import iter_records, record_text
 
-__all__ = ["resolve"]
+if TYPE_CHECKING:  # pragma: no cover
+    from kbflow.lake.lake import Lake
+
+__all__ = ["read_at", "resolve", "resolve_many"]
 
 
 def _file(citation: Citation) -> str:
@@ -26,23 +48,44 @@ def _file(citation: Citation) -> str:
     return os.path.join(uri, path)
 
 
+def _source_file(citation: Citation) -> str:
+    """The file a citation's bytes are in (for its file hash)."""
+    return citation.uri if citation.locator.kind == "record" else _file(citation)
+
+
 def _slice(text: str, citation: Citation, where: str) -> str:
     loc = citation.locator
     if loc.char_start is None or loc.char_end is None or not 0 <= loc.char_start <= loc.char_end <= len(text):
-        raise ResolveError(
+        raise StaleCitationError(
             f"{where}: chars {loc.char_start}-{loc.char_end} are outside the text (0-{len(text)}); "
-            "the source changed since it was indexed"
+            "the source changed since it was indexed",
+            current_text=None,
         )
     return text[loc.char_start : loc.char_end]
 
 
-def resolve(citation: Citation) -> str:
-    """The text at ``citation``'s locator, read afresh from the source.
+def _pdf_dropped(citation: Citation, lake: Lake | None) -> list[str] | None:
+    """The header/footer lines the loader dropped from the cited page (``None``: unknown, parse the document)."""
+    if lake is None or not lake.has_table(S.DOCUMENTS):
+        return None
+    loc = citation.locator
+    key = f"{loc.path}#page={loc.page:05d}"
+    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.UNIT_KEY} = {S.sql_str(key)}"
+    rows = lake.scan(S.DOCUMENTS, [S.LAYOUT], where).column(0).to_pylist()
+    if not rows or not rows[0]:
+        return None
+    return list(json.loads(rows[0]).get("dropped") or [])
+
+
+def read_at(citation: Citation, lake: Lake | None = None) -> str:
+    """The text at ``citation``'s locator as the source holds it now, compared with nothing.
 
     Raises
     ------
+    StaleCitationError
+        The source is gone or no longer has that region.
     ResolveError
-        The source is gone, unreadable, or no longer has that region.
+        The source cannot be read, or the locator cannot be resolved.
     """
     loc = citation.locator
     try:
@@ -54,15 +97,17 @@ def resolve(citation: Citation) -> str:
             try:
                 return line_span(text, loc.line_start, loc.line_end)
             except (TypeError, ValueError):
-                raise ResolveError(
+                raise StaleCitationError(
                     f"{path}: lines {loc.line_start}-{loc.line_end} are not in the file; "
-                    "it changed since it was indexed"
+                    "it changed since it was indexed",
+                    current_text=None,
                 ) from None
         if loc.kind == "pdf":
             from kbflow.sources.pdf import resolve_page
 
             path = _file(citation)
-            return _slice(resolve_page(path, loc.page), citation, f"{path} p.{loc.page}")
+            page = resolve_page(path, loc.page, _pdf_dropped(citation, lake))
+            return _slice(page, citation, f"{path} p.{loc.page}")
         if loc.kind == "web":
             from kbflow.sources.web import read_page
 
@@ -75,13 +120,101 @@ def resolve(citation: Citation) -> str:
             for issue, comment_id, body, _author in iter_posts(path, on_problem=lambda where, reason: None):
                 if str(issue["number"]) == loc.ticket_id and comment_id == loc.comment_id:
                     return _slice(body, citation, f"{path} ticket {loc.ticket_id} comment {loc.comment_id}")
-            raise ResolveError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}")
+            raise StaleCitationError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}", None)
         if loc.kind == "record":
             for _, obj in iter_records(citation.uri, on_problem=lambda lineno, reason: None):
                 if str(obj["_id"]) == loc.record_id:
                     text, _field = record_text(obj)
                     return _slice(text, citation, f"{citation.uri} record {loc.record_id}")
-            raise ResolveError(f"{citation.uri}: no record with _id {loc.record_id!r}")
+            raise StaleCitationError(f"{citation.uri}: no record with _id {loc.record_id!r}", None)
+    except StaleCitationError:
+        raise
     except SourceError as exc:
+        if not os.path.exists(_source_file(citation)):
+            raise StaleCitationError(f"{_source_file(citation)}: the source file is gone", None) from None
         raise ResolveError(f"cannot resolve citation of source {citation.source_id!r}: {exc}") from None
-    raise ResolveError(f"resolving {loc.kind!r} locators is not supported yet")
+    raise ResolveError(f"resolving {loc.kind!r} locators is not supported")
+
+
+def _indexed_text(citation: Citation, lake: Lake | None) -> str | None:
+    if lake is None or not citation.chunk_hash or not lake.has_table(S.CHUNKS):
+        return None
+    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.CHUNK_HASH} = {S.sql_str(citation.chunk_hash)}"
+    rows = lake.scan(S.CHUNKS, [S.TEXT], where).column(0).to_pylist()
+    return rows[0] if rows else None
+
+
+def _indexed_at(citation: Citation, lake: Lake | None) -> Any:
+    if lake is None:
+        return None
+    found = lake.sources([citation.source_id])
+    return found[0].last_indexed if found else None
+
+
+def resolve(target: Citation | Hit, *, lake: Lake | None = None) -> str:
+    """The text at a citation's locator, read afresh from the source; the same text it was indexed with.
+
+    Parameters
+    ----------
+    target:
+        A :class:`~kbflow.records.Hit` (its text is the indexed text) or a
+        :class:`~kbflow.records.Citation`.
+    lake:
+        The lake the citation came from: a PDF page is then re-read alone, and
+        a stale citation's error carries the indexed text and time.
+
+    Raises
+    ------
+    StaleCitationError
+        The source changed since it was indexed: the text there differs, the
+        region is gone, or the file is. ``indexed_text`` and ``current_text``
+        carry both sides (each ``None`` where unknown).
+    ResolveError
+        The source cannot be read, or (a bug) the file is unchanged but the
+        text read back differs from the text indexed.
+    """
+    citation = target.citation if isinstance(target, Hit) else target
+    indexed = target.text if isinstance(target, Hit) else None
+    try:
+        text = read_at(citation, lake)
+    except StaleCitationError as exc:
+        exc.indexed_text = indexed if indexed is not None else _indexed_text(citation, lake)
+        exc.indexed_at = _indexed_at(citation, lake)
+        raise
+    expected = citation.chunk_hash or (ids.text_hash(indexed) if indexed is not None else None)
+    if expected is None or ids.text_hash(text) == expected:
+        return text
+    indexed = indexed if indexed is not None else _indexed_text(citation, lake)
+    path = _source_file(citation)
+    try:
+        unchanged = citation.content_hash is not None and file_hash(path) == citation.content_hash
+    except SourceError:
+        unchanged = False
+    if unchanged:
+        raise ResolveError(
+            f"{path}: the file is unchanged since it was indexed, but the text at {citation.render()} reads back "
+            "differently; this is a kbflow bug, please report it"
+        )
+    raise StaleCitationError(
+        f"{path}: the source changed since it was indexed; the text at {citation.render()} is no longer the same",
+        current_text=text,
+        indexed_text=indexed,
+        indexed_at=_indexed_at(citation, lake),
+    )
+
+
+def resolve_many(citations: Iterable[Citation], *, lake: Lake | None = None) -> list[str | Exception]:
+    """:func:`resolve` for many citations, grouped by file so a document is parsed at most once.
+
+    Returns, in the order given, each citation's text or the error resolving
+    it raised (:class:`StaleCitationError`, :class:`ResolveError`).
+    """
+    citations = list(citations)
+    order = sorted(range(len(citations)), key=lambda i: (citations[i].uri, citations[i].locator.path or ""))
+    out: list[str | Exception] = [""] * len(citations)
+    for i in order:
+        try:
+            out[i] = resolve(citations[i], lake=lake)
+        except ResolveError as exc:
+            out[i] = exc
+    return out

@@ -161,7 +161,7 @@ def _segments(line: list[dict[str, Any]], gutters: list[tuple[float, float]]) ->
 
 
 def _repeating_key(line: list[dict[str, Any]]) -> str:
-    return _DIGITS.sub("#", " ".join(w["text"] for w in line)).strip().lower()
+    return line_key(" ".join(w["text"] for w in line))
 
 
 def _edge_keys(lines: list[list[dict[str, Any]]], height: float) -> list[str]:
@@ -384,11 +384,40 @@ def _pages_text(path: str, size: int, mtime: float) -> tuple[str, ...]:
     return tuple(page.text for page, _ in pdf_pages(path))
 
 
-def resolve_page(path: str, page_number: int) -> str:
-    """The text of page ``page_number`` (1-based) of ``path``, exactly as the loader built it
-    (the whole document is read once: header/footer dropping depends on every page)."""
+def line_key(text: str) -> str:
+    """The key a header/footer line is recognised by across pages (digits ignored, lower case)."""
+    return _DIGITS.sub("#", text).strip().lower()
+
+
+@lru_cache(maxsize=64)
+def _page_alone(path: str, size: int, mtime: float, number: int, dropped: tuple[str, ...]) -> str | None:
+    pdfplumber = require("pdfplumber")
+    try:
+        pdf = pdfplumber.open(path, pages=[number])
+    except Exception:
+        _open(path)
+        raise
+    with pdf:
+        if not pdf.pages:
+            return None
+        words, width, height = page_words(pdf.pages[0])
+    return page_text(words, width, height, number, frozenset(line_key(line) for line in dropped)).text
+
+
+def resolve_page(path: str, page_number: int, dropped: list[str] | None = None) -> str:
+    """The text of page ``page_number`` (1-based) of ``path``, exactly as the loader built it.
+
+    ``dropped`` is what the loader decided from the whole document for this
+    page: the header/footer lines it dropped (stored in the page's layout).
+    With it, only this page is parsed; without it (``None``), the whole
+    document is read once, since header/footer dropping depends on every page.
+    """
+    st = os.stat(path)
+    if dropped is not None:
+        text = _page_alone(path, st.st_size, st.st_mtime, page_number, tuple(dropped))
+        if text is not None:
+            return text
     pages, _ = _info(path)
     if not 1 <= page_number <= pages:
         raise SourceError(f"{path}: has no page {page_number} (it has {pages})")
-    st = os.stat(path)
     return _pages_text(path, st.st_size, st.st_mtime)[page_number - 1]
