@@ -132,10 +132,24 @@ def check_locators(lake: Lake, sample: int = 50) -> CheckResult:
     )
 
 
+def check_keys_unique(lake: Lake) -> CheckResult:
+    """No two rows of any table share its key (:data:`kbflow.schema.KEYS`)."""
+    from kbflow.lake.repair import find_duplicates
+
+    found = find_duplicates(lake)
+    return CheckResult(
+        "keys_unique",
+        not any(found.values()),
+        "no two rows of any table share a key (the next ingest removes duplicates)",
+        {f"{name}_duplicates": n for name, n in found.items()},
+    )
+
+
 def run_checks(lake: Lake, model: str) -> list[CheckResult]:
     return [
         check_embeddings(lake, model),
         check_search_matches_chunks(lake),
         check_index_coverage(lake),
         check_locators(lake),
+        check_keys_unique(lake),
     ]

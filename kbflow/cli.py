@@ -23,18 +23,39 @@ _HELP_TYPES = (
 )
 
 
-def _fail(exc: Exception) -> None:
-    raise click.ClickException(str(exc))
+#: exit status when another process holds the lake's write lease (EX_TEMPFAIL: try again later)
+EXIT_BUSY = 75
+
+
+class _Failure(click.ClickException):
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class _Group(click.Group):
-    """Turns every KbflowError into a one-line ``Error: ...`` and exit status 1."""
+    """Turns every KbflowError into a one-line ``Error: ...`` and exit status 1 (75: the lake is busy)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from kbflow.errors import LakeBusyError
+
         try:
             return super().invoke(ctx)
+        except LakeBusyError as exc:
+            raise _Failure(str(exc), EXIT_BUSY) from None
         except KbflowError as exc:
-            _fail(exc)
+            raise _Failure(str(exc)) from None
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:  # a full disk or read-only lake: one line, not a traceback
+            from kbflow.config import resolve_lake
+            from kbflow.lake.storage import storage_error
+
+            lake = (ctx.obj or {}).get("lake")
+            error = storage_error(exc, resolve_lake(lake))
+            if error is None:
+                raise
+            raise _Failure(str(error)) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -77,6 +98,17 @@ def _lake_option(fn):
         expose_value=False,
         callback=remember,
         help="The lake (as before the command): a folder or any Lance URI.",
+    )(fn)
+
+
+def _wait_option(fn):
+    return click.option(
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=0.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="If another kbflow process is writing the lake, wait this long for it (then exit 75).",
     )(fn)
 
 
@@ -146,6 +178,7 @@ def add(
     help="dagster (the assets, in this process), local (the library steps, no orchestrator), "
     "or auto (dagster where installed).",
 )
+@_wait_option
 @click.pass_context
 def ingest(
     ctx: click.Context,
@@ -154,6 +187,7 @@ def ingest(
     as_json: bool,
     progress: bool | None,
     runner: str,
+    wait: float,
 ) -> None:
     """Materialize the registered sources (or SOURCE_IDS) through the Dagster assets.
 
@@ -165,7 +199,7 @@ def ingest(
 
     settings = _settings(ctx, model=model)
     show = sys.stderr.isatty() if progress is None else progress
-    summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show)
+    summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show, wait=wait)
     if as_json:
         click.echo(json.dumps(summary.to_dict()))
     else:
@@ -177,6 +211,8 @@ def ingest(
             click.echo(line + (f"  ERROR: {s.error}" if s.error else ""))
         for c in summary.checks:
             click.echo(f"check {c['name']}: {'passed' if c['passed'] else 'FAILED ' + json.dumps(c['metadata'])}")
+        for table, n in summary.repaired.items():
+            click.echo(f"repaired {table}: removed {n} rows whose key another row already held")
         versions = ", ".join(f"{k} v{v}" for k, v in summary.versions.items())
         click.echo(f"versions: {versions}; {summary.seconds:.1f}s")
     if summary.index_error:
@@ -340,14 +376,15 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
 @_lake_option
 @click.argument("source_ids", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_wait_option
 @click.pass_context
-def remove(ctx: click.Context, source_ids: tuple[str, ...], as_json: bool) -> None:
+def remove(ctx: click.Context, source_ids: tuple[str, ...], as_json: bool, wait: float) -> None:
     """Remove sources: their rows in every table, then their registry entry (safe to repeat)."""
     from kbflow.lake import Lake
     from kbflow.pipeline import remove_source
 
     lake = Lake(_settings(ctx).lake, create=False)
-    results = [remove_source(lake, sid) for sid in source_ids]
+    results = [remove_source(lake, sid, wait=wait) for sid in source_ids]
     if as_json:
         click.echo(json.dumps({"removed": [r.__dict__ for r in results]}))
         return
@@ -362,12 +399,13 @@ def remove(ctx: click.Context, source_ids: tuple[str, ...], as_json: bool) -> No
 @main.command()
 @_lake_option
 @click.argument("name")
+@_wait_option
 @click.pass_context
-def tag(ctx: click.Context, name: str) -> None:
+def tag(ctx: click.Context, name: str, wait: float) -> None:
     """Tag the current version of every table NAME: one snapshot of the lake, readable until deleted."""
     from kbflow.lake import Lake
 
-    tagged = Lake(_settings(ctx).lake, create=False).tag(name)
+    tagged = Lake(_settings(ctx).lake, create=False).tag(name, wait=wait)
     click.echo(f"tagged {name}: " + ", ".join(f"{t} v{v}" for t, v in tagged.items()))
 
 
@@ -419,14 +457,16 @@ def _age(text: str):
     help="Only remove versions older than AGE (30m, 12h, 7d, 2w).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_wait_option
 @click.pass_context
-def gc(ctx: click.Context, keep: int | None, older_than: str | None, as_json: bool) -> None:
+def gc(ctx: click.Context, keep: int | None, older_than: str | None, as_json: bool, wait: float) -> None:
     """Delete old table versions (tagged and latest versions always stay). Give --keep and/or --older-than."""
     from kbflow.lake import Lake
 
     if keep is None and older_than is None:
         raise click.UsageError("give --keep N and/or --older-than AGE")
-    stats = Lake(_settings(ctx).lake, create=False).gc(keep=keep, older_than=_age(older_than) if older_than else None)
+    lake = Lake(_settings(ctx).lake, create=False)
+    stats = lake.gc(keep=keep, older_than=_age(older_than) if older_than else None, wait=wait)
     if as_json:
         click.echo(json.dumps({"tables": stats}))
         return

@@ -8,7 +8,9 @@ each also derives from the builtin that fits, so callers can catch either::
     ├── SourceError(ValueError)            a source cannot be registered or loaded
     │   └── SourceNotFoundError(KeyError)  no source with that id in the registry
     ├── LakeError(RuntimeError)            the lake cannot be opened or written
-    │   └── LakeNotFoundError(FileNotFoundError)
+    │   ├── LakeNotFoundError(FileNotFoundError)
+    │   ├── LakeBusyError                  another process holds the lake's write lease
+    │   └── LakeStorageError               the lake's storage is full, read-only or failing
     ├── EmbedError(RuntimeError)           an embedding or reranking model cannot be loaded or run
     ├── QueryError(ValueError)             a bad search request
     ├── ResolveError(ValueError)           a citation cannot be resolved back to its text
@@ -27,8 +29,10 @@ __all__ = [
     "DatasetError",
     "EmbedError",
     "KbflowError",
+    "LakeBusyError",
     "LakeError",
     "LakeNotFoundError",
+    "LakeStorageError",
     "MissingDependencyError",
     "QueryError",
     "ResolveError",
@@ -63,6 +67,14 @@ class LakeError(KbflowError, RuntimeError):
 
 class LakeNotFoundError(LakeError, FileNotFoundError):
     """The lake (or one of its tables) does not exist yet."""
+
+
+class LakeBusyError(LakeError):
+    """Another process is writing the lake (holds its write lease); the message names it."""
+
+
+class LakeStorageError(LakeError):
+    """The lake's storage refused a write: full, read-only, out of quota or failing (one line says which)."""
 
 
 class EmbedError(KbflowError, RuntimeError):

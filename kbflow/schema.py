@@ -249,6 +249,16 @@ EVAL_RUNS_SCHEMA = pa.schema(
     ]
 )
 
+#: each table's key: no two rows share it (the ``keys_unique`` check; every ingest repairs duplicates first)
+KEYS: dict[str, tuple[str, ...]] = {
+    SOURCES: (SOURCE_ID,),
+    DOCUMENTS: (SOURCE_ID, UNIT_HASH),
+    CHUNKS: (CHUNK_ID,),
+    EMBEDDINGS: (CHUNK_HASH, MODEL_ID),
+    SEARCH: (CHUNK_ID,),
+    EVAL_RUNS: (RUN_ID,),
+}
+
 SCHEMAS: dict[str, pa.Schema] = {
     SOURCES: SOURCES_SCHEMA,
     DOCUMENTS: DOCUMENTS_SCHEMA,

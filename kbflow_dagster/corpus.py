@@ -15,10 +15,14 @@ import dagster as dg
 from kbflow import checks as kchecks
 from kbflow import pipeline
 from kbflow.errors import KbflowError
+from kbflow.lake.lease import lease
+from kbflow.lake.storage import storage_error
 from kbflow_dagster.resources import KbflowResource
 
 #: the metadata key holding a step's whole result (a dict of its dataclass)
 RESULT = "result"
+#: the failure metadata key naming the kbflow error class behind a failed step
+ERROR_KIND = "kbflow_error"
 
 
 def _metadata(result, **extra) -> dict:
@@ -35,12 +39,20 @@ def _metadata(result, **extra) -> dict:
     return meta
 
 
-def _step(fn, *args):
-    """Call a kbflow step; its error becomes a :class:`dagster.Failure` whose description is kbflow's message."""
+def _step(fn, lake, *args, exclusive: bool = False, wait: float = 600.0):
+    """Call a kbflow step on ``lake`` holding the lake's write lease (shared: per-source steps of several
+    sources may run side by side; exclusive: the search index); a kbflow error becomes a
+    :class:`dagster.Failure` whose description is kbflow's message."""
     try:
-        return fn(*args)
+        with lease(lake.uri, f"dagster asset {fn.__name__}", exclusive=exclusive, wait=wait):
+            return fn(lake, *args)
     except KbflowError as exc:
-        raise dg.Failure(description=str(exc)) from exc
+        raise dg.Failure(description=str(exc), metadata={ERROR_KIND: type(exc).__name__}) from exc
+    except Exception as exc:  # a full disk or read-only lake: one line naming the lake and the cause
+        error = storage_error(exc, lake.uri)
+        if error is None:
+            raise
+        raise dg.Failure(description=str(error), metadata={ERROR_KIND: type(error).__name__}) from exc
 
 
 #: One partition per registered source; kept in step with the lake's registry.
@@ -133,7 +145,7 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
 )
 def search_index(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()
-    result = _step(pipeline.finish_index, lake, kbflow.settings())
+    result = _step(pipeline.finish_index, lake, kbflow.settings(), exclusive=True)
     return dg.MaterializeResult(metadata=_metadata(result, table_versions=dg.MetadataValue.json(lake.versions())))
 
 
@@ -161,5 +173,10 @@ def locators_resolve(kbflow: KbflowResource) -> dg.AssetCheckResult:
     return _check(kchecks.check_locators(kbflow.open_lake()))
 
 
+@dg.asset_check(asset=search_index, description="No two rows of any table share a key.")
+def keys_unique(kbflow: KbflowResource) -> dg.AssetCheckResult:
+    return _check(kchecks.check_keys_unique(kbflow.open_lake()))
+
+
 PER_SOURCE = [documents, chunks, embeddings]
-CHECKS = [embeddings_cover_chunks, search_matches_chunks, indexes_cover_rows, locators_resolve]
+CHECKS = [embeddings_cover_chunks, search_matches_chunks, indexes_cover_rows, locators_resolve, keys_unique]

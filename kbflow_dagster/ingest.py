@@ -24,10 +24,13 @@ import dagster as dg
 
 from kbflow import pipeline
 from kbflow.config import Settings
+from kbflow.errors import LakeStorageError
 from kbflow.index.search import IndexResult
 from kbflow.lake import Lake
+from kbflow.lake.lease import lease
+from kbflow.lake.repair import repair_duplicates
 from kbflow.pipeline.results import ChunkResult, EmbedResult, IngestSummary, LoadResult
-from kbflow_dagster.corpus import CHECKS, PER_SOURCE, RESULT, search_index, sources_partitions
+from kbflow_dagster.corpus import CHECKS, ERROR_KIND, PER_SOURCE, RESULT, search_index, sources_partitions
 from kbflow_dagster.resources import KbflowResource
 from kbflow_dagster.sensors import partition_requests
 
@@ -53,11 +56,15 @@ def instance_for(lake: Lake) -> dg.DagsterInstance:
 
 def _error(result: dg.ExecuteInProcessResult) -> str:
     """Why a run failed: kbflow's message (a step's :class:`dagster.Failure` description), else the first
-    line of the unexpected error behind it."""
+    line of the unexpected error behind it. A storage failure of the lake stops the whole run, as in the
+    library's own runner: it is raised."""
     for event in result.all_events:
         if event.is_step_failure:
             data = event.step_failure_data
             if data.user_failure_data is not None and data.user_failure_data.description:
+                kind = data.user_failure_data.metadata.get(ERROR_KIND)
+                if kind is not None and kind.value == LakeStorageError.__name__:
+                    raise LakeStorageError(data.user_failure_data.description)
                 return data.user_failure_data.description
             error = data.error
             while (
@@ -95,15 +102,26 @@ def run_ingest(
     *,
     progress: bool = False,
     checks: bool = True,
+    wait: float = 0.0,
 ) -> IngestSummary:
     """Materialize the assets for ``source_ids`` (default: every registered source).
 
     Returns the same :class:`~kbflow.pipeline.IngestSummary` as
     :func:`kbflow.pipeline.ingest`; ``checks`` runs the asset checks of
-    ``search_index`` with it.
+    ``search_index`` with it. Like it, the run holds the lake's exclusive
+    write lease (waiting up to ``wait`` seconds for another writer) and first
+    repairs duplicate keys.
     """
     t0 = time.perf_counter()
     lake = Lake(settings.lake)
+    with lease(lake.uri, "kbflow ingest", wait=wait):
+        return _run(lake, settings, source_ids, progress, checks, t0)
+
+
+def _run(
+    lake: Lake, settings: Settings, source_ids: list[str] | None, progress: bool, checks: bool, t0: float
+) -> IngestSummary:
+    repaired = repair_duplicates(lake)
     registered = [s.source_id for s in lake.sources()]
     ids = list(source_ids) if source_ids is not None else registered
 
@@ -141,7 +159,7 @@ def run_ingest(
     if bar is not None:
         bar.close()
 
-    summary = IngestSummary(reports, {}, 0.0)
+    summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
     result = dg.materialize(
         [search_index, *(CHECKS if checks else [])],
         instance=instance,

@@ -150,6 +150,7 @@ def test_runners_report_alike(tmp_path):
         assert sorted(c["name"] for c in summary.checks) == [
             "embeddings_cover_chunks",
             "indexes_cover_rows",
+            "keys_unique",
             "locators_resolve",
             "search_matches_chunks",
         ]

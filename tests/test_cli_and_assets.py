@@ -20,7 +20,7 @@ def test_definitions_load_and_graph():
 
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {"documents", "chunks", "embeddings", "search_index", "eval_lake", "eval_run", "eval_summary"}
-    assert len(defs.resolve_asset_graph().asset_check_keys) == 4
+    assert len(defs.resolve_asset_graph().asset_check_keys) == 5
 
 
 def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jsonl_file):
@@ -33,7 +33,7 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
     summary = json.loads(out.stdout)
     assert {s["source_id"]: s["status"] for s in summary["sources"]} == {"docs": "new", "self": "new", "corpus": "new"}
     assert set(summary["versions"]) == {"sources", "documents", "chunks", "embeddings", "search"}
-    assert all(c["passed"] for c in summary["checks"]) and len(summary["checks"]) == 4
+    assert all(c["passed"] for c in summary["checks"]) and len(summary["checks"]) == 5
     assert set(summary["sources"][0]) == {
         "source_id",
         "status",

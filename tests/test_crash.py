@@ -26,8 +26,8 @@ KILL_POINTS = {
     "second_source": ("kbflow.pipeline.run", None, "load_source", 2),
     # search table written, its indexes not yet built
     "before_indexes": ("kbflow.index.search", None, "ensure_indexes", 1),
-    # the registry commit that marks sources indexed (calls 1-3 are the three loads)
-    "registry_update": ("kbflow.lake.lake", "Lake", "set_status", 4),
+    # the registry commit that marks sources indexed (calls 1-6: each source's load, then its completion)
+    "registry_update": ("kbflow.lake.lake", "Lake", "set_status", 7),
 }
 
 SCRIPT = textwrap.dedent(
@@ -87,6 +87,10 @@ def test_killed_ingest_recovers_to_the_clean_state(point, tmp_path, docs_dir, re
     script = SCRIPT.format(repo=str(REPO), point=KILL_POINTS[point], lake=lake.uri, model=FAST_MODEL)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    if point in ("during_embedding", "between_tables"):
+        # the first source was loaded and chunked, not embedded: it must still show as stale
+        stale = {s.source_id: s.reason for s in pipeline.stale_sources(lake)}
+        assert stale.get("docs") == "never indexed", stale
 
     # every table is at a committed version: it opens, scans, and the search table (if any) answers
     for name in lake.table_names():

@@ -16,6 +16,7 @@ from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import resolve_lake
 from kbflow.errors import LakeError, LakeNotFoundError, SourceError, SourceNotFoundError
+from kbflow.lake.lease import lease
 from kbflow.records import Source
 
 __all__ = ["Lake", "now"]
@@ -92,9 +93,20 @@ class Lake:
         return name in self.table_names()
 
     def table_names(self) -> list[str]:
+        """The tables with at least one committed version (a table whose first write was cut off by a full
+        disk or a kill leaves a folder with no version: it does not exist yet)."""
         listing = self.db.list_tables()
         names = getattr(listing, "tables", listing)
-        return sorted(names)
+        return sorted(n for n in names if self._committed(n))
+
+    def _committed(self, name: str) -> bool:
+        if not self.is_local:
+            return True
+        versions = os.path.join(self.uri.removeprefix("file://"), f"{name}.lance", "_versions")
+        try:
+            return any(entry.endswith(".manifest") for entry in os.listdir(versions))
+        except OSError:
+            return False
 
     def table(self, name: str, *, create: bool = True, schema=None):
         """The Lance table ``name`` at its latest version, created empty if missing and ``create``."""
@@ -106,7 +118,9 @@ class Lake:
         if not create:
             raise LakeNotFoundError(f"{self.uri}: the lake has no {name!r} table yet; run `kbflow ingest` first")
         schema = schema if schema is not None else S.SCHEMAS[name]
-        return self.db.create_table(name, schema=schema, exist_ok=True)
+        leftover = self.is_local and os.path.isdir(os.path.join(self.uri.removeprefix("file://"), f"{name}.lance"))
+        # a folder without a committed version holds nothing anyone can read: replace it
+        return self.db.create_table(name, schema=schema, mode="overwrite" if leftover else "create", exist_ok=True)
 
     def _add_missing_columns(self, name: str, table) -> None:
         """A table written by an older kbflow gets the columns added since, as nulls (one commit)."""
@@ -237,7 +251,7 @@ class Lake:
                 out.setdefault(tag, {})[name] = _tag_version(info)
         return dict(sorted(out.items()))
 
-    def tag(self, name: str) -> dict[str, int]:
+    def tag(self, name: str, *, wait: float = 0.0) -> dict[str, int]:
         """Tag the current version of every table ``name``: one consistent snapshot of the whole lake.
 
         Readers open it with ``Retriever.open(lake, tag=name)``; :meth:`gc` never
@@ -245,18 +259,21 @@ class Lake:
         """
         if not name or not isinstance(name, str) or not all(c.isalnum() or c in "-_." for c in name):
             raise LakeError(f"tag names are letters, digits, '-', '_' and '.', got {name!r}")
-        if name in self.snapshots():
-            raise LakeError(f"{self.uri}: tag {name!r} already exists (see `kbflow versions`)")
-        tagged: dict[str, int] = {}
-        for table in self.table_names():
-            ds = self.dataset(table)
-            ds.tags.create(name, ds.version)
-            tagged[table] = ds.version
+        with lease(self.uri, f"kbflow tag {name}", wait=wait):  # no writer between the tables' versions
+            if name in self.snapshots():
+                raise LakeError(f"{self.uri}: tag {name!r} already exists (see `kbflow versions`)")
+            tagged: dict[str, int] = {}
+            for table in self.table_names():
+                ds = self.dataset(table)
+                ds.tags.create(name, ds.version)
+                tagged[table] = ds.version
         if not tagged:
             raise LakeError(f"{self.uri}: the lake has no tables yet; run `kbflow ingest` first")
         return tagged
 
-    def gc(self, keep: int | None = None, older_than: timedelta | None = None) -> dict[str, dict[str, int]]:
+    def gc(
+        self, keep: int | None = None, older_than: timedelta | None = None, *, wait: float = 0.0
+    ) -> dict[str, dict[str, int]]:
         """Delete old table versions: keep the newest ``keep`` of each table and/or those newer than ``older_than``.
 
         Tagged versions are always kept, and so is every table's latest
@@ -267,14 +284,15 @@ class Lake:
         if keep is not None and keep < 1:
             raise LakeError(f"keep must be >= 1 (the latest version always stays), got {keep}")
         out: dict[str, dict[str, int]] = {}
-        for name in self.table_names():
-            ds = self.dataset(name)
-            stats = ds.cleanup_old_versions(
-                older_than=older_than if older_than is not None else timedelta(0),
-                retain_versions=keep,
-                error_if_tagged_old_versions=False,
-            )
-            out[name] = {"versions_removed": int(stats.old_versions), "bytes_removed": int(stats.bytes_removed)}
+        with lease(self.uri, "kbflow gc", wait=wait):
+            for name in self.table_names():
+                ds = self.dataset(name)
+                stats = ds.cleanup_old_versions(
+                    older_than=older_than if older_than is not None else timedelta(0),
+                    retain_versions=keep,
+                    error_if_tagged_old_versions=False,
+                )
+                out[name] = {"versions_removed": int(stats.old_versions), "bytes_removed": int(stats.bytes_removed)}
         return out
 
     # --- the source registry ------------------------------------------------

@@ -6,7 +6,7 @@ import json
 import time
 
 from kbflow import schema as S
-from kbflow.errors import SourceError
+from kbflow.errors import KbflowError, SourceError
 from kbflow.lake import arrays
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import releases_memory
@@ -42,9 +42,11 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
         try:
             for unit in loader.load(source):
                 spill.append(unit.to_row())
-        finally:  # what was left out is recorded even when nothing could be loaded
+        except KbflowError:  # what was left out is recorded even when nothing could be loaded
             issues = [issue.to_dict() for issue in loader.issues]
             lake.set_status({source_id: {S.ISSUES: json.dumps(issues) if issues else None}})
+            raise
+        issues = [issue.to_dict() for issue in loader.issues]
         # unit hashes and keys checked in Arrow (tens of bytes each), not as Python sets
         distinct = spill.distinct_columns([S.UNIT_HASH, S.UNIT_KEY])
         if len(distinct[S.UNIT_KEY]) != spill.num_rows:
@@ -66,7 +68,10 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
                 .execute(spill.reader())
             )
     # content_hash waits for the embed step: until then the source still counts as stale
-    lake.set_status({source_id: {S.LOADED_HASH: fingerprint, S.LAST_ERROR: None, S.STATUS: S.PENDING}})
+    recorded = json.dumps(issues) if issues else None
+    lake.set_status(
+        {source_id: {S.LOADED_HASH: fingerprint, S.ISSUES: recorded, S.LAST_ERROR: None, S.STATUS: S.PENDING}}
+    )
     return LoadResult(
         source_id,
         "new" if source.content_hash is None and source.loaded_hash is None else "updated",

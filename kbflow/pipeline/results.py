@@ -134,6 +134,8 @@ class IngestSummary:
     checks: list[dict[str, Any]] = field(default_factory=list)
     #: why the search-index step failed (``None`` when it did not)
     index_error: str | None = None
+    #: duplicate key rows the run found and removed first, per table (normally empty)
+    repaired: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -151,6 +153,7 @@ class IngestSummary:
             "seconds": round(self.seconds, 3),
             "checks": list(self.checks),
             "index_error": self.index_error,
+            "repaired": dict(self.repaired),
         }
 
 

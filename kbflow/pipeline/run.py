@@ -20,9 +20,12 @@ from typing import Any
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import Settings
-from kbflow.errors import ConfigError, KbflowError, SourceError, SourceNotFoundError
+from kbflow.errors import ConfigError, KbflowError, LakeStorageError, SourceError, SourceNotFoundError
 from kbflow.lake.lake import Lake, now
+from kbflow.lake.lease import lease
 from kbflow.lake.malloc import limit_malloc_arenas
+from kbflow.lake.repair import repair_duplicates
+from kbflow.lake.storage import storage_error
 from kbflow.pipeline.chunking import chunk_source
 from kbflow.pipeline.embedding import embed_source
 from kbflow.pipeline.load import load_source
@@ -84,13 +87,20 @@ def ingest(
     progress: Progress | None = None,
     *,
     checks: bool = False,
+    wait: float = 0.0,
 ) -> IngestSummary:
     """Run load → chunk → embed for each source, then the search index, in this process.
 
     This is what the Dagster assets do, minus Dagster. A failing source is
     reported (``status="failed"``) and the others go on. With ``checks``, the
     data-quality checks run after the index (as the Dagster runner's asset
-    checks do). It first caps glibc's malloc arenas
+    checks do).
+
+    The run holds the lake's exclusive write lease (:mod:`kbflow.lake.lease`;
+    a second writer waits up to ``wait`` seconds, then gets
+    :class:`~kbflow.errors.LakeBusyError` naming the holder) and first repairs
+    any duplicate keys the lake holds (:mod:`kbflow.lake.repair`; reported
+    in ``summary.repaired``). It first caps glibc's malloc arenas
     (:func:`kbflow.lake.malloc.limit_malloc_arenas`), which keeps a long
     ingest's memory flat; call that yourself, or set ``MALLOC_ARENA_MAX=2``,
     before other work where you want it from the start.
@@ -99,29 +109,40 @@ def ingest(
     limit_malloc_arenas()
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     settings = Settings.coerce(settings, lake=lake.uri)
-    ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
-    reports = []
-    for sid in ids:
+    with lease(lake.uri, "kbflow ingest", wait=wait):
+        repaired = repair_duplicates(lake)
+        ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
+        reports = []
+        for sid in ids:
+            try:
+                load = load_source(lake, sid)
+                chunk = chunk_source(lake, sid, settings)
+                embed = embed_source(lake, sid, settings, progress)
+                reports.append(source_report(load, chunk, embed))
+            except SourceError as exc:
+                reports.append(failed_report(lake, sid, str(exc)))
+        summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
         try:
-            load = load_source(lake, sid)
-            chunk = chunk_source(lake, sid, settings)
-            embed = embed_source(lake, sid, settings, progress)
-            reports.append(source_report(load, chunk, embed))
-        except SourceError as exc:
-            reports.append(failed_report(lake, sid, str(exc)))
-    summary = IngestSummary(reports, {}, 0.0)
-    try:
-        summary.index = finish_index(lake, settings)
-    except KbflowError as exc:
-        summary.index_error = str(exc)
-    if checks and summary.index_error is None:
-        summary.checks = check_summaries(lake, settings)
+            summary.index = finish_index(lake, settings)
+        except LakeStorageError:
+            raise  # the lake's storage, not the index: the whole run stops with it
+        except KbflowError as exc:
+            summary.index_error = str(exc)
+        except Exception as exc:
+            error = storage_error(exc, lake.uri)
+            if error is None:
+                raise
+            raise error from exc
+        if checks and summary.index_error is None:
+            summary.checks = check_summaries(lake, settings)
     summary.versions = lake.versions()
     summary.seconds = time.perf_counter() - t0
     return summary
 
 
-def _local(settings: Settings, source_ids: list[str] | None, *, progress: bool = False, checks: bool = True):
+def _local(
+    settings: Settings, source_ids: list[str] | None, *, progress: bool = False, checks: bool = True, wait: float = 0.0
+):
     bar = None
     report = None
     if progress:
@@ -134,7 +155,7 @@ def _local(settings: Settings, source_ids: list[str] | None, *, progress: bool =
             bar.update(done)
 
     try:
-        return ingest(Lake(settings.lake), settings, source_ids, report, checks=checks)
+        return ingest(Lake(settings.lake), settings, source_ids, report, checks=checks, wait=wait)
     finally:
         if bar is not None:
             bar.close()
@@ -169,6 +190,7 @@ def run_ingest(
     runner: str = "auto",
     progress: bool = False,
     checks: bool = True,
+    wait: float = 0.0,
 ) -> IngestSummary:
     """Ingest ``source_ids`` (default: every registered source) with a runner; what ``kbflow ingest`` does.
 
@@ -182,4 +204,4 @@ def run_ingest(
     unknown = sorted(set(ids or ()) - set(registered))
     if unknown:
         raise SourceNotFoundError(f"not registered in {lake.uri}: {', '.join(unknown)} (see `kbflow status`)")
-    return _runner(runner)(settings, ids, progress=progress, checks=checks)
+    return _runner(runner)(settings, ids, progress=progress, checks=checks, wait=wait)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from kbflow import schema as S
 from kbflow.errors import KbflowError
 from kbflow.lake.lake import Lake
+from kbflow.lake.lease import lease
 from kbflow.pipeline.common import source_filter
 from kbflow.pipeline.results import RemoveResult, StaleSource
 from kbflow.sources.base import get_loader
@@ -14,27 +15,29 @@ from kbflow.sources.base import get_loader
 __all__ = ["remove_source", "stale_sources"]
 
 
-def remove_source(lake: Lake, source_id: str) -> RemoveResult:
+def remove_source(lake: Lake, source_id: str, *, wait: float = 0.0) -> RemoveResult:
     """Delete a source's rows from ``documents``, ``chunks`` and the search table, then unregister it.
 
     Idempotent: removing a source that is already gone (or half gone, after a
     crash) finishes the job. Data goes first and the registry row last, so no
     crash leaves rows the registry does not know about. Vectors stay in
     ``embeddings`` (keyed by text hash, they may serve other sources, and a
-    re-added source re-uses them).
+    re-added source re-uses them). Holds the lake's exclusive write lease
+    (waiting up to ``wait`` seconds for another writer).
     """
     where = source_filter(source_id)
-    registered = bool(lake.sources([source_id]))
-    result = RemoveResult(source_id, registered)
-    for name in (S.DOCUMENTS, S.CHUNKS, S.SEARCH, S.SOURCES):
-        if not lake.has_table(name):
-            continue
-        table = lake.table(name)
-        n = table.count_rows(where)
-        if n:
-            table.delete(where)
-            result.versions[name] = lake.table(name).version
-        result.rows_removed[name] = n
+    with lease(lake.uri, f"kbflow remove {source_id}", wait=wait):
+        registered = bool(lake.sources([source_id]))
+        result = RemoveResult(source_id, registered)
+        for name in (S.DOCUMENTS, S.CHUNKS, S.SEARCH, S.SOURCES):
+            if not lake.has_table(name):
+                continue
+            table = lake.table(name)
+            n = table.count_rows(where)
+            if n:
+                table.delete(where)
+                result.versions[name] = lake.table(name).version
+            result.rows_removed[name] = n
     return result
 
 

@@ -1,0 +1,69 @@
+"""Storage failures as one line naming the lake and the cause: read-only, full, out of quota, gone.
+
+Lance (Rust), SQLite (the Dagster instance beside the lake) and Python's own
+file calls each report a full disk or a read-only folder their own way, often
+as a long traceback. :func:`storage_error` recognises them all and turns them
+into one :class:`~kbflow.errors.LakeStorageError` that says what happened and what
+to do; the CLI, the pipeline steps and the Dagster assets all use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+
+from kbflow.errors import KbflowError, LakeStorageError
+
+__all__ = ["storage_error"]
+
+#: errno -> (what happened, what to do)
+_CAUSES = {
+    errno.ENOSPC: ("no space left on the device", "free some space, or move the lake (--lake)"),
+    errno.EDQUOT: ("the disk quota is used up", "free some space, or move the lake (--lake)"),
+    errno.EROFS: ("the file system is read-only", "remount it writable, or point --lake at a writable copy"),
+    errno.EACCES: ("permission denied", "make the lake folder writable for this user, or use another --lake"),
+    errno.EPERM: ("operation not permitted", "make the lake folder writable for this user, or use another --lake"),
+    errno.EIO: ("an input/output error on the device", "check the disk; the lake's committed versions stay readable"),
+}
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+_TEXTS = {
+    "no space left on device": errno.ENOSPC,
+    "disk quota exceeded": errno.EDQUOT,
+    "read-only file system": errno.EROFS,
+    "readonly database": errno.EROFS,
+    "attempt to write a readonly database": errno.EROFS,
+    "permission denied": errno.EACCES,
+    "database or disk is full": errno.ENOSPC,
+}
+
+
+def _errno_of(exc: BaseException) -> int | None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _CAUSES:
+            return exc.errno
+        text = str(exc)
+        m = _OS_ERROR.search(text)
+        if m and int(m.group(1)) in _CAUSES:
+            return int(m.group(1))
+        low = text.lower()
+        for needle, code in _TEXTS.items():
+            if needle in low:
+                return code
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return None
+
+
+def storage_error(exc: BaseException, lake_uri: str) -> LakeStorageError | None:
+    """A one-line :class:`LakeStorageError` for a storage failure while using the lake at ``lake_uri``, else
+    ``None``."""
+    if isinstance(exc, KbflowError):
+        return None
+    code = _errno_of(exc)
+    if code is None:
+        return None
+    what, todo = _CAUSES[code]
+    path = getattr(exc, "filename", None)
+    where = f" ({path})" if isinstance(path, str) and path and not path.startswith(lake_uri) else ""
+    return LakeStorageError(f"{lake_uri}: cannot write the lake{where}: {what} ({errno.errorcode[code]}); {todo}")
