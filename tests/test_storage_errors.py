@@ -102,7 +102,9 @@ def test_a_full_disk_fails_in_one_line_and_the_lake_recovers_once_there_is_room(
         _umount(mnt)
 
 
-@pytest.mark.parametrize("code, words", [(errno.ENOSPC, "no space left"), (errno.EROFS, "the file system is read-only")])
+@pytest.mark.parametrize(
+    "code, words", [(errno.ENOSPC, "no space left"), (errno.EROFS, "the file system is read-only")]
+)
 def test_simulated_storage_failures_inside_a_write_are_one_line(ingested, docs_dir, monkeypatch, code, words):
     """Wherever the test cannot mount a file system: the same error raised from inside the lake's writes."""
     from kbflow.lake.lake import Lake
