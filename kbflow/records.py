@@ -17,7 +17,7 @@ __all__ = ["Chunk", "Citation", "Hit", "Hits", "Locator", "RawUnit", "Source", "
 
 #: The locator fields each kind uses (docs/design.md, "Provenance").
 LOCATOR_KIND_FIELDS: dict[str, tuple[str, ...]] = {
-    "pdf": ("path", "page", "page_label", "bbox", "regions", "char_start", "char_end"),
+    "pdf": ("path", "page", "page_label", "table", "bbox", "regions", "char_start", "char_end"),
     "web": ("url", "css_path", "char_start", "char_end"),
     "code": ("path", "line_start", "line_end", "symbol", "ast_path"),
     "doc": ("path", "heading_path", "char_start", "char_end"),
@@ -62,6 +62,7 @@ class Locator:
     page_label: str | None = None
     bbox: tuple[float, float, float, float] | None = None
     regions: tuple[tuple[int, tuple[float, float, float, float]], ...] | None = None
+    table: int | None = None
     url: str | None = None
     css_path: str | None = None
     ticket_id: str | None = None
@@ -324,7 +325,8 @@ class Citation:
             return f"{name} record {loc.record_id} chars {loc.char_start}-{loc.char_end}"
         if loc.kind == "pdf":
             box = ",".join(f"{v:.0f}" for v in loc.bbox) if loc.bbox else ""
-            return f"{loc.path} p.{loc.page} [{box}]"
+            table = f" table {loc.table}" if loc.table else ""
+            return f"{loc.path} p.{loc.page}{table} [{box}]"
         if loc.kind == "web":
             return f"{loc.url}#{loc.css_path} chars {loc.char_start}-{loc.char_end}"
         return f"ticket {loc.ticket_id} comment {loc.comment_id}"

@@ -73,7 +73,7 @@ MODE = "mode"
 
 # --- allowed values ----------------------------------------------------------
 SOURCE_TYPES = ("docs", "repo", "jsonl", "pdf", "web", "ticket")
-CONTENT_KINDS = ("doc", "code", "record", "pdf", "web", "ticket")
+CONTENT_KINDS = ("doc", "code", "record", "pdf", "table", "web", "ticket")
 GLOBAL_SCOPE = "global"
 
 # --- source statuses (the registry's ``status`` column) -----------------------
@@ -110,6 +110,8 @@ LOCATOR_TYPE = pa.struct(
         ("page_label", pa.string()),
         ("bbox", BBOX),
         ("regions", pa.list_(REGION)),
+        # pdf tables: the table's 1-based index on its page
+        ("table", pa.int32()),
         # web
         ("url", pa.string()),
         ("css_path", pa.string()),

@@ -17,6 +17,7 @@ from kbflow import pipeline
 from kbflow.errors import KbflowError
 from kbflow.lake.lease import lease
 from kbflow.lake.storage import storage_error
+from kbflow.pipeline.progress import embed_bar, load_bar
 from kbflow_dagster.resources import KbflowResource
 
 #: the metadata key holding a step's whole result (a dict of its dataclass)
@@ -65,7 +66,8 @@ sources_partitions = dg.DynamicPartitionsDefinition(name="sources")
     description="Raw units (files, records) of one source, loaded unless its bytes are unchanged.",
 )
 def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
-    result = _step(pipeline.load_source, kbflow.open_lake(), context.partition_key)
+    with load_bar(context.partition_key, kbflow.progress) as progress:
+        result = _step(pipeline.load_source, kbflow.open_lake(), context.partition_key, progress)
     skipped, failed = pipeline.split_issues(result.issues)
     if skipped:
         context.log.warning(f"left out {len(skipped)} files: {'; '.join(_line(i) for i in skipped[:10])}")
@@ -118,22 +120,8 @@ def chunks(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.Mate
     description="One vector per distinct chunk text per model; texts already embedded are never embedded again.",
 )
 def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
-    progress = None
-    bar = None
-    if kbflow.progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc=f"embed {context.partition_key}", unit="chunk", leave=False)
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-
-    try:
+    with embed_bar(context.partition_key, kbflow.progress) as progress:
         result = _step(pipeline.embed_source, kbflow.open_lake(), context.partition_key, kbflow.settings(), progress)
-    finally:
-        if bar is not None:
-            bar.close()
     return dg.MaterializeResult(metadata=_metadata(result))
 
 

@@ -28,7 +28,6 @@ from kbflow.errors import LakeStorageError
 from kbflow.index.search import IndexResult
 from kbflow.lake import Lake
 from kbflow.lake.lease import lease
-from kbflow.lake.repair import repair_duplicates
 from kbflow.pipeline.results import ChunkResult, EmbedResult, IngestSummary, LoadResult
 from kbflow_dagster.corpus import CHECKS, ERROR_KIND, PER_SOURCE, RESULT, search_index, sources_partitions
 from kbflow_dagster.resources import KbflowResource
@@ -121,7 +120,7 @@ def run_ingest(
 def _run(
     lake: Lake, settings: Settings, source_ids: list[str] | None, progress: bool, checks: bool, t0: float
 ) -> IngestSummary:
-    repaired = repair_duplicates(lake)
+    repaired = pipeline.prepare_lake(lake)
     registered = [s.source_id for s in lake.sources()]
     ids = list(source_ids) if source_ids is not None else registered
 

@@ -95,8 +95,9 @@ def test_real_pdfs_round_trip_columns_and_spacing(name):
     assert_round_trips(source, chunks[:30])
     layouts = {u.unit_hash: json.loads(u.layout) for u in units}
     for c in chunks:
-        lay = layouts[c.unit_hash]
-        assert check_regions(lay, c.locator.char_start, c.locator.char_end, c.locator.regions) == (0, 0), c.locator
+        if c.content_kind == "pdf":  # tables: see test_pdf_tables
+            lay = layouts[c.unit_hash]
+            assert check_regions(lay, c.locator.char_start, c.locator.char_end, c.locator.regions) == (0, 0)
     text = "\n".join(u.text for u in units)
     if "naacl" in name:
         # words set tight stay apart, and the left column is read before the right one

@@ -92,7 +92,7 @@ class Chunker(ABC):
 
 #: every chunker, by name; a unit goes to the first (by ``priority``) that accepts it
 CHUNKERS: Registry[Chunker] = Registry(
-    "chunker", builtins=[f"kbflow.chunk.{m}" for m in ("code", "document", "lines", "structured")]
+    "chunker", builtins=[f"kbflow.chunk.{m}" for m in ("code", "document", "lines", "structured", "table")]
 )
 
 

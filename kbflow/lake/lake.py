@@ -122,6 +122,29 @@ class Lake:
         # a folder without a committed version holds nothing anyone can read: replace it
         return self.db.create_table(name, schema=schema, mode="overwrite" if leftover else "create", exist_ok=True)
 
+    def migrate(self) -> list[str]:
+        """Bring tables written by an older kbflow to the current schemas; returns the tables rewritten.
+
+        New columns are added as nulls (by :meth:`table`); a column whose type
+        grew (a locator field added to the struct) is rewritten, batch by
+        batch, as one new version (older versions stay readable). Writers
+        call this first, holding the lake's lease.
+        """
+        pa = require("pyarrow")
+        rewritten = []
+        for name, want in S.SCHEMAS.items():
+            if not self.has_table(name):
+                continue
+            have = self.table(name).schema
+            if not any(f.name in have.names and have.field(f.name).type != f.type for f in want):
+                continue
+            target = pa.schema([want.field(n) if n in want.names else have.field(n) for n in have.names])
+            ds = self.dataset(name)
+            batches = (batch.cast(target) for batch in ds.to_batches(batch_size=4096))
+            self.overwrite(name, pa.RecordBatchReader.from_batches(target, batches))
+            rewritten.append(name)
+        return rewritten
+
     def _add_missing_columns(self, name: str, table) -> None:
         """A table written by an older kbflow gets the columns added since, as nulls (one commit)."""
         have = set(table.schema.names)

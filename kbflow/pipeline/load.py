@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 from kbflow import schema as S
 from kbflow.errors import KbflowError, SourceError
@@ -20,7 +21,7 @@ __all__ = ["load_source"]
 
 @releases_memory
 @records_failure
-def load_source(lake: Lake, source_id: str) -> LoadResult:
+def load_source(lake: Lake, source_id: str, progress: Callable[[int, int, int], None] | None = None) -> LoadResult:
     """Load one source into ``documents`` (one commit), unless its bytes are unchanged.
 
     Units are spilled to a temporary Arrow stream as the loader yields them and
@@ -28,11 +29,13 @@ def load_source(lake: Lake, source_id: str) -> LoadResult:
     Files the loader left out or could not read are recorded in the registry
     (``issues``); the others are loaded. When nothing can be loaded the source
     is marked ``failed`` with the reason, a :class:`SourceError` is raised, and
-    no table but the registry is touched.
+    no table but the registry is touched. ``progress(files done, files in all,
+    pages done)`` follows a long load.
     """
     t0 = time.perf_counter()
     source = lake.get_source(source_id)
     loader = get_loader(source.source_type)
+    loader.progress = progress
     with Spill(S.DOCUMENTS_SCHEMA) as spill:
         fingerprint = loader.fingerprint(source)
         if fingerprint == (source.loaded_hash or source.content_hash):

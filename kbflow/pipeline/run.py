@@ -29,15 +29,31 @@ from kbflow.lake.storage import storage_error
 from kbflow.pipeline.chunking import chunk_source
 from kbflow.pipeline.embedding import embed_source
 from kbflow.pipeline.load import load_source
+from kbflow.pipeline.progress import embed_bar, load_bar
 from kbflow.pipeline.results import IngestSummary, Progress, SourceReport, source_report, split_issues
 
-__all__ = ["RUNNERS_GROUP", "failed_report", "finish_index", "ingest", "runner_names", "run_ingest"]
+__all__ = [
+    "RUNNERS_GROUP",
+    "failed_report",
+    "finish_index",
+    "ingest",
+    "prepare_lake",
+    "runner_names",
+    "run_ingest",
+]
 
 #: the entry-point group runners other than ``local`` register under
 RUNNERS_GROUP = "kbflow.runners"
 
 #: ``runner(settings, source_ids, *, progress, checks) -> IngestSummary``
 Runner = Callable[..., IngestSummary]
+
+
+def prepare_lake(lake: Lake) -> dict[str, int]:
+    """What every ingest run does first, holding the lease: bring old tables to the current schemas
+    (:meth:`Lake.migrate`), then remove duplicate keys (returned, per table)."""
+    lake.migrate()
+    return repair_duplicates(lake)
 
 
 def failed_report(lake: Lake, source_id: str, fallback: str) -> SourceReport:
@@ -84,14 +100,15 @@ def ingest(
     lake: Lake | str | None = None,
     settings: Settings | None = None,
     source_ids: Iterable[str] | None = None,
-    progress: Progress | None = None,
+    progress: Progress | bool | None = None,
     *,
     checks: bool = False,
     wait: float = 0.0,
 ) -> IngestSummary:
     """Run load → chunk → embed for each source, then the search index, in this process.
 
-    This is what the Dagster assets do, minus Dagster. A failing source is
+    This is what the Dagster assets do, minus Dagster. ``progress`` is a
+    callback for the embed step, or ``True`` for progress bars on stderr. A failing source is
     reported (``status="failed"``) and the others go on. With ``checks``, the
     data-quality checks run after the index (as the Dagster runner's asset
     checks do).
@@ -110,14 +127,17 @@ def ingest(
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     settings = Settings.coerce(settings, lake=lake.uri)
     with lease(lake.uri, "kbflow ingest", wait=wait):
-        repaired = repair_duplicates(lake)
+        repaired = prepare_lake(lake)
         ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
         reports = []
+        bars = progress is True
         for sid in ids:
             try:
-                load = load_source(lake, sid)
+                with load_bar(sid, bars) as loading:
+                    load = load_source(lake, sid, loading)
                 chunk = chunk_source(lake, sid, settings)
-                embed = embed_source(lake, sid, settings, progress)
+                with embed_bar(sid, bars) as embedding:
+                    embed = embed_source(lake, sid, settings, embedding if bars else progress or None)
                 reports.append(source_report(load, chunk, embed))
             except SourceError as exc:
                 reports.append(failed_report(lake, sid, str(exc)))
@@ -143,22 +163,7 @@ def ingest(
 def _local(
     settings: Settings, source_ids: list[str] | None, *, progress: bool = False, checks: bool = True, wait: float = 0.0
 ):
-    bar = None
-    report = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc="embed", unit="chunk", leave=False)
-
-        def report(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done)
-
-    try:
-        return ingest(Lake(settings.lake), settings, source_ids, report, checks=checks, wait=wait)
-    finally:
-        if bar is not None:
-            bar.close()
+    return ingest(Lake(settings.lake), settings, source_ids, progress or None, checks=checks, wait=wait)
 
 
 def _entry_points() -> dict[str, Any]:

@@ -65,16 +65,22 @@ def _slice(text: str, citation: Citation, where: str) -> str:
 
 
 def _pdf_dropped(citation: Citation, lake: Lake | None) -> list[str] | None:
-    """The header/footer lines the loader dropped from the cited page (``None``: unknown, parse the document)."""
+    """The header/footer lines the loader dropped from the cited page (``None``: unknown, parse the document).
+
+    Read from the page's unit in ``documents`` (or, on a page that is all
+    table, from the table's unit): what the loader decided from every page.
+    """
     if lake is None or not lake.has_table(S.DOCUMENTS):
         return None
+    from kbflow.sources.pdf import table_key
+
     loc = citation.locator
-    key = f"{loc.path}#page={loc.page:05d}"
-    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.UNIT_KEY} = {S.sql_str(key)}"
-    rows = lake.scan(S.DOCUMENTS, [S.LAYOUT], where).column(0).to_pylist()
-    if not rows or not rows[0]:
-        return None
-    return list(json.loads(rows[0]).get("dropped") or [])
+    keys = [f"{loc.path}#page={loc.page:05d}"] + ([table_key(loc.path, loc.page, loc.table)] if loc.table else [])
+    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.sql_in(S.UNIT_KEY, keys)}"
+    for layout in lake.scan(S.DOCUMENTS, [S.LAYOUT], where).column(0).to_pylist():
+        if layout:
+            return list(json.loads(layout).get("dropped") or [])
+    return None
 
 
 def read_at(citation: Citation, lake: Lake | None = None) -> str:
@@ -107,7 +113,11 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:
 
             path = _file(citation)
             page = resolve_page(path, loc.page, _pdf_dropped(citation, lake))
-            return _slice(page, citation, f"{path} p.{loc.page}")
+            if loc.table:
+                if not 1 <= loc.table <= len(page.tables):
+                    raise StaleCitationError(f"{path} p.{loc.page}: has no table {loc.table} now", None)
+                return _slice(page.tables[loc.table - 1].text, citation, f"{path} p.{loc.page} table {loc.table}")
+            return _slice(page.text, citation, f"{path} p.{loc.page}")
         if loc.kind == "web":
             from kbflow.sources.web import read_page
 
@@ -203,6 +213,36 @@ def resolve(target: Citation | Hit, *, lake: Lake | None = None) -> str:
     )
 
 
+def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
+    """Parse every cited PDF page, one open of each file (layouts looked up in one scan per source)."""
+    if lake is None or not lake.has_table(S.DOCUMENTS):
+        return
+    from kbflow.sources.pdf import prefetch_pages, table_key
+
+    wanted: dict[str, dict[str, Citation]] = {}  # source id -> unit key -> a citation of it
+    for c in citations:
+        loc = c.locator
+        if loc.kind == "pdf" and loc.page:
+            keys = [f"{loc.path}#page={loc.page:05d}"] + (
+                [table_key(loc.path, loc.page, loc.table)] if loc.table else []
+            )
+            for key in keys:
+                wanted.setdefault(c.source_id, {})[key] = c
+    by_file: dict[str, dict[int, list[str]]] = {}
+    for source_id, units in wanted.items():
+        where = f"{S.SOURCE_ID} = {S.sql_str(source_id)} AND {S.sql_in(S.UNIT_KEY, units)}"
+        for row in lake.scan(S.DOCUMENTS, [S.UNIT_KEY, S.LAYOUT], where).to_pylist():
+            c = units[row[S.UNIT_KEY]]
+            if row[S.LAYOUT]:
+                pages = by_file.setdefault(_file(c), {})
+                pages.setdefault(c.locator.page, list(json.loads(row[S.LAYOUT]).get("dropped") or []))
+    for path, pages in by_file.items():
+        try:
+            prefetch_pages(path, pages)
+        except (SourceError, OSError):
+            continue  # resolve() says why, citation by citation
+
+
 def resolve_many(citations: Iterable[Citation], *, lake: Lake | None = None) -> list[str | Exception]:
     """:func:`resolve` for many citations, grouped by file so a document is parsed at most once.
 
@@ -212,6 +252,7 @@ def resolve_many(citations: Iterable[Citation], *, lake: Lake | None = None) -> 
     citations = list(citations)
     order = sorted(range(len(citations)), key=lambda i: (citations[i].uri, citations[i].locator.path or ""))
     out: list[str | Exception] = [""] * len(citations)
+    _prefetch_pdf_pages(citations, lake)
     for i in order:
         try:
             out[i] = resolve(citations[i], lake=lake)

@@ -23,7 +23,7 @@ import codecs
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from kbflow.errors import SourceError
@@ -76,6 +76,18 @@ class Loader(ABC):
     def __init__(self) -> None:
         #: what the last :meth:`fingerprint` or :meth:`load` left out, and why
         self.issues: list[FileIssue] = []
+        #: set by the caller to follow a long load: ``progress(files done, files in all, pages done)``
+        self.progress: Callable[[int, int, int], None] | None = None
+        self._done = [0, 0, 0]
+
+    def report_progress(self, *, files: int = 0, pages: int = 0, total: int | None = None) -> None:
+        """Count ``files`` and ``pages`` done (and the files in all), and tell :attr:`progress`."""
+        self._done[0] += files
+        self._done[2] += pages
+        if total is not None:
+            self._done[1] = total
+        if self.progress is not None:
+            self.progress(*self._done)
 
     def limit_bytes(self, options: Mapping[str, Any] | None = None) -> int | None:
         """The size limit of one file in bytes: the source's ``max_file_mb`` option, else the type's."""
@@ -232,25 +244,37 @@ class FileSetLoader(Loader):
     def load(self, source: Source) -> Iterator[RawUnit]:
         files = self.files(source.uri, source.options)
         loaded = 0
+        self.report_progress(total=len(files))
         for rel, path in files:
-            try:
-                units = self.load_file(source, rel, path)
-                if self.streams:
-                    for unit in units:
-                        loaded += 1
-                        yield unit
-                    continue
-                units = list(units)
-            except SkipFile as skip:
-                self.issues.append(FileIssue(rel, str(skip)))
-                continue
-            except SourceError as exc:
-                self.issues.append(FileIssue(rel, _reason(exc, path), failed=True))
-                continue
-            loaded += len(units)
-            yield from units
+            yield from self._load_one(source, rel, path)
+            self.report_progress(files=1)
+            loaded += self._loaded
         if not loaded:
             raise self.nothing_loaded(source)
+
+    def _load_one(self, source: Source, rel: str, path: str) -> Iterator[RawUnit]:
+        """One file's units; its failure recorded as an issue (``self._loaded``: how many it gave).
+
+        A streaming loader (:attr:`streams`) raises only before its first unit,
+        so a failed file never leaves part of its units behind.
+        """
+        self._loaded = 0
+        try:
+            units = self.load_file(source, rel, path)
+            if self.streams:
+                for unit in units:
+                    self._loaded += 1
+                    yield unit
+                return
+            units = list(units)
+        except SkipFile as skip:
+            self.issues.append(FileIssue(rel, str(skip)))
+            return
+        except SourceError as exc:
+            self.issues.append(FileIssue(rel, _reason(exc, path), failed=True))
+            return
+        self._loaded = len(units)
+        yield from units
 
 
 def register_loader(cls: type[Loader]) -> type[Loader]:

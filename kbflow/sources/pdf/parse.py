@@ -1,0 +1,376 @@
+"""Reading PDFs with pdfplumber: every page's words and ruled tables, parsed in worker processes.
+
+A page is parsed once (:func:`parse_page`: its words with their boxes and the
+ruled tables pdfplumber's table finder sees). Long documents are parsed by a
+pool of worker processes (:mod:`.worker`), a few pages per task, at most two
+tasks per worker in flight: pdfminer is pure Python, so only processes use
+more than one core, and the bounded window keeps memory to a few pages per
+worker. The workers are started once per process and reused.
+
+A page that fails to parse is reported and skipped; the document's other
+pages are not lost. Headers and footers need every page, so a document is
+read in two passes over a temporary spill of its parsed pages (see
+:func:`pdf_pages`). Resolving a citation needs one page: :func:`resolve_page`
+parses only that page, given what the loader decided from the whole document
+(the lines it dropped there).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterator
+from functools import lru_cache
+from typing import Any
+
+from kbflow._lazy import require
+from kbflow.errors import SourceError
+from kbflow.sources.pdf.layout import PageText, _edge_keys, _raw_lines, line_key, page_text, split_tables
+
+__all__ = [
+    "PAGES_PER_TASK",
+    "document_info",
+    "parse_page",
+    "pdf_pages",
+    "pdf_workers",
+    "prefetch_pages",
+    "resolve_page",
+]
+
+#: word splitting tolerance, as a share of the glyph size (the default absolute one glues tight words)
+X_TOLERANCE_RATIO = 0.15
+#: pages one worker task parses
+PAGES_PER_TASK = 4
+#: documents shorter than this are parsed in this process (a pool would cost more than it saves)
+POOL_MIN_PAGES = 12
+
+
+def pdf_workers() -> int:
+    """Worker processes for PDF parsing: ``$KBFLOW_PDF_WORKERS``, else the CPUs this process may use."""
+    env = os.environ.get("KBFLOW_PDF_WORKERS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def open_pdf(path: str, pages: list[int] | None = None):
+    """pdfplumber's document, or a :class:`SourceError` saying why the file is not a readable PDF."""
+    pdfplumber = require("pdfplumber")
+    try:
+        return pdfplumber.open(path, pages=pages)
+    except Exception as exc:  # pdfminer raises many unrelated types
+        # pdfplumber wraps pdfminer's error: look at what it wraps too
+        inner = [exc, *(a for a in exc.args if isinstance(a, BaseException)), exc.__cause__, exc.__context__]
+        names = [type(e).__name__ for e in inner if e is not None]
+        if any("Password" in n or "Encrypt" in n for n in names):
+            raise SourceError(f"{path}: the PDF is encrypted; decrypt it first (qpdf --decrypt)") from None
+        cause = next((e for e in inner[1:] if e is not None), exc)
+        detail = str(cause) or str(exc)
+        what = type(cause).__name__ + (f": {detail}" if detail else "")
+        raise SourceError(f"{path}: not a readable PDF ({what})") from None
+
+
+def parse_page(page: Any) -> dict[str, Any]:
+    """A pdfplumber page as plain data: ``{"words", "width", "height", "tables"}``.
+
+    Words keep their text and box; tables their box and each row's box and cell boxes.
+    """
+    words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO, y_tolerance=3, keep_blank_chars=False)
+    words = [
+        {"text": w["text"], "x0": w["x0"], "x1": w["x1"], "top": w["top"], "bottom": w["bottom"]}
+        for w in words
+        if w["text"].strip() and w.get("upright", True)
+    ]
+    tables = [
+        {
+            "bbox": list(t.bbox),
+            "rows": [{"bbox": list(r.bbox), "cells": [list(c) if c else None for c in r.cells]} for r in t.rows],
+        }
+        for t in page.find_tables()
+    ]
+    return {"words": words, "width": float(page.width), "height": float(page.height), "tables": tables}
+
+
+# --- parsing pages, here or in worker processes --------------------------------------------
+_open_docs: dict[tuple[str, int, float], Any] = {}
+
+
+def _document(path: str) -> Any:
+    """An open pdfplumber document, kept open for the next task on the same file version."""
+    st = os.stat(path)
+    key = (path, st.st_size, st.st_mtime)
+    pdf = _open_docs.get(key)
+    if pdf is None:
+        for old in list(_open_docs.values()):
+            old.close()
+        _open_docs.clear()
+        pdf = _open_docs[key] = open_pdf(path)
+    return pdf
+
+
+def _parse_task(path: str, numbers: list[int]) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+    """``(page number, parsed page or None, error or None)`` for pages ``numbers`` (1-based) of ``path``."""
+    out = []
+    try:
+        pdf = _document(path)
+    except (SourceError, OSError) as exc:
+        return [(n, None, str(exc)) for n in numbers]
+    for n in numbers:
+        try:
+            page = pdf.pages[n - 1]
+            try:
+                out.append((n, parse_page(page), None))
+            finally:
+                page.flush_cache()
+                page.close()
+        except Exception as exc:
+            out.append((n, None, f"{type(exc).__name__}: {exc}".strip()))
+    return out
+
+
+class _Worker:
+    """One ``python -m kbflow.sources.pdf.worker`` subprocess: tasks in on stdin, results out on stdout."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kbflow.sources.pdf.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+        )
+
+    def send(self, path: str, numbers: list[int]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"path": path, "pages": numbers}) + "\n")
+        self.proc.stdin.flush()
+
+    def receive(self, numbers: list[int]) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:  # the worker died (killed, out of memory): its pages are reported, the others go on
+            code = self.proc.poll()
+            return [(n, None, f"the PDF worker process died (exit status {code})") for n in numbers]
+        return [tuple(r) for r in json.loads(line)]  # type: ignore[misc]
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+_workers: list[_Worker] = []
+
+
+def _pool(size: int) -> list[_Worker]:
+    """``size`` live workers, started once per process and reused."""
+    global _workers
+    _workers = [w for w in _workers if w.alive()]
+    while len(_workers) < size:
+        _workers.append(_Worker())
+    return _workers[:size]
+
+
+@atexit.register
+def _stop_pool() -> None:
+    for worker in _workers:
+        worker.stop()
+
+
+def parse_document(
+    path: str, pages: int, workers: int | None = None
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """Every page of ``path`` in order, as :func:`_parse_task` gives it, parsed by ``workers`` processes."""
+    workers = pdf_workers() if workers is None else workers
+    tasks = [list(range(i, min(i + PAGES_PER_TASK, pages + 1))) for i in range(1, pages + 1, PAGES_PER_TASK)]
+    if workers <= 1 or pages < POOL_MIN_PAGES:
+        try:
+            for numbers in tasks:
+                yield from _parse_task(path, numbers)
+        finally:
+            for pdf in _open_docs.values():
+                pdf.close()
+            _open_docs.clear()
+        return
+    pool = _pool(workers)
+    pending: deque = deque()  # (worker, pages) in submission order; each worker answers its tasks in order
+    for i, numbers in enumerate(tasks):
+        worker = pool[i % len(pool)]
+        worker.send(path, numbers)
+        pending.append((worker, numbers))
+        if len(pending) >= 2 * len(pool):
+            worker, numbers = pending.popleft()
+            yield from worker.receive(numbers)
+    while pending:
+        worker, numbers = pending.popleft()
+        yield from worker.receive(numbers)
+
+
+@lru_cache(maxsize=8)
+def _document_info(path: str, size: int, mtime: float) -> tuple[int, tuple[str | None, ...]]:
+    with open_pdf(path) as pdf:
+        n = len(pdf.pages)
+        labels: list[str | None] = [None] * n
+        try:
+            for i, label in enumerate(pdf.doc.get_page_labels()):
+                if i >= n:
+                    break
+                labels[i] = label
+        except Exception:
+            labels = [None] * n
+    return n, tuple(labels)
+
+
+def document_info(path: str) -> tuple[int, tuple[str | None, ...]]:
+    """(page count, page labels) of a PDF; cached per file version."""
+    st = os.stat(path)
+    return _document_info(path, st.st_size, st.st_mtime)
+
+
+def _drop_set(edge_keys: list[list[str]]) -> frozenset[str]:
+    """Header/footer lines: edge lines repeating on at least half the pages (3 pages or more)."""
+    pages = len(edge_keys)
+    if pages < 3:
+        return frozenset()
+    counts: dict[str, int] = {}
+    for keys in edge_keys:
+        for key in set(keys):
+            if key:
+                counts[key] = counts.get(key, 0) + 1
+    return frozenset(k for k, n in counts.items() if n >= max(2, pages / 2))
+
+
+def pdf_pages(
+    path: str,
+    *,
+    workers: int | None = None,
+    on_error: Callable[[int, str], None] | None = None,
+    on_page: Callable[[int, int], None] | None = None,
+) -> Iterator[tuple[PageText, str | None]]:
+    """Yield ``(page text, page label)`` for every page of ``path`` that parses.
+
+    Pages are parsed once (in worker processes for long documents) and spilled
+    to a temporary file; once the repeated header/footer lines are known, each
+    page's text is built from the spill. Memory holds a few pages. A page that
+    fails to parse goes to ``on_error(page number, reason)`` (raised without
+    it); ``on_page(pages parsed, pages)`` reports progress.
+
+    Raises
+    ------
+    SourceError
+        The file is not a readable PDF, is encrypted, has no pages, or no page parses.
+    """
+    pages, labels = document_info(path)
+    if pages == 0:
+        raise SourceError(f"{path}: the PDF has no pages")
+    edges: list[list[str]] = []
+    failed: list[tuple[int, str]] = []
+    with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="kbflow-pdf-") as spill:
+        for done, (number, raw, error) in enumerate(parse_document(path, pages, workers), start=1):
+            if raw is None:
+                failed.append((number, error or "failed to parse"))
+                edges.append([])
+                spill.write("null\n")
+            else:
+                prose, _ = split_tables(raw["words"], raw["tables"])
+                edges.append(_edge_keys(_raw_lines(prose), raw["height"]))
+                spill.write(json.dumps(raw) + "\n")
+            if on_page is not None:
+                on_page(done, pages)
+        if len(failed) == pages:
+            raise SourceError(f"{path}: no page could be parsed (p.{failed[0][0]}: {failed[0][1]})")
+        for number, error in failed:
+            if on_error is None:
+                raise SourceError(f"{path}: p.{number} could not be parsed ({error})")
+            on_error(number, error)
+        drop = _drop_set(edges)
+        spill.seek(0)
+        for number, line in enumerate(spill, start=1):
+            raw = json.loads(line)
+            if raw is not None:
+                page = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
+                yield page, labels[number - 1]
+
+
+# --- one page again, for a citation ----------------------------------------------------------
+#: pages rebuilt for citations, most recent last: (path, size, mtime, page, dropped lines) -> page
+_pages: dict[tuple[Any, ...], PageText | None] = {}
+_PAGES_KEPT = 64
+
+
+def _keep(key: tuple[Any, ...], page: PageText | None) -> None:
+    _pages[key] = page
+    while len(_pages) > _PAGES_KEPT:
+        del _pages[next(iter(_pages))]
+
+
+def prefetch_pages(path: str, wanted: dict[int, list[str]]) -> None:
+    """Parse the pages ``wanted`` (page number -> the lines the loader dropped there) of ``path`` with one
+    open of the document, so that resolving many citations of one file never opens it twice."""
+    st = os.stat(path)
+    todo = {n: tuple(d) for n, d in wanted.items() if (path, st.st_size, st.st_mtime, n, tuple(d)) not in _pages}
+    if not todo:
+        return
+    with open_pdf(path, pages=sorted(todo)) as pdf:
+        for page in pdf.pages:
+            number = page.page_number
+            raw = parse_page(page)
+            page.flush_cache()
+            dropped = todo[number]
+            drop = frozenset(line_key(line) for line in dropped)
+            built = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
+            _keep((path, st.st_size, st.st_mtime, number, dropped), built)
+
+
+def _page_alone(path: str, size: int, mtime: float, number: int, dropped: tuple[str, ...]) -> PageText | None:
+    key = (path, size, mtime, number, dropped)
+    if key not in _pages:
+        with open_pdf(path, pages=[number]) as pdf:
+            if not pdf.pages:
+                return None
+            raw = parse_page(pdf.pages[0])
+        drop = frozenset(line_key(line) for line in dropped)
+        _keep(key, page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"]))
+    return _pages[key]
+
+
+@lru_cache(maxsize=4)
+def _whole_document(path: str, size: int, mtime: float) -> dict[int, PageText]:
+    return {page.page: page for page, _ in pdf_pages(path, on_error=lambda n, e: None)}
+
+
+def resolve_page(path: str, number: int, dropped: list[str] | None = None) -> PageText:
+    """Page ``number`` (1-based) of ``path`` exactly as the loader built it: its text and its tables.
+
+    ``dropped`` is what the loader decided from the whole document for this
+    page (the header/footer lines it dropped, stored in the page's layout):
+    with it, only this page is parsed. Without it (``None``), the whole
+    document is read once (and cached), since that decision needs every page.
+    """
+    st = os.stat(path)
+    if dropped is not None:
+        page = _page_alone(path, st.st_size, st.st_mtime, number, tuple(dropped))
+        if page is not None:
+            return page
+    pages, _ = document_info(path)
+    if not 1 <= number <= pages:
+        raise SourceError(f"{path}: has no page {number} (it has {pages})")
+    found = _whole_document(path, st.st_size, st.st_mtime).get(number)
+    if found is None:
+        raise SourceError(f"{path}: page {number} could not be parsed")
+    return found

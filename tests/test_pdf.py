@@ -1,0 +1,174 @@
+"""PDFs at real size: tables as their own cited units, bad files and pages reported alone, pages parsed in
+parallel, and a citation resolved by parsing its page only."""
+
+import importlib.util
+import json
+
+import pytest
+from conftest import SAMPLES, SHARED
+
+from kbflow import pipeline, resolve
+from kbflow import schema as S
+from kbflow.chunk.base import chunk_unit
+from kbflow.lake import Lake
+from kbflow.records import Citation, Source
+from kbflow.sources import pdf as pdfmod
+from kbflow.sources.base import get_loader
+from kbflow.sources.pdf import parse as pdfparse
+
+_spec = importlib.util.spec_from_file_location("make_pdf", SAMPLES / "make_pdf.py")
+make_pdf = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_pdf)
+PDFS = SHARED / "pdfs"
+needs_shared = pytest.mark.skipif(not PDFS.is_dir(), reason="../shared/datasets is absent")
+
+
+TOPICS = "pumps valves seals bearings gaskets filters hoses clamps nozzles fittings".split()
+
+
+def _long_pdf(pages: int) -> bytes:
+    """Pages whose headings differ (not only by a number: that would be a repeated header) and a footer."""
+    return make_pdf.build(
+        pages=[
+            [
+                (13, f"{TOPICS[i % 10].title()} of unit {TOPICS[(i // 10) % 10]}"),
+                (11, f"Paragraph {i} says the valve number {i * 7} is checked weekly."),
+            ]
+            for i in range(1, pages + 1)
+        ]
+    )
+
+
+def _load(path):
+    loader = get_loader("pdf")
+    source = Source("s", "pdf", str(path))
+    return loader, source, list(loader.load(source))
+
+
+@needs_shared
+def test_tables_are_units_of_markdown_rows_cited_by_table_and_row_boxes():
+    loader, source, units = _load(PDFS / "pdfplumber__WARN-Report-for-7-1-2015-to-03-25-2016.pdf")
+    tables = [u for u in units if u.content_kind == "table"]
+    pages = {u.locator.page: u for u in units if u.content_kind == "pdf"}
+    assert len(tables) >= 15 and not loader.issues
+    first = tables[0]
+    lines = first.text.split("\n")
+    assert lines[0].startswith("| Notice Date | Effective | Received | Company |") and lines[1].startswith("| --- |")
+    assert all(line.startswith("| ") and line.endswith(" |") for line in lines)
+    assert first.unit_key.endswith("#page=00001#table=1") and first.locator.table == 1
+    # the table's rows are not repeated in the page's prose
+    assert "Maxim Integrated Product" in first.text and "Maxim Integrated" not in pages[1].text
+    chunks = chunk_unit(first)
+    assert len(chunks) > 1  # a long table is cut between rows
+    layout = json.loads(first.layout)
+    row_boxes = {tuple(r[2:6]) for r in layout["rows"]}
+    for c in chunks:
+        assert c.locator.bbox == tuple(layout["bbox"])  # the table's box
+        assert c.locator.regions and all(box in row_boxes for _, box in c.locator.regions)  # each row's box
+        assert c.text.startswith("| ") and c.text.endswith(" |")  # whole rows only
+        assert resolve(Citation("s", "pdf", source.uri, c.locator, chunk_hash=None)) == c.text
+    assert chunks[0].text.startswith(lines[0]) and not chunks[1].text.startswith(lines[0])
+    assert (
+        Citation("s", "pdf", source.uri, chunks[0].locator)
+        .render()
+        .startswith("pdfplumber__WARN-Report-for-7-1-2015-to-03-25-2016.pdf p.1 table 1 [")
+    )
+
+
+@needs_shared
+def test_a_ruled_box_around_text_is_not_a_table():
+    _, _, units = _load(PDFS / "pdfminer__i1040nr.pdf")
+    tables = [u for u in units if u.content_kind == "table"]
+    assert all(len(json.loads(t.layout)["rows"]) >= 2 for t in tables)
+
+
+def test_every_bad_pdf_fails_its_own_file_and_the_good_one_loads(tmp_path):
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    good = _long_pdf(4)
+    (folder / "good.pdf").write_bytes(good)
+    (folder / "corrupt.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf body\n")
+    (folder / "truncated.pdf").write_bytes(good[: len(good) // 3])
+    (folder / "zero-pages.pdf").write_bytes(
+        b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>"
+        b"\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n"
+    )
+    (folder / "scan.pdf").write_bytes(make_pdf.build(pages=[[(11, "")], [(11, "")]], footer=None))
+    encrypted = PDFS / "py-pdf__libreoffice-writer-password.pdf"
+    if encrypted.exists():
+        (folder / "locked.pdf").write_bytes(encrypted.read_bytes())
+    loader, _, units = _load(folder)
+    assert {u.unit_key.split("#")[0] for u in units} == {"good.pdf"}
+    reasons = {i.path: i.reason for i in loader.issues}
+    assert all(i.failed for i in loader.issues)
+    assert "no text layer" in reasons.pop("scan.pdf")
+    assert "the PDF has no pages" in reasons.pop("zero-pages.pdf")
+    assert reasons.pop("corrupt.pdf").startswith("not a readable PDF")
+    assert reasons.pop("truncated.pdf")  # unreadable, for whatever reason pdfminer gives
+    if encrypted.exists():
+        assert reasons.pop("locked.pdf") == "the PDF is encrypted; decrypt it first (qpdf --decrypt)"
+    assert reasons == {}
+
+
+def test_one_bad_page_never_loses_the_others(tmp_path, monkeypatch):
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(_long_pdf(5))
+    real = pdfparse.parse_page
+
+    def broken(page):
+        if page.page_number == 3:
+            raise ValueError("a broken content stream")
+        return real(page)
+
+    monkeypatch.setattr(pdfparse, "parse_page", broken)
+    loader, _, units = _load(path)
+    assert [u.locator.page for u in units] == [1, 2, 4, 5]
+    (issue,) = loader.issues
+    assert issue.path == "doc.pdf p.3" and issue.failed and "a broken content stream" in issue.reason
+
+
+def test_worker_processes_read_pages_exactly_as_one_process_does(tmp_path):
+    path = tmp_path / "long.pdf"
+    path.write_bytes(_long_pdf(30))
+    alone = [(p.page, p.text, p.words) for p, _ in pdfparse.pdf_pages(str(path), workers=1)]
+    pooled = [(p.page, p.text, p.words) for p, _ in pdfparse.pdf_pages(str(path), workers=2)]
+    assert alone == pooled and len(alone) == 30
+    seen = []
+    list(pdfparse.pdf_pages(str(path), workers=2, on_page=lambda done, total: seen.append((done, total))))
+    assert seen[-1] == (30, 30)
+
+
+def test_a_citation_is_resolved_by_parsing_its_page_only(tmp_path, fast_settings, lake_path, monkeypatch):
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    (folder / "manual.pdf").write_bytes(_long_pdf(40))
+    lake = Lake(lake_path)
+    lake.register(Source("manuals", "pdf", str(folder)))
+    pipeline.ingest(lake, fast_settings)
+    row = lake.scan(S.CHUNKS, None, "source_id = 'manuals'").to_pylist()
+    row = next(r for r in row if r[S.LOCATOR]["page"] == 33)
+    citation = Citation.from_row(row)
+    calls = []
+    real = pdfparse.parse_page
+
+    def counting(page):
+        calls.append(page.page_number)
+        return real(page)
+
+    monkeypatch.setattr(pdfparse, "parse_page", counting)
+    assert resolve(citation, lake=lake) == row[S.TEXT]
+    assert calls == [33]  # one page, not the document
+    pdfparse._whole_document.cache_clear()
+    monkeypatch.setenv("KBFLOW_PDF_WORKERS", "1")  # parsed here, so the count sees it
+    assert resolve(citation) == row[S.TEXT]  # without the lake: the whole document, once
+    assert len(calls) == 41
+
+
+def test_headers_and_footers_dropped_from_the_document_are_dropped_from_the_page_alone(tmp_path):
+    path = tmp_path / "footers.pdf"
+    path.write_bytes(_long_pdf(6))  # every page carries the sample footer line
+    pages = list(pdfparse.pdf_pages(str(path), workers=1))
+    assert all(p.dropped == ["kbflow sample document"] for p, _ in pages)
+    for page, _ in pages:
+        alone = pdfmod.resolve_page(str(path), page.page, page.dropped)
+        assert alone.text == page.text and "kbflow sample document" not in alone.text
