@@ -1,0 +1,274 @@
+"""A web page's article text: headings kept, boilerplate and hidden text dropped, each block's css path kept.
+
+The page is parsed with a real HTML5 parser (html5lib, the WHATWG algorithm
+browsers implement), so the element tree is the one a browser builds: omitted
+end tags (``<p>a<p>b``, ``<li>a<li>b``), implied ``<tbody>``, misnested
+markup. Every css path kbflow records therefore selects, in a browser, the
+element that holds the text.
+
+- dropped: ``script``, ``style``, ``noscript``, ``template``, ``svg``,
+  ``iframe``, ``head``, comments; text a reader cannot see
+  (:mod:`.hidden`); navigation and boilerplate (``nav``, ``header``,
+  ``footer``, ``aside``, ``form``, ``button``, and elements whose id, class or
+  role names a menu, sidebar, cookie banner, share bar, comments, related
+  links, ads, newsletter or breadcrumbs). What was dropped and why is kept in
+  the page's layout (``dropped``);
+- the content root is the ``article`` (or ``main`` / ``role="main"``) holding
+  the most text, else ``body``;
+- block elements (paragraphs, headings, list items, quotes, ``pre``, table
+  cells, captions) become blocks joined by a blank line; headings are written
+  as Markdown ``#`` lines so the document chunker keeps them as structure;
+  whitespace is collapsed outside ``pre``.
+
+The layout maps each block's char span to the css path of its element
+(``html > body > div#main > p:nth-of-type(3)``); a chunk's locator takes the
+deepest element enclosing all of its blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kbflow._lazy import require
+from kbflow.sources.web.hidden import StyleRules, hidden_reason
+
+__all__ = ["WebPage", "extract"]
+
+_DROP_TAGS = {"script", "style", "noscript", "template", "svg", "iframe", "head", "object", "embed", "canvas", "select"}
+_BOILERPLATE_TAGS = {"nav", "header", "footer", "aside", "form", "button", "dialog", "menu"}
+_BOILERPLATE = re.compile(
+    r"(^|[\s_-])(nav|navbar|menu|sidebar|side-bar|cookie|consent|share|sharing|social|comments?|related|promo|"
+    r"advert|ads?|banner|newsletter|subscribe|breadcrumbs?|footer|header|masthead|popup|modal|skip-link)($|[\s_-])",
+    re.IGNORECASE,
+)
+_BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "dialog", "menu", "menubar"}
+_BLOCKS = {
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "pre", "blockquote", "td", "th", "dd", "dt",
+    "figcaption", "caption", "address", "summary",
+}  # fmt: skip
+_CONTAINERS = {
+    "div", "section", "article", "main", "ul", "ol", "table", "tr", "tbody", "thead", "tfoot", "dl", "figure",
+    "body", "html", "details",
+}  # fmt: skip
+_SPACE = re.compile(r"\s+")
+_IDENT = re.compile(r"[A-Za-z][\w-]*")
+#: dropped elements listed in a page's layout, at most
+MAX_DROPPED_LISTED = 200
+
+
+@dataclass
+class _Node:
+    tag: str
+    attrs: dict[str, str]
+    parent: _Node | None
+    children: list[_Node | str] = field(default_factory=list)
+    css: str = ""
+    size: int = 0
+    #: holds a large share of the page's text: never dropped for its class or id alone
+    big: bool = False
+    #: why this element is not content (computed once), "" when it is
+    why: str | None = None
+
+
+def _tree(html: str) -> tuple[_Node, dict[str, str], str]:
+    """The page as a :class:`_Node` tree (browser-equal), its ``og:``/canonical metadata and its styles."""
+    html5lib = require("html5lib")
+    doc = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False)
+    meta: dict[str, str] = {}
+    styles: list[str] = []
+    root = _Node("#root", {}, None)
+
+    def convert(element: Any, parent: _Node) -> None:
+        tag = element.tag
+        if not isinstance(tag, str):  # comments and processing instructions
+            if element.tail:
+                parent.children.append(element.tail)
+            return
+        attrs = {str(k).lower(): str(v or "") for k, v in element.attrib.items()}
+        if tag == "meta" and attrs.get("property") in ("og:url", "og:title"):
+            meta[attrs["property"]] = attrs.get("content", "")
+        elif tag == "link" and "canonical" in attrs.get("rel", "").split():
+            meta["canonical"] = attrs.get("href", "")
+        elif tag == "title":
+            meta["title"] = (element.text or "") + meta.get("title", "")
+        elif tag == "style":
+            styles.append(element.text or "")
+        if tag == "br":
+            parent.children.append("\n")
+        else:
+            node = _Node(tag, attrs, parent)
+            parent.children.append(node)
+            if element.text:
+                node.children.append(element.text)
+            for child in element:
+                convert(child, node)
+        if element.tail:
+            parent.children.append(element.tail)
+
+    convert(doc, root)
+    return root, meta, "\n".join(styles)
+
+
+class _Rules:
+    def __init__(self, styles: StyleRules) -> None:
+        self.styles = styles
+
+    def why(self, node: _Node) -> str:
+        """Why ``node`` is not content ("" when it is); computed once per node."""
+        if node.why is None:
+            node.why = self._why(node)
+        return node.why
+
+    def _why(self, node: _Node) -> str:
+        a = node.attrs
+        if node.tag in _DROP_TAGS:
+            return f"<{node.tag}>"
+        hidden = hidden_reason(node.tag, a, self.styles)
+        if hidden:
+            return f"hidden: {hidden}"
+        if node.tag in _BOILERPLATE_TAGS:
+            return f"boilerplate: <{node.tag}>"
+        if a.get("role", "").lower() in _BOILERPLATE_ROLES:
+            return f'boilerplate: role="{a["role"]}"'
+        if node.big or node.tag in ("html", "body", "main", "article"):
+            return ""
+        for name in ("class", "id"):
+            m = _BOILERPLATE.search(a.get(name, ""))
+            if m:
+                return f'boilerplate: {name} "{m.group(2)}"'
+        return ""
+
+
+def _raw_sizes(node: _Node) -> int:
+    """Visible-ish text length under ``node`` (scripts and styles excluded), without class rules."""
+    if node.tag in _DROP_TAGS:
+        node.size = 0
+        return 0
+    n = sum(len(c.strip()) if isinstance(c, str) else _raw_sizes(c) for c in node.children)
+    node.size = n
+    return n
+
+
+def _mark_big(node: _Node, total: int) -> None:
+    node.big = node.size > 0.4 * total
+    for c in node.children:
+        if isinstance(c, _Node):
+            _mark_big(c, total)
+
+
+def _assign_css(node: _Node, path: str) -> None:
+    """Give every element its css path; ``:nth-of-type(n)`` only where the parent has several of that tag."""
+    elements = [c for c in node.children if isinstance(c, _Node)]
+    totals: dict[str, int] = {}
+    for child in elements:
+        totals[child.tag] = totals.get(child.tag, 0) + 1
+    seen: dict[str, int] = {}
+    for child in elements:
+        n = seen[child.tag] = seen.get(child.tag, 0) + 1
+        ident = child.attrs.get("id", "")
+        seg = child.tag + (f"#{ident}" if ident and _IDENT.fullmatch(ident) else "")
+        seg += f":nth-of-type({n})" if totals[child.tag] > 1 else ""
+        child.css = f"{path} > {seg}" if path else seg
+        _assign_css(child, child.css)
+
+
+@dataclass
+class WebPage:
+    """A page as kbflow reads it: its text, ``[char_start, char_end, css_path]`` per block, and what was
+    dropped as hidden or boilerplate (``{"css_path", "reason", "chars"}`` per element)."""
+
+    text: str
+    blocks: list[list]
+    title: str | None
+    url: str | None
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+
+    def layout(self) -> str:
+        return json.dumps({"blocks": self.blocks, "dropped": self.dropped}, separators=(",", ":"))
+
+
+def extract(html: str) -> WebPage:
+    """The article text of an HTML document, with its blocks' css paths and what was dropped."""
+    root_node, meta, css = _tree(html)
+    rules = _Rules(StyleRules.parse(css))
+    _assign_css(root_node, "")
+    _mark_big(root_node, _raw_sizes(root_node))
+    dropped: list[dict[str, Any]] = []
+
+    def content(node: _Node) -> bool:
+        """Whether ``node`` is content; a dropped element with text is listed once, with its reason."""
+        why = rules.why(node)
+        if why and node.size and len(dropped) < MAX_DROPPED_LISTED and not why.startswith("<"):
+            if not any(node.css.startswith(d["css_path"] + " > ") or node.css == d["css_path"] for d in dropped):
+                dropped.append({"css_path": node.css, "reason": why, "chars": node.size})
+        return not why
+
+    def text_len(node: _Node) -> int:
+        if rules.why(node):
+            return 0
+        return sum(len(c.strip()) if isinstance(c, str) else text_len(c) for c in node.children)
+
+    def find(node: _Node, pred) -> list[_Node]:
+        out = [node] if pred(node) else []
+        for c in node.children:
+            if isinstance(c, _Node) and not rules.why(c):
+                out.extend(find(c, pred))
+        return out
+
+    mains = find(root_node, lambda n: n.tag in ("article", "main") or n.attrs.get("role") == "main")
+    bodies = find(root_node, lambda n: n.tag == "body")
+    best = max(mains, key=text_len, default=None)
+    root = best if best is not None and text_len(best) > 200 else (bodies[0] if bodies else root_node)
+
+    blocks: list[tuple[str, str]] = []  # (text, css)
+
+    def flush(parts: list[str], node: _Node, pre: bool) -> None:
+        text = "".join(parts)
+        text = text.strip("\n") if pre else _SPACE.sub(" ", text).strip()
+        if text:
+            if node.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+                text = "#" * int(node.tag[1]) + " " + text.replace("\n", " ")
+            blocks.append((text, node.css))
+
+    def inline(node: _Node, pre: bool) -> str:
+        out = []
+        for c in node.children:
+            if isinstance(c, str):
+                out.append(c)
+            elif content(c):
+                out.append(inline(c, pre or c.tag == "pre"))
+        return "".join(out)
+
+    def walk(node: _Node) -> None:
+        if node is not root and not content(node):
+            return
+        pre = node.tag == "pre"
+        parts: list[str] = []
+        for c in node.children:
+            if isinstance(c, str):
+                parts.append(c)
+            elif not content(c):
+                continue
+            elif c.tag in _BLOCKS or c.tag in _CONTAINERS:
+                flush(parts, node, pre)
+                parts = []
+                walk(c)
+            else:
+                parts.append(inline(c, pre))
+        flush(parts, node, pre)
+
+    walk(root)
+    text_parts, spans, pos = [], [], 0
+    for text, path in blocks:
+        if text_parts:
+            text_parts.append("\n\n")
+            pos += 2
+        spans.append([pos, pos + len(text), path])
+        text_parts.append(text)
+        pos += len(text)
+    title = _SPACE.sub(" ", meta.get("og:title") or meta.get("title", "")).strip() or None
+    url = meta.get("canonical") or meta.get("og:url") or None
+    return WebPage("".join(text_parts), spans, title, url, dropped)
