@@ -120,7 +120,7 @@ def _settings(ctx: click.Context, **overrides: Any):
 
 @main.command()
 @_lake_option
-@click.argument("path", type=click.Path())
+@click.argument("path")
 @click.option("--type", "source_type", required=True, help=f"Source type: {_HELP_TYPES}.")
 @click.option("--id", "source_id", default=None, help="Source id (default: from the path's name).")
 @click.option("--scope", default="global", show_default=True, help="Project id; 'global' sources match every scope.")
@@ -142,13 +142,19 @@ def add(
     title: str | None,
     max_file_mb: float | None,
 ) -> None:
-    """Register PATH as a source (nothing is loaded until `kbflow ingest`)."""
+    """Register PATH as a source (nothing is loaded until `kbflow ingest`).
+
+    PATH is a file or folder, or for --type web an http(s):// URL (fetched at
+    ingest behind a guard that refuses private, loopback and link-local
+    addresses; the bytes fetched are kept in the lake).
+    """
     from kbflow.lake import Lake
     from kbflow.records import Source
     from kbflow.sources.base import MAX_FILE_MB_OPTION, get_loader, slugify
+    from kbflow.sources.web import is_url
 
     loader = get_loader(source_type)
-    uri = os.path.abspath(os.path.expanduser(path))
+    uri = path if is_url(path) else os.path.abspath(os.path.expanduser(path))
     options = {MAX_FILE_MB_OPTION: max_file_mb} if max_file_mb is not None else {}
     loader.check(uri, options)
     lake = Lake(_settings(ctx).lake)

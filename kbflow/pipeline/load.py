@@ -35,7 +35,7 @@ def load_source(lake: Lake, source_id: str, progress: Callable[[int, int, int], 
     t0 = time.perf_counter()
     source = lake.get_source(source_id)
     loader = get_loader(source.source_type)
-    loader.progress = progress
+    loader.progress, loader.lake_uri = progress, lake.uri
     with Spill(S.DOCUMENTS_SCHEMA) as spill:
         fingerprint = loader.fingerprint(source)
         if fingerprint == (source.loaded_hash or source.content_hash):

@@ -51,8 +51,10 @@ def stale_sources(lake: Lake, source_ids: Iterable[str] | None = None) -> list[S
         if source.content_hash is None:
             out.append(StaleSource(source.source_id, "never indexed"))
             continue
+        loader = get_loader(source.source_type)
+        loader.lake_uri, loader.keep_fetched = lake.uri, False
         try:
-            fingerprint = get_loader(source.source_type).fingerprint(source)
+            fingerprint = loader.fingerprint(source)
         except KbflowError as exc:
             out.append(StaleSource(source.source_id, "unreadable", str(exc)))
             continue

@@ -119,8 +119,15 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:
                 return _slice(page.tables[loc.table - 1].text, citation, f"{path} p.{loc.page} table {loc.table}")
             return _slice(page.text, citation, f"{path} p.{loc.page}")
         if loc.kind == "web":
-            from kbflow.sources.web import read_page
+            from kbflow.sources.web import is_url, read_fetched, read_page
 
+            if is_url(citation.uri):  # fetched by URL: the copy kept in the lake is what was indexed
+                if lake is None or not citation.content_hash:
+                    raise ResolveError(
+                        f"{citation.uri}: a page fetched by URL resolves from the lake's copy; pass lake="
+                    )
+                page = read_fetched(lake.uri, citation.source_id, citation.content_hash)
+                return _slice(page.text, citation, citation.uri)
             path = _file(citation)
             return _slice(read_page(path).text, citation, path)
         if loc.kind == "ticket":
@@ -195,9 +202,11 @@ def resolve(target: Citation | Hit, *, lake: Lake | None = None) -> str:
     if expected is None or ids.text_hash(text) == expected:
         return text
     indexed = indexed if indexed is not None else _indexed_text(citation, lake)
-    path = _source_file(citation)
-    try:
-        unchanged = citation.content_hash is not None and file_hash(path) == citation.content_hash
+    from kbflow.sources.web import is_url
+
+    path = citation.uri if is_url(citation.uri) else _source_file(citation)
+    try:  # a URL's copy in the lake never changes: a difference there is a bug too
+        unchanged = is_url(path) or (citation.content_hash is not None and file_hash(path) == citation.content_hash)
     except SourceError:
         unchanged = False
     if unchanged:

@@ -79,6 +79,10 @@ class Loader(ABC):
         #: set by the caller to follow a long load: ``progress(files done, files in all, pages done)``
         self.progress: Callable[[int, int, int], None] | None = None
         self._done = [0, 0, 0]
+        #: the lake the source belongs to (set by the pipeline): where fetched copies are kept
+        self.lake_uri: str | None = None
+        #: whether :meth:`fingerprint` may keep what it fetched (``False`` for a read-only staleness check)
+        self.keep_fetched = True
 
     def report_progress(self, *, files: int = 0, pages: int = 0, total: int | None = None) -> None:
         """Count ``files`` and ``pages`` done (and the files in all), and tell :attr:`progress`."""
@@ -362,7 +366,15 @@ _SLUG = re.compile(r"[^a-z0-9._-]+")
 
 
 def slugify(uri: str) -> str:
-    """A readable default source id from a path: ``/x/My Docs/`` -> ``my-docs``."""
+    """A readable default source id from a path or URL: ``/x/My Docs/`` -> ``my-docs``,
+    ``https://example.com/a/Page.html`` -> ``example.com-page``."""
+    if uri.lower().startswith(("http://", "https://")):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(uri)
+        last = os.path.splitext(parts.path.rstrip("/").rsplit("/", 1)[-1])[0]
+        slug = _SLUG.sub("-", f"{parts.hostname or 'web'}-{last}".lower()).strip("-.")
+        return slug or "web"
     base = os.path.basename(os.path.normpath(uri)) or "source"
     base = os.path.splitext(base)[0] if os.path.isfile(uri) else base
     slug = _SLUG.sub("-", base.lower()).strip("-.")

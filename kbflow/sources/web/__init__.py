@@ -1,15 +1,21 @@
-"""Web pages: the article text of saved ``.html`` files (or of pages fetched by URL), boilerplate dropped.
+"""Web pages: the article text of saved ``.html`` files or of pages fetched by URL, boilerplate dropped.
 
 - :mod:`.extract`: the page's text, blocks and css paths (an HTML5 parser: the
   tree a browser builds);
-- :mod:`.hidden`: what a reader cannot see, never indexed.
+- :mod:`.hidden`: what a reader cannot see, never indexed;
+- :mod:`.fetch`: fetching by URL behind a server-side request forgery guard.
 
-A source is one ``.html``/``.htm`` file or a folder of them.
+A source is one ``.html``/``.htm`` file, a folder of them, or one
+``http(s)://`` URL. A URL is fetched at ingest (conditionally: an unchanged
+page costs a ``304``) and the bytes fetched are kept in the lake's raw area
+(:mod:`kbflow.lake.raw`), which ``resolve`` and freshness checks read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from kbflow import ids
 from kbflow.errors import SourceError
@@ -17,22 +23,35 @@ from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileSetLoader, decode_text, read_bytes, register_loader
 from kbflow.sources.web.extract import WebPage, extract
 
-__all__ = ["WebLoader", "WebPage", "extract", "page_unit", "read_page"]
+__all__ = ["WebLoader", "WebPage", "extract", "is_url", "page_unit", "read_fetched", "read_page"]
 
 
-def read_page(path: str, data: bytes | None = None) -> WebPage:
-    """Extract a saved page (UTF-8, or the charset its bytes decode as Latin-1 otherwise)."""
+def is_url(uri: str) -> bool:
+    return uri.lower().startswith(("http://", "https://"))
+
+
+def read_page(path: str, data: bytes | None = None, charset: str | None = None) -> WebPage:
+    """Extract a page from its bytes: in ``charset`` when the server named one, else UTF-8, else Latin-1."""
     data = read_bytes(path) if data is None else data
-    try:
-        html = decode_text(data, path)
-    except SourceError:
-        html = data.decode("latin-1")
+    html = None
+    if charset:
+        try:
+            html = data.decode(charset)
+        except (LookupError, UnicodeDecodeError):
+            html = None
+    if html is None:
+        try:
+            html = decode_text(data, path)
+        except SourceError:
+            html = data.decode("latin-1")
     return extract(html)
 
 
-def page_unit(source: Source, key: str, path: str, data: bytes, url: str | None = None) -> RawUnit:
+def page_unit(
+    source: Source, key: str, path: str, data: bytes, url: str | None = None, charset: str | None = None
+) -> RawUnit:
     """The unit of one page's bytes (``key``: its unit key; ``url``: where it was fetched from, if it was)."""
-    page = read_page(path, data)
+    page = read_page(path, data, charset)
     if not page.text.strip():
         raise SourceError(f"{path}: no article text found (everything was script, navigation or hidden)")
     return RawUnit(
@@ -59,3 +78,65 @@ class WebLoader(FileSetLoader):
 
     def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
         return [page_unit(source, rel, path, read_bytes(path))]
+
+    # --- pages by URL -------------------------------------------------------------
+    def check(self, uri: str, options: Mapping[str, Any] | None = None) -> None:
+        if not is_url(uri):
+            return super().check(uri, options)
+        from kbflow.sources.web.fetch import _addresses, check_url
+
+        _, host, port = check_url(uri)
+        _addresses(uri, host, port)  # refused now rather than at ingest
+
+    def _fetch(self, source: Source) -> tuple[str, Any]:
+        """``(content hash, fetched)``: fetched conditionally against the last fetch kept in the lake."""
+        from kbflow.lake.raw import RawStore
+        from kbflow.sources.web.fetch import fetch
+
+        if self.lake_uri is None:
+            raise SourceError(f"{source.uri}: a web page by URL is fetched into a lake; ingest it with kbflow ingest")
+        store = RawStore(self.lake_uri, source.source_id)
+        state = store.state()
+        limit = self.limit_bytes(source.options)
+        fetched = fetch(source.uri, max_bytes=limit, etag=state.get("etag"), last_modified=state.get("last_modified"))
+        if fetched.status == 304 and state.get("hash"):
+            return state["hash"], None
+        return ids.bytes_hash(fetched.body), fetched
+
+    def fingerprint(self, source: Source) -> str:
+        if not is_url(source.uri):
+            return super().fingerprint(source)
+        self.issues = []
+        digest, fetched = self._fetch(source)
+        self._fetched = (digest, fetched)
+        return digest
+
+    def load(self, source: Source) -> Iterator[RawUnit]:
+        if not is_url(source.uri):
+            yield from super().load(source)
+            return
+        from kbflow.lake.raw import RawStore
+
+        store = RawStore(self.lake_uri or "", source.source_id)
+        digest, fetched = getattr(self, "_fetched", None) or self._fetch(source)
+        if fetched is None:  # unchanged since the copy kept
+            data, note = store.get(digest)
+            url, charset, state = note.get("url", source.uri), note.get("charset"), store.state()
+        else:
+            data, url, charset = fetched.body, fetched.url, fetched.charset
+            store.put(data, {"url": url, "charset": charset})
+            state = {"url": url, "hash": digest, "etag": fetched.etag, "last_modified": fetched.last_modified}
+        state["fetched_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        store.set_state(state)
+        yield page_unit(source, source.uri, url, data, url=url, charset=charset)
+
+    def estimate_bytes(self, source: Source) -> int:
+        return 0 if is_url(source.uri) else super().estimate_bytes(source)
+
+
+def read_fetched(lake_uri: str, source_id: str, digest: str) -> WebPage:
+    """The page kept in the lake's raw area under ``digest`` (what a URL source's citation resolves against)."""
+    from kbflow.lake.raw import RawStore
+
+    data, note = RawStore(lake_uri, source_id).get(digest)
+    return read_page(note.get("url", digest), data, note.get("charset"))
