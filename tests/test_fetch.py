@@ -9,13 +9,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
+from conftest import FAST_MODEL
 
 from kbflow import Retriever, resolve
 from kbflow.cli import main
 from kbflow.errors import SourceError
 from kbflow.sources.web import fetch as fetchmod
-
-from conftest import FAST_MODEL
 
 PAGES = {"version": 1}
 
