@@ -66,7 +66,11 @@ def main() -> None:
     summary = run_ingest(settings)
     ingest_s = time.perf_counter() - t0
     assert summary.sources[0].status == "new", summary
-    texts = list({r[S.CHUNK_HASH]: r[S.TEXT] for r in lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.TEXT]).to_pylist()}.values())
+    from kbflow.chunk.context import embed_keys, embed_texts
+
+    rows = lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH, S.CONTEXT, S.TEXT])
+    # the texts the ingest embedded (context header + chunk text), each once
+    texts = list(dict(zip(embed_keys(rows).to_pylist(), embed_texts(rows))).values())
     chunks = lake.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows
     rss_ingest = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 

@@ -28,7 +28,9 @@ class CheckResult:
 def check_embeddings(lake: Lake, model: str) -> CheckResult:
     """Every chunk has a vector for the active model."""
     model_id = model_id_of(model)
-    hashes = set(lake.scan(S.CHUNKS, [S.CHUNK_HASH]).column(0).to_pylist())
+    from kbflow.chunk.context import embed_keys
+
+    hashes = set(embed_keys(lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH])).to_pylist())
     have = set(lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], f"{S.MODEL_ID} = {S.sql_str(model_id)}").column(0).to_pylist())
     missing = hashes - have
     return CheckResult(

@@ -69,12 +69,18 @@ class ChunkSettings:
         neighbour where the budget allows.
     window_lines:
         Lines per window for files no structural chunker understands.
+    context:
+        Embed and index each chunk with a short context header (its document
+        title, page, heading path, table header row, code path and symbol;
+        :mod:`kbflow.chunk.context`). The hit's text and citation stay exactly
+        the source text either way.
     """
 
     max_tokens: int = 200
     code_max_tokens: int = 400
     min_tokens: int = 24
     window_lines: int = 40
+    context: bool = True
 
     def __post_init__(self) -> None:
         if not 16 <= self.max_tokens <= 8192:
@@ -88,7 +94,8 @@ class ChunkSettings:
 
     def fingerprint(self) -> str:
         """A short stable string naming these settings (stored with every chunk)."""
-        return f"t{self.max_tokens}-c{self.code_max_tokens}-m{self.min_tokens}-w{self.window_lines}"
+        out = f"t{self.max_tokens}-c{self.code_max_tokens}-m{self.min_tokens}-w{self.window_lines}"
+        return out + ("-x" if self.context else "")
 
 
 #: Search tables up to this size are searched exactly in memory by default, and

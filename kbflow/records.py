@@ -237,6 +237,13 @@ class Chunk:
     text: str
     locator: Locator
     title: str | None = None
+    #: the context header embedded and indexed with the text (:mod:`kbflow.chunk.context`), if any
+    context: str | None = None
+
+    @property
+    def embed_text(self) -> str:
+        """What is embedded and indexed for BM25: the context header, a line break, the text."""
+        return f"{self.context}\n{self.text}" if self.context else self.text
 
     def to_row(self, source: Source, file_hash: str | None, chunker: str) -> dict[str, Any]:
         """The chunk as a ``chunks`` row of ``source``; ``row_hash`` changes when any stored field but the text does."""
@@ -255,8 +262,11 @@ class Chunk:
             S.TEXT: self.text,
             S.LOCATOR: self.locator.to_row(),
             S.CHUNKER: chunker,
+            S.CONTEXT: self.context,
+            S.EMBED_HASH: ids.text_hash(self.embed_text),
         }
         hashed = (
+            S.EMBED_HASH,
             S.CHUNK_ID,
             S.SOURCE_TYPE,
             S.SCOPE,

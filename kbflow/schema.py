@@ -64,6 +64,12 @@ CONTENT_KIND = "content_kind"
 POSITION = "position"
 CHUNKER = "chunker"
 ROW_HASH = "row_hash"
+#: chunks column: the context header embedded and indexed with the text (see kbflow.chunk.context)
+CONTEXT = "context"
+#: chunks column: hash of what is embedded (header + text): the key of the chunk's vector
+EMBED_HASH = "embed_hash"
+#: search-table column: what BM25 indexes (header + text); the hit's text stays ``text``
+SEARCH_TEXT = "search_text"
 
 MODEL_ID = "model_id"
 VECTOR = "vector"
@@ -175,13 +181,17 @@ _CHUNK_FIELDS = [
     pa.field(LOCATOR, LOCATOR_TYPE),
     pa.field(CHUNKER, pa.string()),
     pa.field(ROW_HASH, pa.string(), nullable=False),
+    pa.field(CONTEXT, pa.string()),
+    pa.field(EMBED_HASH, pa.string()),
 ]
 CHUNKS_SCHEMA = pa.schema(_CHUNK_FIELDS)
 #: Chunk columns a search hit carries (everything but bookkeeping).
-HIT_COLUMNS = tuple(f.name for f in _CHUNK_FIELDS if f.name not in (UNIT_HASH, CHUNKER, ROW_HASH))
+HIT_COLUMNS = tuple(f.name for f in _CHUNK_FIELDS if f.name not in (UNIT_HASH, CHUNKER, ROW_HASH, CONTEXT, EMBED_HASH))
 
 EMBEDDINGS_SCHEMA = pa.schema(
     [
+        # the hash of the text embedded: a chunk's ``embed_hash`` (its header and text; its ``chunk_hash`` when it
+        # has no header)
         pa.field(CHUNK_HASH, pa.string(), nullable=False),
         pa.field(MODEL_ID, pa.string(), nullable=False),
         # variable length: one table holds the vectors of models of any dimension
@@ -201,6 +211,7 @@ def search_schema(dim: int) -> pa.Schema:
     return pa.schema(
         [
             *_CHUNK_FIELDS,
+            pa.field(SEARCH_TEXT, pa.string(), nullable=False),
             pa.field(HIT, pa.string(), nullable=False),
             pa.field(VECTOR, pa.list_(pa.float32(), dim), nullable=False),
         ]

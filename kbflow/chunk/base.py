@@ -65,10 +65,17 @@ def line_span(text: str, line_start: int, line_end: int, starts: Sequence[int] |
 
 @dataclass(frozen=True)
 class Piece:
-    """A span of a unit chosen by a chunker, with its locator fields."""
+    """A span of a unit chosen by a chunker, with its locator fields.
+
+    ``context`` is what the chunker knows that the locator does not say and a
+    reader of the chunk alone needs (a table's header row, the enclosing
+    definition's first line); :func:`chunk_unit` puts it in the chunk's
+    context header.
+    """
 
     text: str
     locator: Locator
+    context: str | None = None
 
 
 class Chunker(ABC):
@@ -112,6 +119,8 @@ def chunker_for(unit: RawUnit, settings: ChunkSettings) -> Chunker:
 
 def chunk_unit(unit: RawUnit, settings: ChunkSettings | None = None) -> list[Chunk]:
     """Cut ``unit`` into chunks with stable ids, positions and exact locators."""
+    from kbflow.chunk.context import context_header
+
     settings = settings or ChunkSettings()
     pieces = chunker_for(unit, settings).pieces(unit)
     unit_hash = unit.unit_hash
@@ -132,6 +141,7 @@ def chunk_unit(unit: RawUnit, settings: ChunkSettings | None = None) -> list[Chu
                 text=piece.text,
                 locator=piece.locator,
                 title=unit.title,
+                context=context_header(unit, piece.locator, piece.text, piece.context) if settings.context else None,
             )
         )
     return out

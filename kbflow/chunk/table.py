@@ -57,9 +57,10 @@ class TableChunker(Chunker):
         layout = parse_layout(unit.layout) or {}
         rows = layout.get("rows") or []
         page = int(layout.get("page") or unit.locator.page or 0)
+        header = unit.text[int(rows[0][0]) : int(rows[0][1])] if rows else None
         out = []
         for start, end, indexes in table_spans(unit.text, rows, self.settings.max_tokens):
             regions = tuple((page, tuple(rows[i][2:6])) for i in indexes)
             locator = unit.locator.replace(char_start=start, char_end=end, regions=regions)
-            out.append(Piece(unit.text[start:end], locator))
+            out.append(Piece(unit.text[start:end], locator, context=header))
         return out

@@ -31,6 +31,7 @@ from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
+from kbflow.chunk.context import embed_keys, embed_texts
 from kbflow.config import EXACT_MAX_ROWS
 from kbflow.embed.base import model_id_of
 from kbflow.errors import LakeError
@@ -140,7 +141,7 @@ def _search_batches(
     for batch in chunks.to_batches(filter=S.sql_in(S.CHUNK_ID, ids) if few else None, batch_size=_BATCH):
         if wanted is not None:
             batch = batch.filter(pc.is_in(batch.column(S.CHUNK_ID), value_set=wanted))
-        keep, row_ids = lookup.find(batch.column(S.CHUNK_HASH))
+        keep, row_ids = lookup.find(embed_keys(batch))
         counter["missing"] += batch.num_rows - len(keep)
         if not len(keep):
             continue
@@ -151,9 +152,10 @@ def _search_batches(
             raise LakeError(f"{lake.uri}: embeddings of model {model_id} are not all {dim}-dimensional")
         vec = pa.FixedSizeListArray.from_arrays(flat.cast(pa.float32()), dim)
         cols = [batch.column(f.name) for f in S.CHUNKS_SCHEMA]
+        search_text = pa.array(embed_texts(batch), pa.string())
         hits = pa.array([S.hit_json(row) for row in batch.select(list(S.HIT_COLUMNS)).to_pylist()], pa.string())
         counter["rows"] += len(keep)
-        yield pa.RecordBatch.from_arrays([*cols, hits, vec], schema=schema)
+        yield pa.RecordBatch.from_arrays([*cols, search_text, hits, vec], schema=schema)
 
 
 def _diff(want, have) -> tuple[list[str], list[str]]:
@@ -249,7 +251,7 @@ def ensure_indexes(table) -> None:
     configs = require("lancedb.index")
     if FTS_INDEX not in names:
         fts = configs.FTS(language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True)
-        table.create_index(S.TEXT, config=fts, name=FTS_INDEX)
+        table.create_index(S.SEARCH_TEXT, config=fts, name=FTS_INDEX)
     for column, kind in SCALAR_INDEXES.items():
         name = f"{column}_idx"
         if name not in names:

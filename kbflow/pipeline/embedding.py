@@ -8,6 +8,7 @@ from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
+from kbflow.chunk.context import embed_keys, embed_texts
 from kbflow.config import Settings
 from kbflow.embed.base import get_embedder
 from kbflow.lake.lake import Lake
@@ -19,21 +20,23 @@ __all__ = ["embed_source"]
 
 
 def _missing_embeddings(lake: Lake, model_id: str, where: str | None):
-    """``(chunks dataset, Arrow table of chunk_hash, _rowid_min, length_min)``: one row per distinct chunk
+    """``(chunks dataset, Arrow table of chunk_hash, _rowid_min, length_min)``: one row per distinct embedded
     text (matching ``where``) with no vector for ``model_id``, found batch by batch; texts are not kept."""
     pa, pc = require("pyarrow"), require("pyarrow.compute")
     have = lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], f"{S.MODEL_ID} = {S.sql_str(model_id)}").column(0)
     have = have.combine_chunks()
     ds = lake.dataset(S.CHUNKS)
     parts = []
-    for batch in ds.to_batches(columns=[S.CHUNK_HASH, S.TEXT], filter=where, with_row_id=True, batch_size=4096):
-        need = pc.invert(pc.is_in(batch.column(S.CHUNK_HASH), value_set=have))
-        batch = batch.filter(need)
+    columns = [S.CHUNK_HASH, S.EMBED_HASH, S.TEXT]
+    for batch in ds.to_batches(columns=columns, filter=where, with_row_id=True, batch_size=4096):
+        keys = embed_keys(batch)
+        need = pc.invert(pc.is_in(keys, value_set=have))
+        batch, keys = batch.filter(need), keys.filter(need)
         if batch.num_rows:
             parts.append(
                 pa.table(
                     {
-                        S.CHUNK_HASH: batch.column(S.CHUNK_HASH),
+                        S.CHUNK_HASH: keys,
                         "_rowid": batch.column("_rowid"),
                         "length": pc.utf8_length(batch.column(S.TEXT)),
                     }
@@ -95,7 +98,7 @@ def embed_source(
     def batches() -> Iterator[Any]:
         size = settings.write_batch_size
         for i in range(0, n, size):
-            texts = Lake.take(chunks, row_ids[i : i + size], columns=[S.TEXT]).column(0).to_pylist()
+            texts = embed_texts(Lake.take(chunks, row_ids[i : i + size], columns=[S.CONTEXT, S.TEXT]))
             vectors = embedder.embed(texts)
             flat = pa.array(vectors.reshape(-1), type=pa.float32())
             offsets = pa.array(range(0, (len(texts) + 1) * embedder.dim, embedder.dim), type=pa.int32())

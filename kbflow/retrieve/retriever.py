@@ -234,7 +234,7 @@ class Retriever:
         index = self._exact_index
         table = self.dataset.to_table(
             columns=["_score"] if index is not None else [S.CHUNK_ID, "_score"],
-            full_text_query={"query": query, "columns": [S.TEXT]},
+            full_text_query={"query": query, "columns": [S.SEARCH_TEXT]},
             filter=where,
             prefilter=bool(where),
             limit=depth,

@@ -1,0 +1,86 @@
+"""The context header: what a chunk needs to be understood alone, in front of the text that is embedded.
+
+A chunk of page 87 of a filing, the third chunk of an abstract or the middle of
+a long method loses its document's title, its section, its table's column
+names or its class. So the text that is embedded and indexed for BM25 is a
+short header plus the chunk text, while ``hit.text`` and the citation stay
+exactly the source text:
+
+====== ==============================================================
+kind   header
+====== ==============================================================
+doc    ``path — Heading > Subheading``
+web    ``page title — Heading > Subheading``
+pdf    ``file.pdf p.12`` (the page label where the PDF has one)
+table  ``file.pdf p.12 table 1``, then the header row when the chunk
+       does not start with it
+code   ``path — Class.method``, then the enclosing definition's first
+       line when the chunk does not start with it
+ticket ``#42 The ticket's title (author)``
+record the record's title, when the chunk does not start with it
+====== ==============================================================
+
+It is a chunking setting (``ChunkSettings.context``): ``kbflow eval --sweep``
+compares with and without it (sweep key ``context``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kbflow import schema as S
+from kbflow._lazy import require
+from kbflow.records import Locator, RawUnit
+
+__all__ = ["context_header", "embed_keys", "embed_text", "embed_texts"]
+
+#: the header is cut to this many characters (a title should not crowd out the chunk)
+MAX_HEADER_CHARS = 300
+
+
+def _join(*parts: str | None) -> str:
+    return " — ".join(p for p in parts if p)
+
+
+def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None = None) -> str | None:
+    """The header of a chunk of ``unit`` with ``locator`` and ``text`` (``extra``: what its chunker knows
+    beyond the locator: a table's header row, the enclosing definition's first line)."""
+    kind = unit.content_kind
+    if kind == "doc":
+        head = _join(locator.path or unit.title, locator.heading_path)
+    elif kind == "web":
+        head = _join(unit.title, locator.heading_path)
+    elif kind in ("pdf", "table", "ticket"):
+        head = unit.title
+    elif kind == "code":
+        head = _join(locator.path, locator.symbol)
+    elif kind == "record":
+        title = (unit.title or "").strip()
+        head = title if title and not text.lstrip().startswith(title) else None
+    else:
+        head = unit.title
+    if extra and not text.lstrip().startswith(extra.strip()):
+        head = f"{head}\n{extra.strip()}" if head else extra.strip()
+    if not head:
+        return None
+    return head[:MAX_HEADER_CHARS]
+
+
+def embed_text(text: str, context: str | None) -> str:
+    """What is embedded and indexed for a chunk: its header, a line break, its text (the text alone without one)."""
+    return f"{context}\n{text}" if context else text
+
+
+def embed_keys(batch: Any) -> Any:
+    """The embeddings key of each chunk row: its ``embed_hash`` (rows written before it existed: ``chunk_hash``)."""
+    pc = require("pyarrow.compute")
+    if S.EMBED_HASH not in batch.schema.names:
+        return batch.column(S.CHUNK_HASH)
+    return pc.coalesce(batch.column(S.EMBED_HASH), batch.column(S.CHUNK_HASH))
+
+
+def embed_texts(rows: Any) -> list[str]:
+    """What is embedded for each chunk row (an Arrow table of ``context`` and ``text``): header, line break, text."""
+    return [
+        f"{c}\n{t}" if c else t for c, t in zip(rows.column(S.CONTEXT).to_pylist(), rows.column(S.TEXT).to_pylist())
+    ]
