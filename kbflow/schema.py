@@ -240,7 +240,17 @@ PER_QUERY = "per_query"
 TOP_DOCS = "top_docs"
 CREATED_AT = "created_at"
 #: metric -> its flat column in eval_runs (SQL- and polars-friendly names)
-METRIC_COLUMNS = {"ndcg@10": "ndcg_10", "recall@10": "recall_10", "recall@100": "recall_100", "mrr@10": "mrr_10"}
+METRIC_COLUMNS = {
+    "ndcg@10": "ndcg_10",
+    "recall@10": "recall_10",
+    "recall@100": "recall_100",
+    "mrr@10": "mrr_10",
+    # added later: null in runs stored before
+    "recall@5": "recall_5",
+    "hit_rate@3": "hit_rate_3",
+    "hit_rate@5": "hit_rate_5",
+}
+_FIRST_METRICS = ("ndcg_10", "recall_10", "recall_100", "mrr_10")
 
 EVAL_RUNS_SCHEMA = pa.schema(
     [
@@ -252,7 +262,7 @@ EVAL_RUNS_SCHEMA = pa.schema(
         pa.field(LAKE_TAG, pa.string()),
         pa.field(CONFIG, pa.string(), nullable=False),  # JSON: mode and every other setting
         pa.field(MODE, pa.string(), nullable=False),
-        *(pa.field(col, pa.float64(), nullable=False) for col in METRIC_COLUMNS.values()),
+        *(pa.field(col, pa.float64(), nullable=col not in _FIRST_METRICS) for col in METRIC_COLUMNS.values()),
         pa.field("latency_p50_ms", pa.float64(), nullable=False),
         pa.field("latency_p95_ms", pa.float64(), nullable=False),
         pa.field(QUERIES, pa.int64(), nullable=False),

@@ -92,7 +92,7 @@ def build_eval_assets(
         snapshots = snapshot_lake(dataset, configs, settings, lake=uri)
         lake = Lake(uri)
         lake.table(S.EVAL_RUNS)  # created here, before partition runs append to it side by side
-        for (model, max_tokens), info in snapshots.items():
+        for (model, max_tokens, *_flags), info in snapshots.items():
             context.log.info(
                 f"{model} at {max_tokens} tokens: {info['status']}, {info['chunks_embedded']} embedded, "
                 f"tag {info['tag']}"
@@ -102,7 +102,12 @@ def build_eval_assets(
                 "lake": dg.MetadataValue.path(uri),
                 "dataset": dataset.name,
                 "queries": len(dataset),
-                "tags": dg.MetadataValue.json({f"{m} t{t}": info for (m, t), info in snapshots.items()}),
+                "tags": dg.MetadataValue.json(
+                    {
+                        f"{m} t{t}" + ("" if cx else " no context") + ("" if tb else " no tables"): info
+                        for (m, t, cx, tb), info in snapshots.items()
+                    }
+                ),
                 "chunks_embedded": sum(info["chunks_embedded"] for info in snapshots.values()),
                 "seconds": round(time.perf_counter() - t0, 3),
             }

@@ -23,7 +23,10 @@ def test_metrics_match_hand_computed_values():
     assert per["q1"]["mrr@10"] == 1.0 and per["q1"]["recall@10"] == 1.0
     assert per["q2"]["ndcg@10"] == pytest.approx((1 / math.log2(3)) / 1.0)
     assert per["q2"]["mrr@10"] == 0.5
-    assert per["q3"] == {"ndcg@10": 0.0, "recall@10": 0.0, "recall@100": 0.0, "mrr@10": 0.0}
+    assert set(per["q3"].values()) == {0.0} and len(per["q3"]) == 7
+    # q1 has 2 relevant documents, both in the top 3: recall@5 1.0, a hit in the top 3
+    assert per["q1"]["recall@5"] == 1.0 and per["q1"]["hit_rate@3"] == 1.0
+    assert per["q2"]["hit_rate@3"] == 1.0 and means["hit_rate@3"] == pytest.approx(2 / 3)
     assert means["mrr@10"] == pytest.approx((1 + 0.5 + 0) / 3)
     assert means["ndcg@10"] == pytest.approx((dcg / idcg + 1 / math.log2(3)) / 3)
 
@@ -99,7 +102,15 @@ def test_eval_cli_stores_runs_and_compares(tmp_path):
     assert [r["config"]["mode"] for r in lines] == ["hybrid", "dense", "bm25"]
     for r in lines:
         assert set(r) >= {"dataset", "lake_version", "config", "metrics", "latency_ms", "queries"}
-        assert set(r["metrics"]) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"}
+        assert set(r["metrics"]) == {
+            "ndcg@10",
+            "recall@10",
+            "recall@100",
+            "mrr@10",
+            "recall@5",
+            "hit_rate@3",
+            "hit_rate@5",
+        }
         assert r["queries"] == 3 and r["dataset"] == "tiny" and r["lake_version"] >= 1
         assert set(r["latency_ms"]) == {"p50", "p95"}
     bm25 = lines[2]
@@ -153,3 +164,63 @@ def test_documents_rank_where_their_best_chunk_does():
     assert ranked_docs(["c1", "c2", "c3", "cX", "c4"], doc_of) == ["d2", "d1", "d3"]
     assert ranked_docs(["c1", "c2", "c3", "c4"], doc_of, n=2) == ["d2", "d1"]
     assert as_run(["d2", "d1", "d3"]) == {"d2": 3.0, "d1": 2.0, "d3": 1.0}
+
+
+def test_a_sources_dataset_is_scored_by_page_with_context_and_tables_switches(tmp_path):
+    """``sources.json`` datasets: a hit counts for its PDF page; context header and tables are sweep keys."""
+    import importlib.util
+
+    from conftest import SAMPLES
+
+    spec = importlib.util.spec_from_file_location("make_pdf", SAMPLES / "make_pdf.py")
+    make_pdf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_pdf)
+    data = tmp_path / "pages"
+    (data / "qrels").mkdir(parents=True)
+    (tmp_path / "manual.pdf").write_bytes(
+        make_pdf.build(
+            pages=[
+                [(11, "Pumps are primed with water before start.")],
+                [(11, "Valves are greased every spring by the crew.")],
+                [(11, "Filters are replaced after one thousand hours.")],
+            ]
+        )
+    )
+    (data / "sources.json").write_text(
+        json.dumps(
+            {"name": "pages", "unit": "page", "sources": [{"id": "manual", "type": "pdf", "path": "../manual.pdf"}]}
+        )
+    )
+    (data / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "when are valves greased"})
+        + "\n"
+        + json.dumps({"_id": "q2", "text": "filters replaced hours"})
+        + "\n"
+    )
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tmanual.pdf#p2\t1\nq2\tmanual.pdf#p3\t1\n")
+    dataset = load_beir(str(data))
+    assert dataset.unit == "page" and dataset.corpus is None and dataset.sources[0]["id"] == "manual"
+    from kbflow.config import Settings
+    from kbflow.evaluate.evaluate import config_for, evaluate_dataset
+    from kbflow.evaluate.sweep import config_label
+
+    settings = Settings.coerce(None, model="hash:64")
+    configs = [config_for(settings, mode="bm25", context=c, tables=t) for c in (True, False) for t in (True, False)]
+    assert [config_label(c) for c in configs][-1] == "bm25_x3_t200_m-hash-64_nocx_notab"
+    runs, lake = evaluate_dataset(dataset, configs, settings, lake=str(tmp_path / "lake"))
+    assert len(runs) == 4 and all(r.metrics["hit_rate@3"] == 1.0 for r in runs), [r.metrics for r in runs]
+    assert all(r.top_docs["q1"][0] == "manual.pdf#p2" for r in runs)
+    options = {s.source_id: dict(s.options) for s in lake.sources()}
+    assert options["manual"] == {"tables": False}  # the last group ingested without tables
+
+
+def test_a_sources_dataset_names_a_missing_path(tmp_path):
+    data = tmp_path / "bad"
+    (data / "qrels").mkdir(parents=True)
+    (data / "sources.json").write_text(
+        json.dumps({"unit": "page", "sources": [{"id": "x", "type": "pdf", "path": "nowhere.pdf"}]})
+    )
+    (data / "queries.jsonl").write_text('{"_id": "q", "text": "x"}\n')
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\tnowhere.pdf#p1\t1\n")
+    with pytest.raises(DatasetError, match=r"source 'x': .*nowhere\.pdf does not exist"):
+        load_beir(str(data))

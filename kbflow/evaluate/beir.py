@@ -1,7 +1,21 @@
-"""BEIR-format datasets: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+"""Evaluation datasets in BEIR layout: ``queries.jsonl``, ``qrels/<split>.tsv``, and a corpus.
 
-``corpus.jsonl`` holds ``{"_id", "title", "text"}`` per line (ingested as a
-``jsonl`` source, so its records are read by :mod:`kbflow.sources.jsonl`);
+The corpus is either
+
+- ``corpus.jsonl``: BEIR records, ``{"_id", "title", "text"}`` per line (ingested
+  as one ``jsonl`` source; a hit counts for its record: ``unit="record"``), or
+- ``sources.json``: sources of any type, for judging at the level real
+  documents are used at::
+
+      {"name": "pdfpages", "unit": "page",
+       "sources": [{"id": "i1040nr", "type": "pdf", "path": "../pdfs/i1040nr.pdf"}, ...]}
+
+  ``unit`` says what a judged document is: ``"page"`` (``<file>#p<page>``: a
+  hit counts for its PDF page) or ``"symbol"``
+  (``<source id>/<path>::<symbol>``: a hit counts for the code symbol it is
+  part of). Paths are relative to the dataset folder; ``{stdlib}`` stands for
+  this Python's standard library folder.
+
 ``queries.jsonl`` holds ``{"_id", "text"}``; ``qrels/test.tsv`` has a header
 and ``query-id<TAB>corpus-id<TAB>score`` rows (graded; 0 or less is not
 relevant). A split other than ``test`` reads ``queries.<split>.jsonl`` where
@@ -10,9 +24,13 @@ that file exists.
 
 from __future__ import annotations
 
+import json
 import os
+import sysconfig
 from dataclasses import dataclass, field
+from typing import Any
 
+from kbflow import ids
 from kbflow.errors import DatasetError, SourceError
 from kbflow.sources.base import file_hash
 from kbflow.sources.jsonl import iter_records
@@ -26,13 +44,17 @@ class BeirDataset:
 
     name: str
     root: str
-    corpus: str  # path of corpus.jsonl
+    corpus: str | None  # path of corpus.jsonl (None for a sources.json dataset)
     corpus_hash: str
     split: str
     #: query id -> text, only queries with at least one judgement
     queries: dict[str, str] = field(repr=False)
     #: query id -> {doc id: graded relevance}
     qrels: dict[str, dict[str, int]] = field(repr=False)
+    #: what a judged document is: "record", "page" or "symbol"
+    unit: str = "record"
+    #: the sources of a sources.json dataset: ``{"id", "type", "path" (absolute), "options"}`` each
+    sources: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -76,13 +98,22 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
     if not os.path.isdir(root):
         raise DatasetError(f"{root}: not a folder; a BEIR dataset is a folder with corpus.jsonl, queries.jsonl, qrels/")
     corpus = os.path.join(root, "corpus.jsonl")
+    spec = os.path.join(root, "sources.json")
     queries_path = os.path.join(root, f"queries.{split}.jsonl")
     if split == "test" or not os.path.isfile(queries_path):
         queries_path = os.path.join(root, "queries.jsonl")
     qrels_path = os.path.join(root, "qrels", f"{split}.tsv")
-    for path in (corpus, queries_path, qrels_path):
+    if not os.path.isfile(corpus) and os.path.isfile(spec):
+        unit, sources, corpus_hash = _sources(spec, root)
+        corpus_or_none = None
+    else:
+        unit, sources, corpus_hash, corpus_or_none = "record", [], "", corpus
+    for path in (corpus_or_none or spec, queries_path, qrels_path):
         if not os.path.isfile(path):
-            raise DatasetError(f"{path}: missing; a BEIR dataset has corpus.jsonl, queries.jsonl and qrels/{split}.tsv")
+            raise DatasetError(
+                f"{path}: missing; a BEIR dataset has corpus.jsonl (or sources.json), queries.jsonl "
+                f"and qrels/{split}.tsv"
+            )
     queries = _queries(queries_path)
     qrels = {q: docs for q, docs in _qrels(qrels_path).items() if any(v > 0 for v in docs.values())}
     unknown = sorted(set(qrels) - set(queries))
@@ -95,9 +126,43 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
     return BeirDataset(
         name=os.path.basename(root.rstrip(os.sep)),
         root=root,
-        corpus=corpus,
-        corpus_hash=file_hash(corpus),
+        corpus=corpus_or_none,
+        corpus_hash=file_hash(corpus) if corpus_or_none else corpus_hash,
         split=split,
         queries={q: queries[q] for q in qrels},
         qrels=qrels,
+        unit=unit,
+        sources=sources,
     )
+
+
+#: what a judged document of a sources.json dataset can be
+UNITS = ("page", "symbol")
+
+
+def _sources(spec_path: str, root: str) -> tuple[str, list[dict[str, Any]], str]:
+    """``(unit, sources with absolute paths, a hash naming the corpus)`` of a ``sources.json``."""
+    try:
+        with open(spec_path, encoding="utf-8") as fh:
+            spec = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{spec_path}: not readable JSON ({exc})") from None
+    unit = spec.get("unit")
+    if unit not in UNITS:
+        raise DatasetError(f'{spec_path}: "unit" must be one of {", ".join(UNITS)}, got {unit!r}')
+    items = spec.get("sources")
+    if not isinstance(items, list) or not items:
+        raise DatasetError(f'{spec_path}: "sources" must be a non-empty list of {{id, type, path}}')
+    stdlib = sysconfig.get_paths()["stdlib"]
+    out = []
+    for i, item in enumerate(items, start=1):
+        if not isinstance(item, dict) or not {"id", "type", "path"} <= set(item):
+            raise DatasetError(f'{spec_path}: source {i} needs "id", "type" and "path"')
+        path = os.path.normpath(os.path.join(root, str(item["path"]).replace("{stdlib}", stdlib)))
+        if not os.path.exists(path):
+            raise DatasetError(f"{spec_path}: source {item['id']!r}: {path} does not exist")
+        out.append(
+            {"id": str(item["id"]), "type": str(item["type"]), "path": path, "options": dict(item.get("options") or {})}
+        )
+    corpus_hash = ids.digest(json.dumps(spec, sort_keys=True), *(s["path"] for s in out))
+    return unit, out, corpus_hash

@@ -16,8 +16,8 @@ def _table(runs) -> list[str]:
 
     head = (
         f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} "
-        f"{'tokens':>6s} {'model':>16s} {'rerank':>10s} {'ndcg@10':>7s} {'R@10':>6s} {'R@100':>6s} "
-        f"{'MRR@10':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
+        f"{'tokens':>6s} {'cx':>2s} {'tab':>3s} {'model':>16s} {'rerank':>10s} {'ndcg@10':>7s} {'R@5':>6s} "
+        f"{'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'hit@3':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
     )
     lines = [head]
     for r in runs:
@@ -29,11 +29,21 @@ def _table(runs) -> list[str]:
         lines.append(
             f"{r.run_id:12s} {c['mode']:6s} {show(c['fusion']):6s} {show(c['rrf_k']):>5s} "
             f"{show(c['dense_weight']):>7s} {show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} "
-            f"{slug(c['model'])[-16:]:>16s} {_reranker(c):>10s} {m['ndcg@10']:7.4f} {m['recall@10']:6.4f} "
-            f"{m['recall@100']:6.4f} {m['mrr@10']:6.4f} {r.latency_ms['p50']:7.1f} "
-            f"{r.latency_ms['p95']:7.1f}"
+            f"{_yes(c.get('context', True)):>2s} {_yes(c.get('tables', True)):>3s} "
+            f"{slug(c['model'])[-16:]:>16s} {_reranker(c):>10s} {m['ndcg@10']:7.4f} {_num(m, 'recall@5')} "
+            f"{m['recall@10']:6.4f} {m['recall@100']:6.4f} {m['mrr@10']:6.4f} {_num(m, 'hit_rate@3')} "
+            f"{r.latency_ms['p50']:7.1f} {r.latency_ms['p95']:7.1f}"
         )
     return lines
+
+
+def _yes(value) -> str:
+    return "y" if value else "n"
+
+
+def _num(metrics, name: str) -> str:
+    value = metrics.get(name)
+    return f"{value:6.4f}" if value is not None else f"{'-':>6s}"
 
 
 def _reranker(config) -> str:
@@ -64,6 +74,8 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--bm25-weight", type=float, default=None, help="Weight of the BM25 leg in fusion [default: 0.5].")
 @click.option("--depth-factor", type=int, default=None, help="Candidates per leg = factor * k (>= 3) [default: 3].")
 @click.option("--max-tokens", type=int, default=None, help="Chunk token budget of the lake [default: 200].")
+@click.option("--context/--no-context", default=None, help="The chunk context header [default: on].")
+@click.option("--tables/--no-tables", default=None, help="PDF tables as their own units [default: on].")
 @click.option("--model", default=None, help="Embedding model (path or id) [default: all-MiniLM-L6-v2].")
 @click.option(
     "--rerank",
@@ -109,6 +121,8 @@ def eval_command(
     bm25_weight,
     depth_factor,
     max_tokens,
+    context,
+    tables,
     model,
     reranker,
     rerank_depth,
@@ -194,6 +208,8 @@ def eval_command(
             "model": model,
             "reranker": reranker,
             "rerank_depth": rerank_depth,
+            "context": context,
+            "tables": tables,
         }
         modes = MODES if mode == "all" else (mode,)
         configs = [config_for(settings, mode=m, **overrides) for m in modes]

@@ -50,9 +50,11 @@ __all__ = [
 CORPUS_SOURCE = "corpus"
 #: documents ranked per query (Recall@100 needs 100)
 DOCS_PER_QUERY = 100
-#: the settings a configuration names; the retrieval keys apply at query time, the last two at ingest
+#: the settings a configuration names; the retrieval keys apply at query time, the ingest keys when the lake is built
 RETRIEVAL_KEYS = ("mode", "fusion", "rrf_k", "dense_weight", "bm25_weight", "depth_factor", "reranker", "rerank_depth")
-CONFIG_KEYS = (*RETRIEVAL_KEYS, "max_tokens", "model")
+#: ``context``: the chunk context header on or off; ``tables``: PDF tables as their own units, or not looked for
+INGEST_KEYS = ("model", "max_tokens", "context", "tables")
+CONFIG_KEYS = (*RETRIEVAL_KEYS, *INGEST_KEYS)
 
 
 def slug(name: str) -> str:
@@ -82,6 +84,8 @@ def config_for(settings: Settings, **overrides: Any) -> dict[str, Any]:
     config: dict[str, Any] = {key: getattr(r, key) for key in RETRIEVAL_KEYS}
     config["max_tokens"] = settings.chunking.max_tokens
     config["model"] = settings.model
+    config["context"] = settings.chunking.context
+    config["tables"] = True
     config.update({k: v for k, v in overrides.items() if v is not None})
     RetrievalSettings(**{k: config[k] for k in RETRIEVAL_KEYS})  # validates
     if config["mode"] != "hybrid":  # fusion settings do not apply: keep configs comparable
@@ -100,13 +104,37 @@ def config_for(settings: Settings, **overrides: Any) -> dict[str, Any]:
 
 def settings_for(base: Settings, config: Mapping[str, Any]) -> Settings:
     """The ingest settings a configuration needs (its chunk budget and model)."""
-    chunking = replace(base.chunking, max_tokens=int(config["max_tokens"]))
+    chunking = replace(base.chunking, max_tokens=int(config["max_tokens"]), context=bool(config.get("context", True)))
     if chunking.min_tokens >= chunking.max_tokens:
         chunking = replace(chunking, min_tokens=chunking.max_tokens // 4)
     return replace(base, model=str(config["model"]), chunking=chunking)
 
 
-def prepare_lake(dataset: BeirDataset, settings: Settings, progress: bool = False) -> tuple[Lake, dict[str, Any]]:
+def _register(lake: Lake, source_id: str, source_type: str, uri: str, title: str, options: dict[str, Any]) -> None:
+    """Register a dataset's source; a source moved (same id and type, new path) or re-optioned is updated."""
+    old = {s.source_id: s for s in lake.sources()}.get(source_id)
+    if old is None:
+        lake.register(Source(source_id, source_type, uri, title=title, options=options))
+    elif old.uri != uri or dict(old.options) != options:
+        lake.update_sources([Source(**{**old.__dict__, "uri": uri, "options": options}).to_row()])
+
+
+def dataset_sources(dataset: BeirDataset, tables: bool = True) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """``(source id, type, uri, options)`` of every source the dataset's corpus is made of."""
+    if dataset.corpus is not None:
+        return [(CORPUS_SOURCE, "jsonl", dataset.corpus, {})]
+    out = []
+    for s in dataset.sources:
+        options = dict(s["options"])
+        if s["type"] == "pdf" and not tables:
+            options["tables"] = False
+        out.append((s["id"], s["type"], s["path"], options))
+    return out
+
+
+def prepare_lake(
+    dataset: BeirDataset, settings: Settings, progress: bool = False, tables: bool = True
+) -> tuple[Lake, dict[str, Any]]:
     """Ingest the dataset's corpus into ``settings.lake`` (an unchanged corpus is not read again).
 
     Returns the lake and the ingest summary (``{"status", "chunks_embedded", "versions"}``).
@@ -114,12 +142,9 @@ def prepare_lake(dataset: BeirDataset, settings: Settings, progress: bool = Fals
     from kbflow.pipeline import ingest
 
     lake = Lake(settings.lake)
-    known = {s.source_id: s for s in lake.sources()}
-    old = known.get(CORPUS_SOURCE)
-    if old is None:
-        lake.register(Source(CORPUS_SOURCE, "jsonl", dataset.corpus, title=dataset.name))
-    elif old.uri != dataset.corpus:  # the same corpus bytes, moved: point the source at it
-        lake.update_sources([Source(**{**old.__dict__, "uri": dataset.corpus}).to_row()])
+    sources = dataset_sources(dataset, tables)
+    for source_id, source_type, uri, options in sources:
+        _register(lake, source_id, source_type, uri, dataset.name, options)
     bar = None
     report = None
     if progress:
@@ -132,21 +157,41 @@ def prepare_lake(dataset: BeirDataset, settings: Settings, progress: bool = Fals
             bar.update(done)
 
     try:
-        reports = ingest(lake, settings, [CORPUS_SOURCE], progress=report).sources
+        reports = ingest(lake, settings, [s[0] for s in sources], progress=report).sources
     finally:
         if bar is not None:
             bar.close()
-    (rep,) = reports
-    if rep.status == "failed":
-        raise DatasetError(f"{dataset.corpus}: the corpus could not be ingested: {rep.error}")
-    return lake, {"status": rep.status, "chunks_embedded": rep.chunks_embedded, "versions": lake.versions()}
+    failed = [r for r in reports if r.status == "failed"]
+    if failed:
+        raise DatasetError(
+            f"{dataset.root}: the corpus could not be ingested: {failed[0].source_id}: {failed[0].error}"
+        )
+    statuses = {r.status for r in reports}
+    status = "unchanged" if statuses == {"unchanged"} else "new" if statuses == {"new"} else "updated"
+    embedded = sum(r.chunks_embedded for r in reports)
+    return lake, {"status": status, "chunks_embedded": embedded, "versions": lake.versions()}
 
 
-def _doc_ids(retriever) -> dict[str, str]:
-    """chunk id -> corpus document id (the record id in its locator), for the pinned version."""
-    table = retriever.dataset.to_table(columns=[S.CHUNK_ID, S.LOCATOR])
-    records = table.column(S.LOCATOR).combine_chunks().field("record_id").to_pylist()
-    return {cid: rec for cid, rec in zip(table.column(S.CHUNK_ID).to_pylist(), records) if rec is not None}
+def doc_id(unit: str, source_id: str, locator: Mapping[str, Any]) -> str | None:
+    """The judged document a chunk counts for: its record, its PDF page, or its code symbol."""
+    if unit == "record":
+        return locator.get("record_id")
+    if unit == "page":
+        return f"{locator.get('path')}#p{locator.get('page')}" if locator.get("page") else None
+    return f"{source_id}/{locator.get('path')}::{locator.get('symbol') or ''}"
+
+
+def _doc_ids(retriever, unit: str = "record") -> dict[str, str]:
+    """chunk id -> judged document id (:func:`doc_id`), for the pinned version."""
+    table = retriever.dataset.to_table(columns=[S.CHUNK_ID, S.SOURCE_ID, S.LOCATOR])
+    out = {}
+    for cid, sid, loc in zip(
+        table.column(S.CHUNK_ID).to_pylist(), table.column(S.SOURCE_ID).to_pylist(), table.column(S.LOCATOR).to_pylist()
+    ):
+        doc = doc_id(unit, sid, loc or {})
+        if doc is not None:
+            out[cid] = doc
+    return out
 
 
 def ranked_docs(chunk_ids: Iterable[str], doc_of: Mapping[str, str], n: int = DOCS_PER_QUERY) -> list[str]:
@@ -192,7 +237,7 @@ def evaluate(
     from kbflow.retrieve.retriever import MAX_RANK_K, Retriever
 
     retriever = Retriever.open(lake, tag=tag, settings=settings)
-    doc_of = _doc_ids(retriever)
+    doc_of = _doc_ids(retriever, dataset.unit)
     if not doc_of:
         raise DatasetError(f"{lake.uri}: the search table holds no corpus records; was the corpus ingested?")
     chunks_per_doc = len(doc_of) / max(1, len(set(doc_of.values())))
@@ -256,27 +301,37 @@ def evaluate(
     return runs
 
 
-def group_key(config: Mapping[str, Any]) -> tuple[str, int]:
-    """What a configuration needs at ingest time: ``(model, max_tokens)``."""
-    return str(config["model"]), int(config["max_tokens"])
+#: what a configuration needs at ingest time: ``(model, max_tokens, context, tables)``
+Group = tuple[str, int, bool, bool]
 
 
-def ingest_groups(configs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int], list[Mapping[str, Any]]]:
-    """Configurations grouped by what they need at ingest time: ``{(model, max_tokens): [config, ...]}``."""
-    groups: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+def group_key(config: Mapping[str, Any]) -> Group:
+    """What a configuration needs at ingest time: ``(model, max_tokens, context, tables)``."""
+    return (
+        str(config["model"]),
+        int(config["max_tokens"]),
+        bool(config.get("context", True)),
+        bool(config.get("tables", True)),
+    )
+
+
+def ingest_groups(configs: Iterable[Mapping[str, Any]]) -> dict[Group, list[Mapping[str, Any]]]:
+    """Configurations grouped by what they need at ingest time (:func:`group_key`)."""
+    groups: dict[Group, list[Mapping[str, Any]]] = {}
     for config in configs:
         groups.setdefault(group_key(config), []).append(config)
     return groups
 
 
-def _tag_prefix(model: str, max_tokens: int) -> str:
+def _tag_prefix(model: str, max_tokens: int, context: bool = True, tables: bool = True) -> str:
     # the digest keeps two models of one folder name apart
-    return f"eval-{slug(model)}-{ids.digest(model)[:6]}-t{int(max_tokens)}-v"
+    flags = ("" if context else "-nocx") + ("" if tables else "-notab")
+    return f"eval-{slug(model)}-{ids.digest(model)[:6]}-t{int(max_tokens)}{flags}-v"
 
 
-def group_tag(lake: Lake, model: str, max_tokens: int) -> str | None:
-    """The newest snapshot :func:`snapshot_lake` tagged for ``(model, max_tokens)``, or ``None``."""
-    prefix = _tag_prefix(model, max_tokens)
+def group_tag(lake: Lake, model: str, max_tokens: int, context: bool = True, tables: bool = True) -> str | None:
+    """The newest snapshot :func:`snapshot_lake` tagged for one ingest group, or ``None``."""
+    prefix = _tag_prefix(model, max_tokens, context, tables)
     found = [
         (int(tag[len(prefix) :]), tag)
         for tag in lake.snapshots()
@@ -300,29 +355,29 @@ def snapshot_lake(
     groups write afterwards (``evaluate(..., tag=...)``). A group tagged before
     is not synced again: the lake is named by the corpus hash, so its snapshot
     still holds (delete the lake to rebuild it).
-    Returns ``{(model, max_tokens): {"tag", "search_version", "status",
-    "chunks_embedded"}}``.
+    Returns ``{group: {"tag", "search_version", "status", "chunks_embedded"}}``
+    (groups as :func:`group_key` gives them).
     """
     base = replace(settings, lake=lake or eval_lake_uri(dataset))
-    out: dict[tuple[str, int], dict[str, Any]] = {}
+    out: dict[Group, dict[str, Any]] = {}
     the_lake = Lake(base.lake)
-    for (model, max_tokens), group in ingest_groups(configs).items():
-        tag = group_tag(the_lake, model, max_tokens) if the_lake.has_table(S.SEARCH) else None
+    for key, group in ingest_groups(configs).items():
+        tag = group_tag(the_lake, *key) if the_lake.has_table(S.SEARCH) else None
         if tag is not None:  # the corpus is unchanged (its hash names the lake): the snapshot stands
             version = the_lake.snapshots()[tag][S.SEARCH]
-            out[(model, max_tokens)] = {
+            out[key] = {
                 "tag": tag,
                 "search_version": version,
                 "status": "unchanged",
                 "chunks_embedded": 0,
             }
             continue
-        the_lake, info = prepare_lake(dataset, settings_for(base, group[0]), progress=progress)
+        the_lake, info = prepare_lake(dataset, settings_for(base, group[0]), progress=progress, tables=key[3])
         version = info["versions"][S.SEARCH]
-        tag = f"{_tag_prefix(model, max_tokens)}{version}"
+        tag = f"{_tag_prefix(*key)}{version}"
         if tag not in the_lake.snapshots():
             the_lake.tag(tag)
-        out[(model, max_tokens)] = {
+        out[key] = {
             "tag": tag,
             "search_version": version,
             "status": info["status"],
@@ -345,8 +400,8 @@ def evaluate_dataset(
 ) -> tuple[list[EvalRun], Lake]:
     """Ingest as each configuration needs, evaluate it, and store the runs in the lake's ``eval_runs``.
 
-    Configurations are grouped by what they need at ingest time (model and
-    chunk budget); each group re-syncs the lake once (new chunk texts only are
+    Configurations are grouped by what they need at ingest time (model,
+    chunk budget, context header, PDF tables); each group re-syncs the lake once (new chunk texts only are
     embedded) and is then evaluated at query time. With ``tag``, the tagged
     snapshot is evaluated as it is (nothing is ingested; configurations must
     match how it was built). ``log`` receives one line per ingest group
@@ -356,13 +411,14 @@ def evaluate_dataset(
     base = replace(settings, lake=uri)
     runs: list[EvalRun] = []
     the_lake = Lake(uri)
-    for group in ingest_groups(configs).values():
+    for key, group in ingest_groups(configs).items():
         group_settings = settings_for(base, group[0])
         if tag is None:
-            the_lake, info = prepare_lake(dataset, group_settings, progress=progress)
+            the_lake, info = prepare_lake(dataset, group_settings, progress=progress, tables=key[3])
             if log is not None:
+                flags = ("" if key[2] else ", no context header") + ("" if key[3] else ", no tables")
                 log(
-                    f"{dataset.name}: {group_settings.model} at {group_settings.chunking.max_tokens} tokens: "
+                    f"{dataset.name}: {group_settings.model} at {group_settings.chunking.max_tokens} tokens{flags}: "
                     f"{info['status']}, {info['chunks_embedded']} chunks embedded, "
                     f"search version {info['versions'][S.SEARCH]}"
                 )

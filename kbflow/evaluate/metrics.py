@@ -15,7 +15,7 @@ from kbflow._lazy import require
 __all__ = ["METRICS", "score_run"]
 
 #: what ``kbflow eval`` reports
-METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "recall@5", "hit_rate@3", "hit_rate@5")
 
 
 def score_run(

@@ -39,7 +39,7 @@ def runs_frame(runs: Sequence[EvalRun], metric: str = "ndcg@10"):
             "dataset": r.dataset,
             "lake_version": r.lake_version,
             "lake_tag": r.lake_tag,
-            **{m: r.metrics[m] for m in METRICS},
+            **{m: r.metrics.get(m) for m in METRICS},
             "p50_ms": r.latency_ms["p50"],
             "p95_ms": r.latency_ms["p95"],
             "queries": r.queries,
@@ -54,7 +54,7 @@ def markdown_table(runs: Sequence[EvalRun], metric: str = "ndcg@10") -> str:
     head = "| # | configuration | nDCG@10 | R@10 | R@100 | MRR@10 | p50 ms | p95 ms | search version |"
     lines = [head, "|---|---|---|---|---|---|---|---|---|"]
     for i, (label, r) in enumerate(_ranked(runs, metric), start=1):
-        values = [f"{r.metrics[m]:.4f}" for m in METRICS]
+        values = [f"{r.metrics[m]:.4f}" if r.metrics.get(m) is not None else "-" for m in METRICS]
         if i == 1:
             values[METRICS.index(metric)] = f"**{values[METRICS.index(metric)]}**"
         lines.append(

@@ -87,7 +87,7 @@ class EvalRun:
             S.TOP_DOCS: json.dumps(self.top_docs, separators=(",", ":")),
             S.CREATED_AT: self.created_at,
         }
-        row.update({col: self.metrics[m] for m, col in S.METRIC_COLUMNS.items()})
+        row.update({col: self.metrics.get(m) for m, col in S.METRIC_COLUMNS.items()})
         return row
 
     @classmethod
@@ -99,7 +99,7 @@ class EvalRun:
             lake_version=row[S.LAKE_VERSION],
             lake_tag=row[S.LAKE_TAG],
             config=json.loads(row[S.CONFIG]),
-            metrics={m: row[col] for m, col in S.METRIC_COLUMNS.items()},
+            metrics={m: row[col] for m, col in S.METRIC_COLUMNS.items() if row.get(col) is not None},
             latency_ms={"p50": row["latency_p50_ms"], "p95": row["latency_p95_ms"]},
             queries=row[S.QUERIES],
             per_query=json.loads(row[S.PER_QUERY]),

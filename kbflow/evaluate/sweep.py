@@ -15,9 +15,11 @@
 
 Keys: ``mode``, ``fusion``, ``rrf_k``, ``dense_weight``, ``bm25_weight``,
 ``depth_factor``, ``reranker`` (a cross-encoder folder or id; ``null`` for
-none), ``rerank_depth`` (query time) and ``max_tokens``, ``model`` (ingest time:
-the lake is re-chunked and the new chunk texts embedded once per model; a
-text already embedded by that model never is again). A value or a list of
+none), ``rerank_depth`` (query time) and ``max_tokens``, ``model``,
+``context`` (the chunk context header, ``true``/``false``), ``tables`` (PDF
+tables as their own units, ``true``/``false``) (ingest time: the lake is
+re-chunked and the new chunk texts embedded once per model; a text already
+embedded by that model never is again). A value or a list of
 values; the grid is their cartesian product. Settings a mode does not use
 (fusion settings for ``dense``/``bm25``, ``rerank_depth`` without a
 reranker) are dropped, and duplicate
@@ -109,6 +111,10 @@ def config_label(config: Mapping[str, Any]) -> str:
         parts.append(f"m-{slug(config['model'])}")
     if config.get("reranker"):
         parts.append(f"rr-{slug(config['reranker'])}-{config['rerank_depth']}")
+    if config.get("context") is False:
+        parts.append("nocx")
+    if config.get("tables") is False:
+        parts.append("notab")
     return "_".join(parts)
 
 

@@ -64,7 +64,7 @@ def _slice(text: str, citation: Citation, where: str) -> str:
     return text[loc.char_start : loc.char_end]
 
 
-def _pdf_dropped(citation: Citation, lake: Lake | None) -> list[str] | None:
+def _pdf_dropped(citation: Citation, lake: Lake | None) -> tuple[list[str], bool] | None:
     """The header/footer lines the loader dropped from the cited page (``None``: unknown, parse the document).
 
     Read from the page's unit in ``documents`` (or, on a page that is all
@@ -79,7 +79,8 @@ def _pdf_dropped(citation: Citation, lake: Lake | None) -> list[str] | None:
     where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.sql_in(S.UNIT_KEY, keys)}"
     for layout in lake.scan(S.DOCUMENTS, [S.LAYOUT], where).column(0).to_pylist():
         if layout:
-            return list(json.loads(layout).get("dropped") or [])
+            data = json.loads(layout)
+            return list(data.get("dropped") or []), bool(data.get("tables", True))
     return None
 
 
@@ -112,7 +113,8 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:
             from kbflow.sources.pdf import resolve_page
 
             path = _file(citation)
-            page = resolve_page(path, loc.page, _pdf_dropped(citation, lake))
+            known = _pdf_dropped(citation, lake)
+            page = resolve_page(path, loc.page, *(known or (None,)))
             if loc.table:
                 if not 1 <= loc.table <= len(page.tables):
                     raise StaleCitationError(f"{path} p.{loc.page}: has no table {loc.table} now", None)
@@ -237,17 +239,18 @@ def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
             )
             for key in keys:
                 wanted.setdefault(c.source_id, {})[key] = c
-    by_file: dict[str, dict[int, list[str]]] = {}
+    by_file: dict[tuple[str, bool], dict[int, list[str]]] = {}
     for source_id, units in wanted.items():
         where = f"{S.SOURCE_ID} = {S.sql_str(source_id)} AND {S.sql_in(S.UNIT_KEY, units)}"
         for row in lake.scan(S.DOCUMENTS, [S.UNIT_KEY, S.LAYOUT], where).to_pylist():
             c = units[row[S.UNIT_KEY]]
             if row[S.LAYOUT]:
-                pages = by_file.setdefault(_file(c), {})
-                pages.setdefault(c.locator.page, list(json.loads(row[S.LAYOUT]).get("dropped") or []))
-    for path, pages in by_file.items():
+                data = json.loads(row[S.LAYOUT])
+                pages = by_file.setdefault((_file(c), bool(data.get("tables", True))), {})
+                pages.setdefault(c.locator.page, list(data.get("dropped") or []))
+    for (path, tables), pages in by_file.items():
         try:
-            prefetch_pages(path, pages)
+            prefetch_pages(path, pages, tables)
         except (SourceError, OSError):
             continue  # resolve() says why, citation by citation
 

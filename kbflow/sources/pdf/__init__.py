@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
+from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileIssue, FileSetLoader, file_hash, register_loader
@@ -44,6 +45,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
+#: the source option turning table units off (``{"tables": false}``: tables stay in the page prose)
+TABLES_OPTION = "tables"
+
+
 def table_key(rel: str, page: int, index: int) -> str:
     """The unit key of table ``index`` (1-based) on page ``page`` of file ``rel``."""
     return f"{rel}#page={page:05d}#table={index}"
@@ -59,6 +64,12 @@ class PdfLoader(FileSetLoader):
     streams = True
     max_file_mb = 256.0
 
+    def fingerprint(self, source: Source) -> str:
+        base = super().fingerprint(source)
+        if source.options.get(TABLES_OPTION, True):
+            return base
+        return ids.digest(base, "no tables")  # turning tables off or on re-loads the PDFs
+
     def load_file(self, source: Source, rel: str, path: str) -> Iterator[RawUnit]:
         digest = file_hash(path)
         any_text = False
@@ -69,7 +80,9 @@ class PdfLoader(FileSetLoader):
         def parsed(done: int, total: int) -> None:
             self.report_progress(pages=1)
 
-        for page, label in pdf_pages(path, on_error=page_failed, on_page=parsed):
+        tables = bool(source.options.get(TABLES_OPTION, True))
+        for page, label in pdf_pages(path, on_error=page_failed, on_page=parsed, tables=tables):
+            page.with_tables = tables
             name = f"{rel} p.{label or page.page}"
             if page.dropped:
                 log.info("%s: dropped repeated header/footer lines %s", name, page.dropped)

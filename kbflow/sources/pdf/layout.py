@@ -82,6 +82,8 @@ class PageText:
     width: float
     height: float
     tables: list[TableText] = field(default_factory=list)
+    #: whether tables were looked for (off: their words are prose); the page is rebuilt alike to resolve it
+    with_tables: bool = True
 
     def layout(self) -> str:
         return json.dumps(
@@ -91,6 +93,7 @@ class PageText:
                 "height": self.height,
                 "words": self.words,
                 "dropped": self.dropped,
+                "tables": self.with_tables,
             },
             separators=(",", ":"),
         )

@@ -261,6 +261,7 @@ def pdf_pages(
     workers: int | None = None,
     on_error: Callable[[int, str], None] | None = None,
     on_page: Callable[[int, int], None] | None = None,
+    tables: bool = True,
 ) -> Iterator[tuple[PageText, str | None]]:
     """Yield ``(page text, page label)`` for every page of ``path`` that parses.
 
@@ -268,7 +269,8 @@ def pdf_pages(
     to a temporary file; once the repeated header/footer lines are known, each
     page's text is built from the spill. Memory holds a few pages. A page that
     fails to parse goes to ``on_error(page number, reason)`` (raised without
-    it); ``on_page(pages parsed, pages)`` reports progress.
+    it); ``on_page(pages parsed, pages)`` reports progress. ``tables=False``
+    leaves tables in the prose (no table units).
 
     Raises
     ------
@@ -287,6 +289,8 @@ def pdf_pages(
                 edges.append([])
                 spill.write("null\n")
             else:
+                if not tables:
+                    raw["tables"] = []
                 prose, _ = split_tables(raw["words"], raw["tables"])
                 edges.append(_edge_keys(_raw_lines(prose), raw["height"]))
                 spill.write(json.dumps(raw) + "\n")
@@ -319,11 +323,13 @@ def _keep(key: tuple[Any, ...], page: PageText | None) -> None:
         del _pages[next(iter(_pages))]
 
 
-def prefetch_pages(path: str, wanted: dict[int, list[str]]) -> None:
+def prefetch_pages(path: str, wanted: dict[int, list[str]], tables: bool = True) -> None:
     """Parse the pages ``wanted`` (page number -> the lines the loader dropped there) of ``path`` with one
     open of the document, so that resolving many citations of one file never opens it twice."""
     st = os.stat(path)
-    todo = {n: tuple(d) for n, d in wanted.items() if (path, st.st_size, st.st_mtime, n, tuple(d)) not in _pages}
+    todo = {
+        n: tuple(d) for n, d in wanted.items() if (path, st.st_size, st.st_mtime, n, tuple(d), tables) not in _pages
+    }
     if not todo:
         return
     with open_pdf(path, pages=sorted(todo)) as pdf:
@@ -333,28 +339,32 @@ def prefetch_pages(path: str, wanted: dict[int, list[str]]) -> None:
             page.flush_cache()
             dropped = todo[number]
             drop = frozenset(line_key(line) for line in dropped)
-            built = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
-            _keep((path, st.st_size, st.st_mtime, number, dropped), built)
+            found = raw["tables"] if tables else []
+            built = page_text(raw["words"], raw["width"], raw["height"], number, drop, found)
+            _keep((path, st.st_size, st.st_mtime, number, dropped, tables), built)
 
 
-def _page_alone(path: str, size: int, mtime: float, number: int, dropped: tuple[str, ...]) -> PageText | None:
-    key = (path, size, mtime, number, dropped)
+def _page_alone(
+    path: str, size: int, mtime: float, number: int, dropped: tuple[str, ...], tables: bool = True
+) -> PageText | None:
+    key = (path, size, mtime, number, dropped, tables)
     if key not in _pages:
         with open_pdf(path, pages=[number]) as pdf:
             if not pdf.pages:
                 return None
             raw = parse_page(pdf.pages[0])
         drop = frozenset(line_key(line) for line in dropped)
-        _keep(key, page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"]))
+        found = raw["tables"] if tables else []
+        _keep(key, page_text(raw["words"], raw["width"], raw["height"], number, drop, found))
     return _pages[key]
 
 
 @lru_cache(maxsize=4)
-def _whole_document(path: str, size: int, mtime: float) -> dict[int, PageText]:
-    return {page.page: page for page, _ in pdf_pages(path, on_error=lambda n, e: None)}
+def _whole_document(path: str, size: int, mtime: float, tables: bool = True) -> dict[int, PageText]:
+    return {page.page: page for page, _ in pdf_pages(path, on_error=lambda n, e: None, tables=tables)}
 
 
-def resolve_page(path: str, number: int, dropped: list[str] | None = None) -> PageText:
+def resolve_page(path: str, number: int, dropped: list[str] | None = None, tables: bool = True) -> PageText:
     """Page ``number`` (1-based) of ``path`` exactly as the loader built it: its text and its tables.
 
     ``dropped`` is what the loader decided from the whole document for this
@@ -364,13 +374,13 @@ def resolve_page(path: str, number: int, dropped: list[str] | None = None) -> Pa
     """
     st = os.stat(path)
     if dropped is not None:
-        page = _page_alone(path, st.st_size, st.st_mtime, number, tuple(dropped))
+        page = _page_alone(path, st.st_size, st.st_mtime, number, tuple(dropped), tables)
         if page is not None:
             return page
     pages, _ = document_info(path)
     if not 1 <= number <= pages:
         raise SourceError(f"{path}: has no page {number} (it has {pages})")
-    found = _whole_document(path, st.st_size, st.st_mtime).get(number)
+    found = _whole_document(path, st.st_size, st.st_mtime, tables).get(number)
     if found is None:
         raise SourceError(f"{path}: page {number} could not be parsed")
     return found
