@@ -135,41 +135,46 @@ def _run(
 
         bar = tqdm(total=len(ids), desc="ingest", unit="source", file=sys.stderr)
     reports = []
-    for sid in ids:
-        if bar is not None:
-            bar.set_postfix_str(sid)
+    summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
+    phases = pipeline.plan_phases(lake, ids)
+    for n, phase in enumerate(phases, start=1):
+        for sid in phase:
+            if bar is not None:
+                bar.set_postfix_str(sid)
+            result = dg.materialize(
+                PER_SOURCE,
+                partition_key=sid,
+                instance=instance,
+                resources=resources,
+                raise_on_error=False,
+                run_config=_QUIET,
+            )
+            if not result.success:
+                reports.append(pipeline.failed_report(lake, sid, _error(result)))
+            else:
+                load = LoadResult.from_dict(_result(result, "documents"))
+                chunk = ChunkResult.from_dict(_result(result, "chunks"))
+                embed = EmbedResult.from_dict(_result(result, "embeddings"))
+                reports.append(pipeline.source_report(load, chunk, embed))
+            if bar is not None:
+                bar.update(1)
+        # publish what is ready before a big source starts; the checks run after the last phase
+        last = n == len(phases)
         result = dg.materialize(
-            PER_SOURCE,
-            partition_key=sid,
+            [search_index, *(CHECKS if checks and last else [])],
             instance=instance,
             resources=resources,
             raise_on_error=False,
             run_config=_QUIET,
         )
-        if not result.success:
-            reports.append(pipeline.failed_report(lake, sid, _error(result)))
+        if result.success:
+            summary.index = IndexResult.from_dict(_result(result, "search_index"))
+            summary.index_error = None
+            summary.published.append(summary.index.version)
         else:
-            load = LoadResult.from_dict(_result(result, "documents"))
-            chunk = ChunkResult.from_dict(_result(result, "chunks"))
-            embed = EmbedResult.from_dict(_result(result, "embeddings"))
-            reports.append(pipeline.source_report(load, chunk, embed))
-        if bar is not None:
-            bar.update(1)
+            summary.index_error = _error(result)
     if bar is not None:
         bar.close()
-
-    summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
-    result = dg.materialize(
-        [search_index, *(CHECKS if checks else [])],
-        instance=instance,
-        resources=resources,
-        raise_on_error=False,
-        run_config=_QUIET,
-    )
-    if result.success:
-        summary.index = IndexResult.from_dict(_result(result, "search_index"))
-    else:
-        summary.index_error = _error(result)
     summary.checks = [
         {"name": ev.check_name, "passed": ev.passed, "metadata": {k: v.value for k, v in ev.metadata.items()}}
         for ev in result.get_asset_check_evaluations()

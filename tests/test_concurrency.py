@@ -103,3 +103,41 @@ def test_duplicate_rows_are_flagged_and_repaired_by_the_next_ingest(ingested, fa
     assert summary.ok, summary.checks
     assert [h.chunk_id for h in Retriever.open(ingested.uri).search("fusion bridge", k=5)] == before
     assert pipeline.ingest(ingested, fast_settings).repaired == {}
+
+
+@pytest.mark.parametrize("runner", ["local", "dagster"])
+def test_one_huge_source_does_not_hold_up_the_others(tmp_path, monkeypatch, runner):
+    """Small sources are published before a big one is even loaded (both runners)."""
+    from kbflow import Lake, Settings, Source, run_ingest
+    from kbflow.pipeline import load as loadmod
+    from kbflow.pipeline import run as runmod
+
+    small, big = tmp_path / "small", tmp_path / "big"
+    small.mkdir()
+    big.mkdir()
+    (small / "a.md").write_text("# Small\n\nPumps are primed with water.\n")
+    (big / "b.md").write_text("# Big\n\n" + "Valves and seals and gaskets. " * 400 + "\n")
+    lake = Lake(str(tmp_path / "lake"))
+    lake.register(Source("big", "docs", str(big)))
+    lake.register(Source("small", "docs", str(small)))
+    monkeypatch.setattr(runmod, "BIG_SOURCE_BYTES", 1000)  # the 12 kB folder is "huge" here
+    assert runmod.plan_phases(lake, ["big", "small"]) == [["small"], ["big"]]
+    seen = {}
+    original = runmod.load_source if runner == "local" else loadmod.load_source
+
+    def watching(the_lake, source_id, *args, **kwargs):
+        if source_id == "big":  # the small source must be searchable already
+            seen["small_published"] = bool(
+                Retriever.open(the_lake.uri).search("pumps primed with water", k=3, source_ids=["small"])
+            )
+        return original(the_lake, source_id, *args, **kwargs)
+
+    if runner == "local":
+        monkeypatch.setattr(runmod, "load_source", watching)
+    else:
+        from kbflow import pipeline as pipemod
+
+        monkeypatch.setattr(pipemod, "load_source", watching)
+    summary = run_ingest(Settings.coerce(None, lake=lake.uri, model=FAST_MODEL), runner=runner)
+    assert seen == {"small_published": True}
+    assert len(summary.published) == 2 and summary.ok, summary

@@ -39,7 +39,15 @@ from kbflow.pipeline.results import (
     source_report,
     split_issues,
 )
-from kbflow.pipeline.run import failed_report, finish_index, ingest, prepare_lake, run_ingest, runner_names
+from kbflow.pipeline.run import (
+    failed_report,
+    finish_index,
+    ingest,
+    plan_phases,
+    prepare_lake,
+    run_ingest,
+    runner_names,
+)
 from kbflow.pipeline.sources import remove_source, stale_sources
 
 __all__ = [
@@ -57,6 +65,7 @@ __all__ = [
     "finish_index",
     "ingest",
     "load_source",
+    "plan_phases",
     "prepare_lake",
     "remove_source",
     "run_ingest",

@@ -136,6 +136,8 @@ class IngestSummary:
     index_error: str | None = None
     #: duplicate key rows the run found and removed first, per table (normally empty)
     repaired: dict[str, int] = field(default_factory=dict)
+    #: the search-table version published after each phase (small sources first, then each big one alone)
+    published: list[int] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -154,6 +156,7 @@ class IngestSummary:
             "checks": list(self.checks),
             "index_error": self.index_error,
             "repaired": dict(self.repaired),
+            "published": list(self.published),
         }
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "failed_report",
     "finish_index",
     "ingest",
+    "plan_phases",
     "prepare_lake",
     "runner_names",
     "run_ingest",
@@ -47,6 +48,33 @@ RUNNERS_GROUP = "kbflow.runners"
 
 #: ``runner(settings, source_ids, *, progress, checks) -> IngestSummary``
 Runner = Callable[..., IngestSummary]
+
+
+#: a source estimated to read more than this (text bytes; a PDF's bytes count an eighth) is ingested after the
+#: others, which are published first: one huge source never holds up the rest
+BIG_SOURCE_BYTES = 32 << 20
+
+
+def plan_phases(lake: Lake, source_ids: list[str]) -> list[list[str]]:
+    """The sources in the order to ingest them, cut where the search index is published.
+
+    Sources estimated small come first, in their order, and are published
+    together; each big source (:data:`BIG_SOURCE_BYTES`) follows, smallest
+    first, and is published on its own. With no big source: one phase (an
+    empty one when there is no source: the index is still brought up to date).
+    """
+    from kbflow.sources.base import get_loader
+
+    sizes = {}
+    for source in lake.sources(source_ids):
+        try:
+            sizes[source.source_id] = get_loader(source.source_type).estimate_bytes(source)
+        except KbflowError:
+            sizes[source.source_id] = 0
+    small = [sid for sid in source_ids if sizes.get(sid, 0) <= BIG_SOURCE_BYTES]
+    big = sorted((sid for sid in source_ids if sizes.get(sid, 0) > BIG_SOURCE_BYTES), key=lambda sid: sizes[sid])
+    phases = [small] if small else []
+    return phases + [[sid] for sid in big] or [[]]  # no source at all: one empty phase still publishes
 
 
 def prepare_lake(lake: Lake) -> dict[str, int]:
@@ -131,28 +159,31 @@ def ingest(
         ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
         reports = []
         bars = progress is True
-        for sid in ids:
-            try:
-                with load_bar(sid, bars) as loading:
-                    load = load_source(lake, sid, loading)
-                chunk = chunk_source(lake, sid, settings)
-                with embed_bar(sid, bars) as embedding:
-                    embed = embed_source(lake, sid, settings, embedding if bars else progress or None)
-                reports.append(source_report(load, chunk, embed))
-            except SourceError as exc:
-                reports.append(failed_report(lake, sid, str(exc)))
         summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
-        try:
-            summary.index = finish_index(lake, settings)
-        except LakeStorageError:
-            raise  # the lake's storage, not the index: the whole run stops with it
-        except KbflowError as exc:
-            summary.index_error = str(exc)
-        except Exception as exc:
-            error = storage_error(exc, lake.uri)
-            if error is None:
-                raise
-            raise error from exc
+        for phase in plan_phases(lake, ids):
+            for sid in phase:
+                try:
+                    with load_bar(sid, bars) as loading:
+                        load = load_source(lake, sid, loading)
+                    chunk = chunk_source(lake, sid, settings)
+                    with embed_bar(sid, bars) as embedding:
+                        embed = embed_source(lake, sid, settings, embedding if bars else progress or None)
+                    reports.append(source_report(load, chunk, embed))
+                except SourceError as exc:
+                    reports.append(failed_report(lake, sid, str(exc)))
+            try:
+                summary.index = finish_index(lake, settings)
+                summary.index_error = None
+                summary.published.append(summary.index.version)
+            except LakeStorageError:
+                raise  # the lake's storage, not the index: the whole run stops with it
+            except KbflowError as exc:
+                summary.index_error = str(exc)
+            except Exception as exc:
+                error = storage_error(exc, lake.uri)
+                if error is None:
+                    raise
+                raise error from exc
         if checks and summary.index_error is None:
             summary.checks = check_summaries(lake, settings)
     summary.versions = lake.versions()

@@ -128,6 +128,10 @@ class PdfLoader(FileSetLoader):
             layout=table.layout(),
         )
 
+    def estimate_bytes(self, source: Source) -> int:
+        # a PDF's bytes are mostly fonts and images: an eighth of them is a fair guess of its text's share
+        return super().estimate_bytes(source) // 8
+
     def estimate_pages(self, source: Source) -> int:
         """Pages the source's PDFs hold (for progress bars)."""
         total = 0
