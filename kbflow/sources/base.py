@@ -333,10 +333,10 @@ def decode_text(data: bytes, path: str) -> str:
     """Decode a text file; the loaders and the resolver decode alike.
 
     UTF-8 (a leading BOM dropped), or UTF-16 where the file starts with its
-    BOM. A stray NUL byte (at most 1% of the bytes) is kept as U+FFFD, one
-    character for one, so offsets still match; more NUL bytes make it a
-    binary file, which is an error naming the file, as is any other
-    undecodable byte.
+    BOM. A few stray NUL bytes (at most 4, or 1% of the bytes) are kept as
+    U+FFFD, one character for one, so offsets still match; more make it a
+    binary file, which is an error naming the file, as is a file with NUL
+    bytes that is not UTF-8, or any other undecodable byte.
     """
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         try:
@@ -344,11 +344,13 @@ def decode_text(data: bytes, path: str) -> str:
         except UnicodeDecodeError:
             raise SourceError(f"{path}: starts with a UTF-16 byte-order mark but is not valid UTF-16") from None
     nul = data.count(b"\0")
-    if nul > MAX_NUL_SHARE * len(data):
+    if nul > max(4, MAX_NUL_SHARE * len(data)):
         raise SourceError(f"{path}: a binary file ({nul} NUL bytes), not text")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if nul:
+            raise SourceError(f"{path}: a binary file (NUL bytes, and not UTF-8), not text") from None
         raise SourceError(
             f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
             "convert the file to UTF-8 or remove it from the source"
