@@ -182,6 +182,21 @@ def speed(repeat: int = 3) -> None:
         f"\nresolve one chunk of p.{row['locator']['page']} of the 300-page PDF: with the lake (parses that page) "
         f"{page_s:.2f} s; without it (parses the document) {doc_s:.2f} s"
     )
+    import subprocess
+
+    chunk_id = next(r["chunk_id"] for r in lake.scan("chunks", ["chunk_id", "locator"]).to_pylist()
+                    if r["locator"]["page"] == row["locator"]["page"])  # fmt: skip
+    cli = os.path.join(os.path.dirname(sys.executable), "kbflow")
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        done = subprocess.run([cli, "--lake", lake.uri, "resolve", chunk_id], capture_output=True, text=True)
+        runs.append(time.perf_counter() - t0)
+        assert done.returncode == 0, done.stderr
+    print(
+        f"`kbflow resolve CHUNK_ID` on that chunk, the whole command (process start included): "
+        f"median {statistics.median(runs):.2f} s of {repeat}"
+    )
     from kbflow.checks import check_locators
 
     pages_parsed, documents_parsed = [], []

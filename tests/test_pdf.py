@@ -172,3 +172,16 @@ def test_headers_and_footers_dropped_from_the_document_are_dropped_from_the_page
     for page, _ in pages:
         alone = pdfmod.resolve_page(str(path), page.page, page.dropped)
         assert alone.text == page.text and "kbflow sample document" not in alone.text
+
+
+def test_a_long_load_reports_files_and_pages_as_it_goes(tmp_path, fast_settings, lake_path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"doc{i}.pdf").write_bytes(_long_pdf(5))
+    lake = Lake(lake_path)
+    lake.register(Source("many", "pdf", str(folder)))
+    seen = []
+    pipeline.load_source(lake, "many", lambda files, total, pages: seen.append((files, total, pages)))
+    assert seen[0] == (0, 3, 0) and seen[-1] == (3, 3, 15)
+    assert [p for _, _, p in seen] == sorted(p for _, _, p in seen)  # pages only ever go up
