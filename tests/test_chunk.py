@@ -145,3 +145,79 @@ def test_chunk_ids_stable_across_edits_elsewhere():
 def test_token_estimate():
     assert count_tokens("hello, world") == 3
     assert count_tokens("internationalization") == 3  # long words cost more
+
+
+def test_functions_defined_under_if_and_try_are_units():
+    from kbflow.chunk.code import code_segments
+
+    text = (
+        "import os\n\n"
+        "if hasattr(os, 'statvfs'):\n"
+        "    def disk_usage(path):\n        st = os.statvfs(path)\n        return st.f_blocks\n"
+        "else:\n"
+        "    def disk_usage(path):\n        raise NotImplementedError(path)\n\n"
+        "try:\n    from _fast import speedup\nexcept ImportError:\n"
+        "    def speedup(x):\n        return x\n\n"
+        "if DEBUG:\n    LEVEL = 10\n"
+    )
+    segs = code_segments(text, "python", budget=400, min_tokens=0)
+    assert [s[2] for s in segs].count("disk_usage") == 2 and "speedup" in [s[2] for s in segs]
+    # an `if` holding no definition stays plain code
+    assert any(s[2] is None and "LEVEL = 10" in "\n".join(text.split("\n")[s[0] - 1 : s[1]]) for s in segs)
+
+
+def test_small_plain_code_joins_a_neighbour():
+    """A banner comment or a lone import is not a chunk of its own: it joins the function below it (or the
+    chunk above, at the end of a block); a tiny function stays a unit."""
+    from kbflow.chunk.code import code_segments
+
+    text = (
+        "import os\n\n\n"
+        "# -------------------------------------------- Helpers --------------------------------------------\n\n"
+        "def helper(a):\n    return os.path.join(a, 'x')\n\n\n"
+        "def tiny():\n    pass\n\n\n"
+        "VERSION = '1.0'\n"
+    )
+    spans = {s[2]: (s[0], s[1]) for s in code_segments(text, "python", budget=400, min_tokens=24)}
+    assert spans["helper"] == (1, 7)  # the import and the banner joined it
+    assert spans["tiny"] == (10, 14)  # and the trailing constant joined the last chunk
+    assert None not in spans
+    alone = code_segments(text, "python", budget=400, min_tokens=0)
+    assert [s[2] for s in alone] == [None, "helper", "tiny", None]
+
+
+def test_code_context_names_what_a_part_belongs_to():
+    """A piece of a split function carries its signature; a split class's body is labelled as such; the
+    module docstring and the comments above it are one chunk."""
+    from kbflow.chunk.code import cut_code
+
+    body = "\n".join(f"        total = total + compute_value({i}, weight={i}, name='item{i}')" for i in range(30))
+    text = (
+        "# Copyright notice\n"
+        '"""The store module.\n\nIt keeps things."""\n\n'
+        "class Store(Base):\n"
+        '    """A store of things, kept by key, with a long docstring that says a great deal about them."""\n\n'
+        "    kind = 'store'\n    limit = 100\n\n"
+        "    def get(self, key):\n        return self.items[key]\n\n"
+        "    def total(self, items,\n              weight=1):\n        total = 0\n" + body + "\n        return total\n"
+    )
+    segs = cut_code(text, "python", budget=120, min_tokens=8)
+    assert segs[0].line_start == 1 and segs[0].context == "(the module's docstring)" and segs[0].symbol is None
+    store = [s for s in segs if s.symbol == "Store"]
+    assert store and store[0].context == "(class body without its methods)"
+    parts = [s for s in segs if s.symbol == "Store.total"]
+    assert len(parts) > 1 and parts[0].context is None  # the first part shows the signature itself
+    assert all(p.context == "def total(self, items, weight=1):" for p in parts[1:])
+
+
+def test_the_context_header_of_code_chunks():
+    from kbflow.chunk.base import chunk_unit
+
+    body = "\n".join(f"    x{i} = compute_value({i}, weight={i}, name='item{i}')" for i in range(40))
+    text = f"def long_function(a, b):\n{body}\n    return a\n"
+    unit = RawUnit("s", "pkg/m.py", text, "code", Locator(kind="code", path="pkg/m.py"), language="python")
+    chunks = chunk_unit(unit, ChunkSettings(code_max_tokens=120))
+    assert len(chunks) > 1
+    assert chunks[0].context == "pkg/m.py — long_function"
+    assert chunks[1].context == "pkg/m.py — long_function\ndef long_function(a, b):"
+    assert all(line_span(text, c.locator.line_start, c.locator.line_end) == c.text for c in chunks)

@@ -53,7 +53,9 @@ def test_known_question_exact_file_and_line_span(sample_lake):
     loc = hit.citation.locator
     assert (loc.path, loc.symbol) == ("minisearch/fusion.py", "reciprocal_rank_fusion")
     source = (SAMPLES / "repo" / "minisearch" / "fusion.py").read_text().split("\n")
-    assert source[loc.line_start - 1].startswith("def reciprocal_rank_fusion")
+    # the file's one-line docstring is too small to stand alone: it joins the function below
+    assert loc.line_start == 1 and source[0].startswith('"""Merging the rankings')
+    assert "def reciprocal_rank_fusion" in hit.text.split("\n")[3]
     assert source[loc.line_end - 1].strip().startswith("return sorted(fused.items()")
 
 

@@ -122,8 +122,9 @@ def test_real_cross_encoder_loads_from_a_folder_and_scores_pairs(ingested, tiny_
     hits = r.search(QUERY, k=5, mode="dense", reranker=tiny_cross_encoder)
     direct = CrossEncoder(tiny_cross_encoder, device="cpu").predict([(QUERY, h.text) for h in hits])
     np.testing.assert_allclose([h.score for h in hits], sorted(direct, reverse=True), rtol=1e-5)
-    # the three passages about fusion come first, wherever the hashing embedder had put them
-    assert all("fusion" in h.text.lower() for h in hits[:3])
+    # the two passages about fusion (the doc section, and rrf with its file's docstring) come first,
+    # wherever the hashing embedder had put them
+    assert all("fusion" in h.text.lower() for h in hits[:2])
     assert [h.fused_rank for h in hits] != [h.rank for h in hits]
 
 

@@ -5,9 +5,12 @@ One :class:`LangSpec` per language names the node types that are units
 next unit (doc comments, decorators, attributes), wrappers whose inner node is
 the real definition (``export``, ``template<...>``, Python decorators), and
 nodes that are spliced into their parent (C preprocessor conditionals, Java
-enum bodies). :func:`unit_name` reads a unit's own name the way its language
-writes it (``Lake.Open`` for a Go method, ``impl Display for Lake`` for a
-Rust impl, ``Lake::open`` for a C++ out-of-class definition) and
+enum bodies, and Python's ``if``/``try`` blocks where they define functions),
+the units that hold methods (a split one's body is labelled "class body
+without its methods") and where a file's docstring is. :func:`unit_name`
+reads a unit's own name the way its language writes it (``Lake.Open`` for a
+Go method, ``impl Display for Lake`` for a Rust impl, ``Lake::open`` for a
+C++ out-of-class definition) and
 :meth:`LangSpec.qualify` joins it to its enclosing scope
 (``Retriever.search``, ``impl Lake::open``, ``Kb::Lake#open``).
 
@@ -39,10 +42,17 @@ class LangSpec:
     wrappers: dict[str, str] = field(default_factory=dict)
     #: nodes whose children are cut as if they were the parent's (preprocessor conditionals...)
     transparent: frozenset[str] = frozenset()
+    #: compound statements spliced like ``transparent`` ones only where they hold a unit (Python's
+    #: ``if sys.platform == "win32": def f(): ...``, ``try: ... except ImportError: def f(): ...``)
+    conditional: frozenset[str] = frozenset()
     body_fields: tuple[str, ...] = ("body",)
     sep: str = "."  # between a scope and a member: Retriever.search, impl Lake::open
     #: unit type -> separator before its name where the language writes another (Ruby: Lake#open)
     member_sep: dict[str, str] = field(default_factory=dict)
+    #: units that hold methods (a split one's body chunks are labelled "class body without its methods")
+    classes: frozenset[str] = frozenset()
+    #: module-level statement types that can hold the file's docstring (a string alone)
+    docstring: frozenset[str] = frozenset()
 
     def qualify(self, scope: str, name: str, unit_type: str) -> str:
         if not scope:
@@ -72,9 +82,11 @@ _TS_UNITS = _JS_UNITS | {
     "function_signature",
     "abstract_method_signature",
 }
+_JS_CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration", "interface_declaration"})
 _TS = {
     "module": "tree_sitter_typescript",
     "units": frozenset(_TS_UNITS),
+    "classes": _JS_CLASSES,
     "leading": frozenset({"comment", "decorator"}),
     "wrappers": {"export_statement": "declaration", "expression_statement": "*"},
 }
@@ -88,12 +100,27 @@ LANGUAGES: dict[str, LangSpec] = {
         module="tree_sitter_python",
         units=frozenset({"function_definition", "class_definition", "decorated_definition"}),
         wrappers={"decorated_definition": "definition"},
+        classes=frozenset({"class_definition"}),
+        docstring=frozenset({"expression_statement"}),
+        conditional=frozenset(
+            {
+                "if_statement",
+                "elif_clause",
+                "else_clause",
+                "try_statement",
+                "except_clause",
+                "finally_clause",
+                "with_statement",
+                "block",
+            }
+        ),
     ),
     "javascript": LangSpec(
         module="tree_sitter_javascript",
         units=_JS_UNITS,
         leading=frozenset({"comment", "decorator"}),
         wrappers={"export_statement": "declaration"},
+        classes=_JS_CLASSES,
     ),
     "typescript": LangSpec(factory="language_typescript", **_TS),
     "tsx": LangSpec(factory="language_tsx", **_TS),
@@ -117,6 +144,7 @@ LANGUAGES: dict[str, LangSpec] = {
         ),
         leading=_LINE_BLOCK_COMMENTS | {"attribute_item"},
         sep="::",
+        classes=frozenset({"impl_item", "trait_item"}),
     ),
     "java": LangSpec(
         module="tree_sitter_java",
@@ -133,6 +161,7 @@ LANGUAGES: dict[str, LangSpec] = {
         ),
         leading=_LINE_BLOCK_COMMENTS,
         transparent=frozenset({"enum_body_declarations"}),
+        classes=frozenset({"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}),
     ),
     "c": LangSpec(module="tree_sitter_c", units=_C_UNITS, transparent=_C_TRANSPARENT),
     "cpp": LangSpec(
@@ -141,12 +170,14 @@ LANGUAGES: dict[str, LangSpec] = {
         wrappers={"template_declaration": "*"},
         transparent=_C_TRANSPARENT,
         sep="::",
+        classes=frozenset({"class_specifier", "struct_specifier"}),
     ),
     "ruby": LangSpec(
         module="tree_sitter_ruby",
         units=frozenset({"method", "singleton_method", "class", "module", "singleton_class"}),
         sep="::",
         member_sep={"method": "#", "singleton_method": "."},
+        classes=frozenset({"class", "module", "singleton_class"}),
     ),
     "bash": LangSpec(module="tree_sitter_bash", units=frozenset({"function_definition"})),
 }

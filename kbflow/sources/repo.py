@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from kbflow import ids
 from kbflow.errors import SourceError
@@ -24,8 +23,8 @@ log = logging.getLogger(__name__)
 
 @register_loader
 class RepoLoader(FileSetLoader):
-    """Every text file of a repository; binary and non-UTF-8 files, and files over 1 MiB, are left out
-    (and reported)."""
+    """Every text file of a repository (or one code file); binary and non-UTF-8 files, and files over
+    1 MiB, are left out (and reported)."""
 
     name = "repo"
     description = "a code repository (tree-sitter chunks for code, documents for Markdown)"
@@ -35,11 +34,6 @@ class RepoLoader(FileSetLoader):
 
     def accepts(self, rel: str) -> bool:
         return True
-
-    def files(self, uri: str, options: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
-        if os.path.exists(uri) and not os.path.isdir(uri):
-            raise SourceError(f"{uri}: a repo source must be a folder")
-        return super().files(uri, options)
 
     def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
         data = read_bytes(path)
