@@ -10,7 +10,7 @@ from typing import Any
 
 from kbflow import schema as S
 from kbflow.embed.base import model_id_of
-from kbflow.index.search import FTS_INDEX, VECTOR_INDEX, VECTOR_INDEX_MIN_ROWS, index_coverage
+from kbflow.index.search import FTS_INDEX, NAMES_INDEX, VECTOR_INDEX, VECTOR_INDEX_MIN_ROWS, index_coverage
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation
 
@@ -70,8 +70,7 @@ def check_index_coverage(lake: Lake) -> CheckResult:
     rows = table.count_rows()
     coverage = index_coverage(table)
     problems = [f"{name}: {v['unindexed']} rows unindexed" for name, v in coverage.items() if v["unindexed"]]
-    if rows and FTS_INDEX not in coverage:
-        problems.append("no full-text index")
+    problems += [f"no full-text index {name}" for name in (FTS_INDEX, NAMES_INDEX) if rows and name not in coverage]
     if rows >= VECTOR_INDEX_MIN_ROWS and VECTOR_INDEX not in coverage:
         problems.append(f"no vector index at {rows} rows")
     return CheckResult(

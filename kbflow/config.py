@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from kbflow.errors import ConfigError
+from kbflow.retrieve.confidence import Calibration
 from kbflow.retrieve.fusion import FUSIONS
 
 __all__ = [
@@ -52,6 +53,10 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
     return os.path.abspath(os.path.expanduser(uri))
 
 
+#: bumped when a chunker cuts the same text differently (part of :meth:`ChunkSettings.fingerprint`)
+CHUNKER_REVISION = 2
+
+
 @dataclass(frozen=True)
 class ChunkSettings:
     """How raw units are cut into chunks.
@@ -66,7 +71,9 @@ class ChunkSettings:
         stays whole; larger ones are split at child boundaries.
     min_tokens:
         Small trailing pieces under this many tokens are merged into their
-        neighbour where the budget allows.
+        neighbour where the budget allows; in code, plain statements under it
+        (a comment line, an import, a bare ``class X:``) join the unit below
+        them or the chunk above instead of standing alone.
     window_lines:
         Lines per window for files no structural chunker understands.
     context:
@@ -93,8 +100,9 @@ class ChunkSettings:
             raise ConfigError(f"chunk window_lines must be in 1..10000, got {self.window_lines}")
 
     def fingerprint(self) -> str:
-        """A short stable string naming these settings (stored with every chunk)."""
-        out = f"t{self.max_tokens}-c{self.code_max_tokens}-m{self.min_tokens}-w{self.window_lines}"
+        """A short stable string naming these settings and the chunkers' revision (stored with every chunk:
+        a lake chunked otherwise is re-chunked by the next ingest)."""
+        out = f"r{CHUNKER_REVISION}-t{self.max_tokens}-c{self.code_max_tokens}-m{self.min_tokens}-w{self.window_lines}"
         return out + ("-x" if self.context else "")
 
 
@@ -119,8 +127,26 @@ class RetrievalSettings:
         The Reciprocal Rank Fusion constant (60 in Cormack et al. 2009).
     dense_weight, bm25_weight:
         Per-leg weights in the fusion (1.0 and 0.5 by default).
-    depth_factor:
-        Each leg fetches ``max(min_depth, depth_factor * k)`` candidates.
+    depth_factor, min_depth:
+        Each leg fetches ``max(min_depth + 1, depth_factor * k)`` candidates, and
+        fusion scores each leg's first ``min_depth`` (the candidate depth
+        floor): a larger ``k`` only adds candidates after them, so
+        ``search(q, k=3)`` is the first three hits of ``search(q, k=50)``.
+        200 by default (``bench/code_eval.py``: the best mean nDCG@10 with
+        Cranfield within 0.005 of fusing every candidate).
+    names_weight:
+        How much more a keyword match in a chunk's names (code path and
+        symbol, document heading path) counts than one in its text (0: not
+        searched).
+    symbol_first:
+        A query made only of code names (``Sniffer.has_header``,
+        ``json.dumps``, ``makeRecord``) gets the chunks that define them
+        first, in every mode.
+    calibration:
+        ``(intercept, slope)`` of the logistic curve from a hit's cosine
+        similarity to its ``relevance``, for a model without a built-in one
+        (``python bench/calibrate.py --model ...`` prints it; see
+        :mod:`kbflow.retrieve.confidence`).
     exact_max_rows:
         Search tables up to this many rows are searched exactly, with their
         vectors held in memory (4 bytes per dimension per row); larger ones
@@ -135,10 +161,13 @@ class RetrievalSettings:
     dense_weight: float = 1.0
     bm25_weight: float = 0.5
     depth_factor: int = 3
-    min_depth: int = 30
+    min_depth: int = 200
     exact_max_rows: int = EXACT_MAX_ROWS
     reranker: str | None = None
     rerank_depth: int = 50
+    names_weight: float = 1.0
+    symbol_first: bool = True
+    calibration: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.reranker is not None and (not isinstance(self.reranker, str) or not self.reranker):
@@ -159,10 +188,20 @@ class RetrievalSettings:
             raise ConfigError(f"depth_factor must be >= 3 (candidate depth >= 3*k), got {self.depth_factor}")
         if self.min_depth < 1:
             raise ConfigError(f"min_depth must be >= 1, got {self.min_depth}")
+        if self.names_weight < 0:
+            raise ConfigError(f"names_weight must be >= 0, got {self.names_weight}")
+        if self.calibration is not None:
+            try:
+                intercept, slope = (float(x) for x in self.calibration)
+                Calibration(intercept, slope)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"calibration must be (intercept, slope) with a positive slope: {exc}") from None
+            object.__setattr__(self, "calibration", (intercept, slope))
 
     def depth(self, k: int) -> int:
-        """Candidates each leg fetches for a top-``k`` request."""
-        return max(self.min_depth, self.depth_factor * k)
+        """Candidates each leg fetches for a top-``k`` request: the fusion window and the score it must beat,
+        or ``depth_factor * k`` when more."""
+        return max(self.min_depth + 1, self.depth_factor * k)
 
     def override(self, **changes: Any) -> RetrievalSettings:
         """These settings with ``changes`` (``None`` values ignored), validated once more."""

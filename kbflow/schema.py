@@ -70,6 +70,10 @@ CONTEXT = "context"
 EMBED_HASH = "embed_hash"
 #: search-table column: what BM25 indexes (header + text); the hit's text stays ``text``
 SEARCH_TEXT = "search_text"
+#: search-table column: where a chunk is (path, symbol, title, heading path), indexed apart for a boost
+SEARCH_NAMES = "search_names"
+#: search-table column: the last part of a code chunk's symbol (``callHandlers`` of ``Logger.callHandlers``)
+SYMBOL_NAME = "symbol_name"
 
 MODEL_ID = "model_id"
 VECTOR = "vector"
@@ -212,6 +216,8 @@ def search_schema(dim: int) -> pa.Schema:
         [
             *_CHUNK_FIELDS,
             pa.field(SEARCH_TEXT, pa.string(), nullable=False),
+            pa.field(SEARCH_NAMES, pa.string(), nullable=False),
+            pa.field(SYMBOL_NAME, pa.string()),
             pa.field(HIT, pa.string(), nullable=False),
             pa.field(VECTOR, pa.list_(pa.float32(), dim), nullable=False),
         ]
@@ -292,6 +298,9 @@ SCHEMAS: dict[str, pa.Schema] = {
 
 #: Table-level metadata key on the search table naming the model its vectors came from.
 SEARCH_MODEL_META = b"kbflow.model_id"
+#: Table-level metadata key on the search table: how its ``search_text`` was made (a table made otherwise is
+#: rebuilt by the next sync)
+SEARCH_TEXT_META = b"kbflow.search_text"
 
 
 def sql_str(value: str) -> str:

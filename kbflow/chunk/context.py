@@ -14,14 +14,20 @@ web    ``page title — Heading > Subheading``
 pdf    ``file.pdf p.12`` (the page label where the PDF has one)
 table  ``file.pdf p.12 table 1``, then the header row when the chunk
        does not start with it
-code   ``path — Class.method``, then the enclosing definition's first
-       line when the chunk does not start with it
+code   ``path — Class.method``, then the enclosing definition's signature
+       when the chunk does not show it, or a label ("class body without
+       its methods", "the module's docstring")
 ticket ``#42 The ticket's title (author)``
 record the record's title, when the chunk does not start with it
 ====== ==============================================================
 
 It is a chunking setting (``ChunkSettings.context``): ``kbflow eval --sweep``
 compares with and without it (sweep key ``context``).
+
+The keyword leg indexes more than what is embedded: :func:`search_texts` adds
+the words of camelCase identifiers (:mod:`kbflow.terms`), and
+:func:`search_names` gives each chunk a second, boosted field: where it is
+(code path and symbol, document path and heading path).
 """
 
 from __future__ import annotations
@@ -31,11 +37,22 @@ from typing import Any
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.records import Locator, RawUnit
+from kbflow.terms import identifier_words
 
-__all__ = ["context_header", "embed_keys", "embed_text", "embed_texts"]
+__all__ = [
+    "SEARCH_TEXT_REVISION",
+    "context_header",
+    "embed_keys",
+    "embed_text",
+    "embed_texts",
+    "search_names",
+    "search_texts",
+]
 
 #: the header is cut to this many characters (a title should not crowd out the chunk)
 MAX_HEADER_CHARS = 300
+#: how :func:`search_texts` makes the text indexed for BM25 (bumped when it changes)
+SEARCH_TEXT_REVISION = "4"
 
 
 def _join(*parts: str | None) -> str:
@@ -84,3 +101,34 @@ def embed_texts(rows: Any) -> list[str]:
     return [
         f"{c}\n{t}" if c else t for c, t in zip(rows.column(S.CONTEXT).to_pylist(), rows.column(S.TEXT).to_pylist())
     ]
+
+
+def search_texts(rows: Any) -> list[str]:
+    """What the keyword leg indexes for each chunk row: what is embedded, then the words of its identifiers
+    with a case change (``makeRecord`` -> ``make record``, :mod:`kbflow.terms`)."""
+    out = []
+    for text in embed_texts(rows):
+        words = identifier_words(text)
+        out.append(f"{text}\n{words}" if words else text)
+    return out
+
+
+def search_names(rows: Any) -> list[str]:
+    """Where each chunk row is, indexed apart so the keyword leg can weigh a match there more (code: path and
+    symbol; documents and web pages: path or title and heading path; other kinds: nothing, their title is
+    in their text already), with the words of its identifiers."""
+    out = []
+    kinds = rows.column(S.CONTENT_KIND).to_pylist()
+    titles = rows.column(S.TITLE).to_pylist()
+    locators = rows.column(S.LOCATOR).to_pylist()
+    for kind, title, locator in zip(kinds, titles, locators):
+        locator = locator or {}
+        if kind == "code":
+            names = _join(locator.get("path"), locator.get("symbol"))
+        elif kind in ("doc", "web"):
+            names = _join(locator.get("path") or title, locator.get("heading_path"))
+        else:
+            names = ""
+        words = identifier_words(names)
+        out.append(f"{names} {words}" if words else names)
+    return out

@@ -31,7 +31,7 @@ from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
-from kbflow.chunk.context import embed_keys, embed_texts
+from kbflow.chunk.context import SEARCH_TEXT_REVISION, embed_keys, search_names, search_texts
 from kbflow.config import EXACT_MAX_ROWS
 from kbflow.embed.base import model_id_of
 from kbflow.errors import LakeError
@@ -39,6 +39,7 @@ from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import release_memory, releases_memory
 from kbflow.lake.spill import Spill
 from kbflow.records import StepResult
+from kbflow.terms import symbol_name
 
 __all__ = [
     "VECTOR_INDEX_MIN_ROWS",
@@ -54,10 +55,17 @@ __all__ = [
 #: Below this many rows the dense leg is an exact scan; at or above it an ANN index is built.
 VECTOR_INDEX_MIN_ROWS = EXACT_MAX_ROWS
 FTS_INDEX = "text_idx"
+NAMES_INDEX = "names_idx"
 VECTOR_INDEX = "vector_idx"
 #: Rows per vector-index segment: the vectors one segment build holds (4 fragments of 16,384 rows)
 VECTOR_SEGMENT_ROWS = 65_536
-SCALAR_INDEXES = {S.SCOPE: "Bitmap", S.CONTENT_KIND: "Bitmap", S.SOURCE_TYPE: "Bitmap", S.SOURCE_ID: "BTree"}
+SCALAR_INDEXES = {
+    S.SCOPE: "Bitmap",
+    S.CONTENT_KIND: "Bitmap",
+    S.SOURCE_TYPE: "Bitmap",
+    S.SOURCE_ID: "BTree",
+    S.SYMBOL_NAME: "BTree",
+}
 _BATCH = 4096
 #: id sets up to this size are pushed to Lance as ``IN (...)``; larger ones are matched in Arrow
 _SQL_IN_MAX = 2048
@@ -152,10 +160,18 @@ def _search_batches(
             raise LakeError(f"{lake.uri}: embeddings of model {model_id} are not all {dim}-dimensional")
         vec = pa.FixedSizeListArray.from_arrays(flat.cast(pa.float32()), dim)
         cols = [batch.column(f.name) for f in S.CHUNKS_SCHEMA]
-        search_text = pa.array(embed_texts(batch), pa.string())
+        search_text = pa.array(search_texts(batch), pa.string())
+        names = pa.array(search_names(batch), pa.string())
+        symbols = pa.array(
+            [
+                (symbol_name((loc or {}).get("symbol")) or "").lower() or None if kind == "code" else None
+                for kind, loc in zip(batch.column(S.CONTENT_KIND).to_pylist(), batch.column(S.LOCATOR).to_pylist())
+            ],
+            pa.string(),
+        )
         hits = pa.array([S.hit_json(row) for row in batch.select(list(S.HIT_COLUMNS)).to_pylist()], pa.string())
         counter["rows"] += len(keep)
-        yield pa.RecordBatch.from_arrays([*cols, search_text, hits, vec], schema=schema)
+        yield pa.RecordBatch.from_arrays([*cols, search_text, names, symbols, hits, vec], schema=schema)
 
 
 def _diff(want, have) -> tuple[list[str], list[str]]:
@@ -196,7 +212,9 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
         # nothing embedded with this model yet: the search table cannot be built
         result.missing_embeddings = lake.table(S.CHUNKS).count_rows()
         return result
-    schema = S.search_schema(dim).with_metadata({S.SEARCH_MODEL_META: model_id.encode()})
+    schema = S.search_schema(dim).with_metadata(
+        {S.SEARCH_MODEL_META: model_id.encode(), S.SEARCH_TEXT_META: SEARCH_TEXT_REVISION.encode()}
+    )
 
     rebuild = True
     if lake.has_table(S.SEARCH):
@@ -207,6 +225,7 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
             search_model(table) != model_id
             or getattr(vec_type, "list_size", None) != dim
             or table.schema.remove_metadata() != schema.remove_metadata()
+            or (table.schema.metadata or {}).get(S.SEARCH_TEXT_META) != SEARCH_TEXT_REVISION.encode()
         )
     if rebuild:
         reader = pa.RecordBatchReader.from_batches(schema, _search_batches(lake, None, model_id, dim, schema, counter))
@@ -249,9 +268,12 @@ def ensure_indexes(table) -> None:
         return  # never build the full-text index on an empty table
     names = {ix.name for ix in table.list_indices()}
     configs = require("lancedb.index")
-    if FTS_INDEX not in names:
-        fts = configs.FTS(language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True)
-        table.create_index(S.SEARCH_TEXT, config=fts, name=FTS_INDEX)
+    for column, name in ((S.SEARCH_TEXT, FTS_INDEX), (S.SEARCH_NAMES, NAMES_INDEX)):
+        if name not in names:
+            fts = configs.FTS(
+                language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True
+            )
+            table.create_index(column, config=fts, name=name)
     for column, kind in SCALAR_INDEXES.items():
         name = f"{column}_idx"
         if name not in names:

@@ -1,0 +1,84 @@
+"""Identifiers as words: ``callHandlers`` is also ``call handlers``, for the keyword leg.
+
+Lance's full-text tokenizer splits text at every character that is not a
+letter or a digit, so ``_read_chunked`` and ``Task.cancel`` are already the
+words a reader would type (``read``, ``chunked``; ``task``, ``cancel``). It
+does not split at case changes: ``callHandlers`` is the single token
+``callhandlers``, which a query for "call handlers" never matches. So the
+text indexed for BM25 gets, after the chunk, the words of every identifier
+with a case change in it (:func:`identifier_words`), and a query gets the
+same words of the identifiers it names, at index and query time alike.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["identifier_words", "query_identifiers", "split_identifier", "symbol_name"]
+
+# a run of letters and digits, as Lance's tokenizer cuts words
+_WORD = re.compile(r"[^\W_]+")
+# the parts of a camelCase / PascalCase / HTTPServer / utf8Decode word
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# a word with a case change in it: a lower-case letter or digit before an upper-case one, or an
+# upper-case run before a lower-case letter that does not start the word (HTTPServer, not Server)
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+
+#: identifier words added to one text at most (a generated file full of names stays bounded)
+MAX_WORDS = 256
+
+
+def split_identifier(word: str) -> list[str]:
+    """The lower-case parts of one identifier with a case change (``makeRecord`` -> ``make``, ``record``);
+    an empty list for a word without one."""
+    if not _CAMEL.search(word):
+        return []
+    return [p.lower() for p in _PART.findall(word)]
+
+
+def identifier_words(text: str) -> str:
+    """The parts of every identifier in ``text`` with a case change, each once, in order of first use."""
+    seen: dict[str, None] = {}
+    for match in _WORD.finditer(text):
+        for part in split_identifier(match.group()):
+            if part not in seen:
+                seen[part] = None
+                if len(seen) >= MAX_WORDS:
+                    return " ".join(seen)
+    return " ".join(seen)
+
+
+# a dotted / scoped name as code writes it: json.dumps, Task.cancel, Lake::open, Kb::Lake#open, _read_chunked()
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|#)[A-Za-z_][A-Za-z0-9_]*)*")
+_SCOPE_SEP = re.compile(r"\.|::|#")
+#: a query of more names than this is read as prose
+MAX_QUERY_NAMES = 3
+
+
+def symbol_name(symbol: str | None) -> str | None:
+    """The last part of a qualified symbol (``Retriever.search`` -> ``search``, ``impl Lake::open`` -> ``open``)."""
+    if not symbol:
+        return None
+    return _SCOPE_SEP.split(symbol.split()[-1])[-1] or None
+
+
+def query_identifiers(query: str) -> list[list[str]]:
+    """The names a query made only of code names asks for, each as its parts (``json.dumps`` ->
+    ``["json", "dumps"]``); an empty list for a query in prose.
+
+    A query is read as names when it is at most :data:`MAX_QUERY_NAMES` words, each written as code writes
+    names (with ``_``, ``.``, ``::``, ``#``, a case change or ``()``), or a single word (``urlsplit``).
+    """
+    words = query.split()
+    if not 1 <= len(words) <= MAX_QUERY_NAMES:
+        return []
+    out = []
+    for word in words:
+        name = word.strip("`'\",;:?!").removesuffix("()")
+        if not _NAME.fullmatch(name):
+            return []
+        coded = "_" in name or _SCOPE_SEP.search(name) or _CAMEL.search(name) or word.endswith("()")
+        if not coded and len(words) > 1:
+            return []
+        out.append(_SCOPE_SEP.split(name))
+    return out
