@@ -254,6 +254,12 @@ def ingest(
     "--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable."
 )
 @click.option("--source", "source_ids", multiple=True, help="Source id filter; repeatable.")
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Drop hits whose relevance (0-1, calibrated for the model) is below this.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option(
     "--prompt",
@@ -277,12 +283,21 @@ def search(
     kinds,
     source_types,
     source_ids,
+    min_score,
     as_json,
     as_prompt,
     version,
     tag,
 ) -> None:
-    """Search the lake; every hit carries its citation."""
+    """Search the lake; every hit carries its citation.
+
+    \b
+    Each hit shows its score (the order of this list), its relevance (how
+    likely a real match, 0-1, calibrated for the model; "-" where unknown)
+    and its citation. When even the best hit is a weak match, a line says
+    so: the lake likely holds no answer. A query made only of code names
+    (Logger.callHandlers, json.dumps) lists their definitions first.
+    """
     from kbflow.retrieve.retriever import Retriever
 
     retriever = Retriever.open(_settings(ctx).lake, version=version, tag=tag)
@@ -297,6 +312,7 @@ def search(
         kinds=list(kinds) or None,
         source_types=list(source_types) or None,
         source_ids=list(source_ids) or None,
+        min_score=min_score,
     )
     if as_json:
         for hit in hits:
@@ -305,10 +321,13 @@ def search(
     if as_prompt:
         click.echo(hits.as_prompt())
         return
+    if hits.low_confidence:
+        click.echo(f"no good match (confidence {hits.confidence:.2f}): the lake likely holds no answer")
     if not hits:
         click.echo("no hits")
     for hit in hits:
-        click.echo(f"{hit.rank:>2}. {hit.score:.4f}  {hit.citation.render()}  [{hit.citation.source_id}]")
+        relevance = "   -" if hit.relevance is None else f"{hit.relevance:.2f}"
+        click.echo(f"{hit.rank:>2}. {hit.score:.4f} {relevance}  {hit.citation.render()}  [{hit.citation.source_id}]")
         snippet = " ".join(hit.text.split())
         click.echo(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
 

@@ -346,9 +346,14 @@ class Citation:
 class Hit:
     """One search result: the chunk text, its score and its citation, in one row.
 
-    ``dense_rank`` and ``bm25_rank`` keep each leg's 1-based rank (``None``
-    where the leg did not return the chunk) for analysis; ``fused_rank`` is the
-    rank before a cross-encoder reranked the hits (``None`` without one).
+    ``score`` orders the hits of one search (the fused score: comparable
+    within a result list, not across queries). ``dense_score`` is the cosine
+    similarity of the query to the chunk (``None`` in ``bm25`` mode) and
+    ``bm25_score`` its raw BM25 score (``None`` where the keyword leg did not
+    return it). ``dense_rank`` and ``bm25_rank`` keep each leg's 1-based rank
+    (``None`` where the leg did not return the chunk) for analysis;
+    ``fused_rank`` is the rank before a cross-encoder reranked the hits
+    (``None`` without one).
     """
 
     rank: int
@@ -361,12 +366,20 @@ class Hit:
     dense_rank: int | None = None
     bm25_rank: int | None = None
     fused_rank: int | None = None
+    dense_score: float | None = None
+    bm25_score: float | None = None
+    #: how likely this is a real match, 0..1, calibrated from ``dense_score`` for the lake's model
+    #: (:mod:`kbflow.retrieve.confidence`); ``None`` without a calibration or in ``bm25`` mode
+    relevance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``kbflow search --json`` object."""
         return {
             "rank": self.rank,
             "score": self.score,
+            "relevance": self.relevance,
+            "dense_score": self.dense_score,
+            "bm25_score": self.bm25_score,
             "chunk_id": self.chunk_id,
             "text": self.text,
             "citation": self.citation.to_dict(),
@@ -398,8 +411,19 @@ class Hits(list):
         #: wall time of the search that produced these hits, query embedding included
         self.latency_ms = 0.0
         #: each leg's ranked chunk ids before fusion (``{"dense": [...], "bm25": [...]}``), for analysis;
-        #: with a reranker, also ``"fused"``: the fused order it reranked
+        #: with a reranker, also ``"fused"``: the fused order it reranked; for a query of code names,
+        #: ``"symbol"``: the chunks that define them
         self.legs: dict[str, list[str]] = {}
+        #: the best relevance of the search's hits (before ``min_score`` dropped any): how likely the lake
+        #: holds a good match at all; ``None`` where no relevance is known (see :attr:`Hit.relevance`)
+        self.confidence: float | None = None
+
+    @property
+    def low_confidence(self) -> bool:
+        """Whether the search found no good match: its confidence is below 0.5 (``False`` when unknown)."""
+        from kbflow.retrieve.confidence import LOW_CONFIDENCE
+
+        return self.confidence is not None and self.confidence < LOW_CONFIDENCE
 
     def as_prompt(self) -> str:
         """Every hit as an untrusted block under one fresh boundary, after a preamble naming it
@@ -413,9 +437,12 @@ class Hits(list):
             {
                 "rank": h.rank,
                 "score": h.score,
+                "relevance": h.relevance,
                 "citation": h.citation.render(),
                 "source_id": h.citation.source_id,
                 "content_kind": h.content_kind,
+                "dense_score": h.dense_score,
+                "bm25_score": h.bm25_score,
                 "dense_rank": h.dense_rank,
                 "bm25_rank": h.bm25_rank,
                 "fused_rank": h.fused_rank,
@@ -436,12 +463,18 @@ class Hits(list):
         return pa.Table.from_pylist(self.to_dicts())
 
     def _repr_html_(self) -> str:
+        def rel(h: Hit) -> str:
+            return "" if h.relevance is None else f"{h.relevance:.2f}"
+
         rows = "".join(
-            f"<tr><td>{h.rank}</td><td>{h.score:.4f}</td><td><code>{html.escape(h.citation.render())}</code></td><td>{html.escape(h.text[:160])}</td></tr>"
+            f"<tr><td>{h.rank}</td><td>{h.score:.4f}</td><td>{rel(h)}</td>"
+            f"<td><code>{html.escape(h.citation.render())}</code></td><td>{html.escape(h.text[:160])}</td></tr>"
             for h in self
         )
+        confidence = "" if self.confidence is None else f", confidence {self.confidence:.2f}"
+        flag = " <b>no good match</b>" if self.low_confidence else ""
         return (
-            f"<p>{len(self)} hits for <b>{html.escape(self.query)}</b> ({self.mode})</p>"
-            "<table><tr><th>rank</th><th>score</th><th>citation</th><th>text</th></tr>"
+            f"<p>{len(self)} hits for <b>{html.escape(self.query)}</b> ({self.mode}{confidence}){flag}</p>"
+            "<table><tr><th>rank</th><th>score</th><th>relevance</th><th>citation</th><th>text</th></tr>"
             f"{rows}</table>"
         )

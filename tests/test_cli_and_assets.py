@@ -53,7 +53,7 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
     hits = [json.loads(line) for line in out.stdout.splitlines()]
     assert [h["rank"] for h in hits] == [1, 2, 3]
     for h in hits:
-        assert set(h) == {"rank", "score", "chunk_id", "text", "citation"}
+        assert set(h) == {"rank", "score", "relevance", "dense_score", "bm25_score", "chunk_id", "text", "citation"}
         assert set(h["citation"]) == {
             "source_id",
             "source_type",

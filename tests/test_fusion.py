@@ -38,3 +38,27 @@ def test_convex_combination_by_hand():
     assert convex({"dense": (["x"], [0.2])}) == [("x", 1.0)]  # one candidate: no spread to normalize by
     with pytest.raises(ConfigError):
         convex({"dense": (["a"], [0.1, 0.2])})
+
+
+def test_a_window_makes_scores_independent_of_depth():
+    """With ``window`` W a leg's scores run from its (W+1)-th score (0) to its best (1): the same whether it
+    returned W+1 candidates or many more."""
+    from kbflow.retrieve.fusion import FUSIONS, convex
+
+    deep = {"dense": (list("abcdef"), [0.9, 0.8, 0.6, 0.5, 0.2, 0.1]), "bm25": (list("dcaxyz"), [9, 7, 5, 3, 2, 1])}
+    shallow = {leg: (ids[:4], values[:4]) for leg, (ids, values) in deep.items()}
+    fused = dict(convex(deep, window=3))
+    assert fused["a"] == pytest.approx(1.0 + (5 - 3) / (9 - 3))  # dense (0.9-0.5)/(0.9-0.5), bm25 (5-3)/(9-3)
+    assert fused["e"] == 0.0 and fused["x"] == 0.0  # below the floor: kept, scoring nothing
+    for name, fuse in FUSIONS.items():
+        top = fuse(deep, window=3)[:4]
+        assert top == fuse(shallow, window=3)[:4], name
+
+
+def test_rrf_window_ranks_equal_scores_alike():
+    from kbflow.retrieve.fusion import FUSIONS
+
+    legs = {"bm25": (["a", "b", "c", "d"], [5.0, 5.0, 3.0, 1.0])}
+    fused = dict(FUSIONS["rrf"](legs, rrf_k=60, window=2))
+    assert fused["a"] == fused["b"] == pytest.approx(1 / 61)  # equal scores share rank 1
+    assert fused["c"] == 0.0 and fused["d"] == 0.0  # the 3rd score (3.0) is the floor: c does not beat it

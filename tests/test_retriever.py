@@ -86,7 +86,7 @@ def test_dense_leg_is_exact_and_legs_are_kept(ingested):
     rows = r.dataset.to_table(columns=["chunk_id", "vector"]).to_pylist()
     q = r.embedder.embed_query("rank fusion of two legs")
     scores = {row["chunk_id"]: float(np.dot(row["vector"], q) / np.linalg.norm(row["vector"])) for row in rows}
-    want = sorted(scores, key=lambda c: -scores[c])[:5]
+    want = sorted(scores, key=lambda c: (-round(scores[c], 5), c))[:5]  # equal scores in chunk-id order
     hits = r.search("rank fusion of two legs", k=5, mode="dense")
     assert [h.chunk_id for h in hits] == want
     assert all(abs(h.score - scores[h.chunk_id]) < 1e-5 for h in hits)
@@ -181,3 +181,121 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
     got = [h.chunk_id for h in ann.search(query, k=10, mode="dense")]
     want = [h.chunk_id for h in Retriever.open(lake).search(query, k=10, mode="dense")]
     assert len(got) == len(set(got)) == 10 and len(set(got) & set(want)) >= 9
+
+
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+def test_the_first_hits_do_not_depend_on_k(tmp_path, fusion):
+    """The legs fetch more candidates for a larger k, but fusion scores each leg's first ``min_depth``
+    only: search(q, k=3) is the first three of search(q, k=50), for random queries over 500 records
+    (of varied lengths: exact score ties across the floor could fall either way)."""
+    import json
+    import random
+
+    from conftest import FAST_MODEL
+
+    from kbflow import pipeline
+    from kbflow.config import Settings
+    from kbflow.lake import Lake
+    from kbflow.records import Source
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(300)]
+    path = tmp_path / "recs.jsonl"
+    with open(path, "w") as out:
+        for i in range(500):
+            text = " ".join(rng.choices(words, k=rng.randint(10, 60)))
+            out.write(json.dumps({"_id": f"r{i}", "text": text}) + "\n")
+    settings = Settings.coerce({"retrieval": {"min_depth": 20}}, lake=str(tmp_path / "lake"), model=FAST_MODEL)
+    lake = Lake(settings.lake)
+    lake.register(Source("recs", "jsonl", str(path)))
+    assert pipeline.ingest(lake, settings=settings).ok
+    r = Retriever.open(lake, settings=settings)
+    for _ in range(25):
+        query = " ".join(rng.choices(words, k=rng.randint(1, 6)))
+        few, many = r.search(query, k=3, fusion=fusion), r.search(query, k=50, fusion=fusion)
+        assert len(many) == 50
+        assert [h.chunk_id for h in few] == [h.chunk_id for h in many][:3], query
+        assert [h.score for h in few] == [h.score for h in many][:3]
+
+
+def test_a_query_of_code_names_finds_their_definition_first(ingested):
+    r = Retriever.open(ingested.uri)
+    for mode in ("hybrid", "dense", "bm25"):
+        hits = r.search("Index.add", k=3, mode=mode)  # the class is one chunk: that chunk holds `def add`
+        assert hits[0].citation.locator.symbol == "Index" and hits[0].relevance == 1.0, mode
+        assert hits.legs["symbol"] == [hits[0].chunk_id]
+    assert r.search("rrf", k=3, mode="dense")[0].citation.locator.symbol == "rrf"
+    assert r.search("fuse.rrf()", k=3, mode="dense")[0].citation.locator.symbol == "rrf"  # file.name
+    assert "symbol" not in r.search("Other.add", k=3).legs  # a scope it is not in
+    assert "symbol" not in r.search("how does reciprocal rank fusion add scores", k=3).legs  # prose
+    off = r.search("Index.add", k=3, mode="dense", symbol_first=False)
+    assert "symbol" not in off.legs
+
+
+def test_the_keyword_leg_weighs_path_and_symbol(tmp_path):
+    """A word in a chunk's path or symbol counts more than the same word in another chunk's text."""
+    from conftest import FAST_MODEL
+
+    from kbflow import pipeline
+    from kbflow.config import Settings
+    from kbflow.lake import Lake
+    from kbflow.records import Source
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "rollover.py").write_text("def should_rotate(size, limit):\n    return size >= limit\n")
+    (repo / "other.py").write_text(
+        "def helper(x):\n    # rollover rollover happens elsewhere\n    return x + 1\n\n\n"
+        "def makeRecord(name):\n    return {'name': name}\n"
+    )
+    settings = Settings.coerce(None, lake=str(tmp_path / "lake"), model=FAST_MODEL)
+    lake = Lake(settings.lake)
+    lake.register(Source("repo", "repo", str(repo)))
+    assert pipeline.ingest(lake, settings=settings).ok
+    r = Retriever.open(lake, settings=settings)
+    assert r.search("rollover", k=1, mode="bm25")[0].citation.locator.path == "rollover.py"
+    plain = r.search("rollover", k=1, mode="bm25", names_weight=0)
+    assert plain[0].citation.locator.path == "other.py"  # without the names: the text with the word twice
+    # camelCase is split at index and query time alike: "make record" finds makeRecord
+    assert r.search("make record", k=1, mode="bm25")[0].citation.locator.symbol == "makeRecord"
+
+
+def test_hits_carry_raw_leg_scores_and_a_calibrated_relevance(ingested):
+    import math
+
+    import numpy as np
+
+    from kbflow.config import Settings
+
+    r = Retriever.open(ingested.uri)
+    hits = r.search("reciprocal rank fusion of scores", k=5)
+    vectors = {
+        row["chunk_id"]: np.asarray(row["vector"])
+        for row in r.dataset.to_table(columns=["chunk_id", "vector"]).to_pylist()
+    }
+    q = np.asarray(r.embedder.embed_query("reciprocal rank fusion of scores"))
+    for h in hits:  # every hit has its cosine, whichever leg found it
+        v = vectors[h.chunk_id]
+        assert h.dense_score == pytest.approx(float(v @ q / np.linalg.norm(v) / np.linalg.norm(q)), abs=1e-5)
+    assert any(h.bm25_score and h.bm25_score > 0 for h in hits)
+    # the hashing test model has no calibration: no relevance, no confidence, and min_score says why
+    assert hits.confidence is None and not hits.low_confidence and all(h.relevance is None for h in hits)
+    with pytest.raises(QueryError, match="hash:64 has no calibration"):
+        r.search("fusion", min_score=0.5)
+    calibrated = Retriever.open(
+        ingested.uri, settings=Settings.coerce({"retrieval": {"calibration": [-2.0, 10.0]}}, model="hash:64")
+    )
+    hits = calibrated.search("reciprocal rank fusion of scores", k=5)
+    for h in hits:
+        assert h.relevance == pytest.approx(1 / (1 + math.exp(-(-2.0 + 10.0 * h.dense_score))))
+    assert hits.confidence == max(h.relevance for h in hits)
+    cut = sorted(h.relevance for h in hits)[2]
+    kept = calibrated.search("reciprocal rank fusion of scores", k=5, min_score=cut)
+    assert [h.chunk_id for h in kept] == [h.chunk_id for h in hits if h.relevance >= cut]
+    assert [h.rank for h in kept] == list(range(1, len(kept) + 1)) and kept.confidence == hits.confidence
+    with pytest.raises(QueryError, match="bm25 mode"):
+        calibrated.search("fusion", mode="bm25", min_score=0.5)
+    with pytest.raises(QueryError, match="min_score must be a relevance"):
+        calibrated.search("fusion", min_score=2)
+    with pytest.raises(QueryError, match="rank"):
+        calibrated.rank("fusion", min_score=0.5)

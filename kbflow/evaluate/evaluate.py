@@ -51,7 +51,19 @@ CORPUS_SOURCE = "corpus"
 #: documents ranked per query (Recall@100 needs 100)
 DOCS_PER_QUERY = 100
 #: the settings a configuration names; the retrieval keys apply at query time, the ingest keys when the lake is built
-RETRIEVAL_KEYS = ("mode", "fusion", "rrf_k", "dense_weight", "bm25_weight", "depth_factor", "reranker", "rerank_depth")
+RETRIEVAL_KEYS = (
+    "mode",
+    "fusion",
+    "rrf_k",
+    "dense_weight",
+    "bm25_weight",
+    "names_weight",
+    "symbol_first",
+    "min_depth",
+    "depth_factor",
+    "reranker",
+    "rerank_depth",
+)
 #: ``context``: the chunk context header on or off; ``tables``: PDF tables as their own units, or not looked for
 INGEST_KEYS = ("model", "max_tokens", "context", "tables")
 CONFIG_KEYS = (*RETRIEVAL_KEYS, *INGEST_KEYS)
@@ -91,6 +103,8 @@ def config_for(settings: Settings, **overrides: Any) -> dict[str, Any]:
     if config["mode"] != "hybrid":  # fusion settings do not apply: keep configs comparable
         for key in ("fusion", "rrf_k", "dense_weight", "bm25_weight"):
             config[key] = None
+        if config["mode"] == "dense":
+            config["names_weight"] = None
     elif config["fusion"] == "convex":
         config["rrf_k"] = None
     if config["reranker"] is None:
@@ -267,6 +281,9 @@ def evaluate(
                     fusion=config["fusion"],
                     rrf_k=config["rrf_k"],
                     weights=weights,
+                    names_weight=config.get("names_weight"),
+                    symbol_first=config.get("symbol_first"),
+                    min_depth=config.get("min_depth"),
                     depth=int(config["depth_factor"]) * k,
                     reranker=config.get("reranker") or False,
                     rerank_depth=config.get("rerank_depth"),

@@ -102,6 +102,16 @@ class ExactIndex:
         pos = [self._position[r] for r in row_ids]
         return self.chunk_ids.take(require("pyarrow").array(pos, type="int64")).to_pylist() if pos else []
 
+    def cosine(self, query: np.ndarray, row_ids: Sequence[int]) -> list[float]:
+        """The cosine similarity of ``query`` to the rows with these Lance row ids."""
+        if self._position is None:
+            self._position = {rid: i for i, rid in enumerate(self.row_ids.tolist())}
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(q))
+        q = q / norm if norm > 0 else q
+        rows = self.vectors[[self._position[r] for r in row_ids]]
+        return [float(x) for x in rows @ q]
+
     def mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray | None:
         """Rows that pass every ``{column: allowed values}`` filter (``None``: no filter)."""
         out = None

@@ -1,12 +1,24 @@
 """Hybrid retrieval over the search table, with the citation in every hit.
 
-Two legs each fetch a candidate depth (at least ``3 * k``): the dense leg
-(cosine similarity of the query vector to the chunk vectors) and the keyword
-leg (BM25 over Lance's full-text index, English stemming and stop words).
-Their results are fused by :func:`kbflow.retrieve.fusion.convex` (the
-default) or :func:`kbflow.retrieve.fusion.rrf`; an optional cross-encoder
-(:mod:`kbflow.retrieve.rerank`) rescores the first ``rerank_depth`` fused
-candidates. The hit rows (text plus citation) are fetched with one ``take``.
+Two legs each fetch candidates: the dense leg (cosine similarity of the query
+vector to the chunk vectors) and the keyword leg (BM25 over Lance's full-text
+indexes, English stemming and stop words: a chunk's text, plus its names, path
+and symbol, weighted ``names_weight`` times more; camelCase identifiers are
+split into words at index and query time, :mod:`kbflow.terms`). Their results
+are fused by :func:`kbflow.retrieve.fusion.convex` (the default) or
+:func:`kbflow.retrieve.fusion.rrf` over each leg's first ``min_depth``
+candidates, the candidate depth floor (200): a leg fetched deeper for a
+larger ``k`` changes no score, so the first hits never depend on ``k``. An
+optional cross-encoder (:mod:`kbflow.retrieve.rerank`) rescores the first
+``rerank_depth`` fused candidates. A query made only of code names
+(``Sniffer.has_header``, ``json.dumps``) gets the chunks that define them
+first. The hit rows (text plus citation) are fetched with one ``take``.
+
+Every hit carries each leg's raw score (``dense_score``: cosine similarity,
+``bm25_score``) and a ``relevance`` calibrated from its cosine for the lake's
+model (:mod:`kbflow.retrieve.confidence`); ``Hits.confidence`` is the best
+of them, and ``Hits.low_confidence`` flags a search whose lake likely holds
+no answer. ``min_score`` drops hits below a relevance.
 
 The dense leg is exact: up to ``RetrievalSettings.exact_max_rows`` rows the
 vectors of the opened version are held in memory (:class:`ExactIndex`, loaded
@@ -22,21 +34,28 @@ an ingest committing meanwhile never changes what it sees.
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from kbflow import schema as S
+from kbflow._lazy import require
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings, Settings
 from kbflow.embed.base import get_embedder
 from kbflow.errors import ConfigError, EmbedError, LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
+from kbflow.retrieve.confidence import Calibration, calibration_for
 from kbflow.retrieve.dense import ExactIndex
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.rerank import Reranker, get_reranker
+from kbflow.terms import identifier_words, query_identifiers
+
+_SYMBOL_PARTS = re.compile(r"\.|::|#|\s+")
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
@@ -52,9 +71,13 @@ class SearchOptions(TypedDict, total=False):
     source_ids: str | Sequence[str]
     rrf_k: int
     weights: Mapping[str, float]
+    names_weight: float
+    symbol_first: bool
+    min_depth: int
     depth: int
     reranker: str | Reranker | bool
     rerank_depth: int
+    min_score: float
 
 
 @dataclass(frozen=True)
@@ -92,6 +115,47 @@ class Ranking:
     row_of: dict[str, int] = field(repr=False)
     #: how many leading positions the cross-encoder scored (0 without one)
     reranked: int = 0
+    #: each leg's raw score of each of its candidates: ``{"dense": {chunk id: cosine}, "bm25": {...: BM25}}``
+    leg_scores: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
+    #: the query's embedding (``None`` in ``bm25`` mode)
+    query_vector: Any = field(default=None, repr=False)
+
+
+def _relevance(calibration: Calibration | None, cosine: float | None) -> float | None:
+    return calibration.relevance(cosine) if calibration is not None and cosine is not None else None
+
+
+def _ordered(leg: Leg) -> Leg:
+    """A leg's candidates best first, equal scores in chunk-id order (whatever order the index gave them)."""
+    ids, row_ids, scores = leg
+    order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))
+    return [ids[i] for i in order], [row_ids[i] for i in order], [scores[i] for i in order]
+
+
+def _defines(locator: Mapping[str, Any], parts: list[str]) -> bool:
+    """Whether the code chunk at ``locator`` defines the name ``parts``: its symbol ends in the last part,
+    and every other part is a scope of its symbol or a folder or file name of its path."""
+    symbol = [p.lower() for p in _SYMBOL_PARTS.split(locator.get("symbol") or "") if p]
+    if not symbol or symbol[-1] != parts[-1].lower():
+        return False
+    path = [os.path.splitext(p)[0].lower() for p in (locator.get("path") or "").split("/")]
+    return all(p.lower() in symbol[:-1] or p.lower() in path for p in parts[:-1])
+
+
+def _symbol_first(fused: list[tuple[str, float]], defined: list[tuple[str, int]]) -> list[tuple[str, float]]:
+    """``fused`` with the chunks that define the query's names first: definitions, then enclosing chunks,
+    each group in fused order. Each is scored its own fused score plus a step per group below it, the step
+    larger than any gap between two scores, so scores still fall down the list."""
+    score = dict(fused)
+    top = max(score.values(), default=0.0)
+    step = top - min([0.0, *score.values()]) + 1.0  # more than any two scores differ (cosines can be < 0)
+    groups = max(group for _, group in defined) + 1
+    first = sorted(
+        ((cid, score.get(cid, 0.0) + step * (groups - group)) for cid, group in dict(defined).items()),
+        key=lambda item: -item[1],
+    )
+    chosen = {cid for cid, _ in first}
+    return first + [(c, v) for c, v in fused if c not in chosen]
 
 
 def _as_list(value: str | Iterable[str] | None, name: str) -> list[str] | None:
@@ -205,8 +269,7 @@ class Retriever:
         return " AND ".join(parts) if parts else None
 
     # --- the legs ----------------------------------------------------------------
-    def _dense(self, query: str, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
-        vector = self.embedder.embed_query(query)
+    def _dense(self, vector, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
         if self.exact:
             index = self.exact_index
             return index.search(vector, depth, index.mask(filters) if filters else None)
@@ -228,13 +291,20 @@ class Retriever:
             [1.0 - d for d in table.column("_distance").to_pylist()],
         )
 
-    def _bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
+    def _bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]], names_weight: float) -> Leg:
         where = self._where(filters)
         # with the vectors in memory, chunk ids come from row ids there (no string column read)
         index = self._exact_index
+        words = identifier_words(query)  # as the index has them (kbflow.terms)
+        terms = f"{query} {words}" if words else query
+        fts = require("lance.query")
+        text = fts.MatchQuery(terms, S.SEARCH_TEXT)
+        if names_weight > 0:  # a match in the path, symbol or title counts names_weight times more
+            names = fts.MatchQuery(terms, S.SEARCH_NAMES, boost=names_weight)
+            text = fts.BooleanQuery([(fts.Occur.SHOULD, text), (fts.Occur.SHOULD, names)])
         table = self.dataset.to_table(
             columns=["_score"] if index is not None else [S.CHUNK_ID, "_score"],
-            full_text_query={"query": query, "columns": [S.SEARCH_TEXT]},
+            full_text_query=text,
             filter=where,
             prefilter=bool(where),
             limit=depth,
@@ -258,7 +328,9 @@ class Retriever:
             raise QueryError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
             raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
-        overrides = {name: options.get(name) for name in ("mode", "fusion", "rrf_k")}
+        overrides = {
+            name: options.get(name) for name in ("mode", "fusion", "rrf_k", "names_weight", "symbol_first", "min_depth")
+        }
         weights = options.get("weights")
         if weights is not None:
             unknown_legs = set(weights) - {"dense", "bm25"}
@@ -277,6 +349,7 @@ class Retriever:
         depth = depth if depth is not None else settings.depth(k)
         if depth < 3 * k:
             raise QueryError(f"depth must be at least 3*k = {3 * k}, got {depth}")
+        depth = max(depth, settings.min_depth + 1)  # the fusion window and the score it must beat
         filters = self._filters(
             options.get("scope"), options.get("kinds"), options.get("source_types"), options.get("source_ids")
         )
@@ -284,6 +357,25 @@ class Retriever:
         if reranker is not None:
             depth = max(depth, settings.rerank_depth)  # enough candidates for the reranker to choose from
         return _Request(query.strip(), k, settings, depth, filters, reranker)
+
+    def _min_score(self, min_score: Any, mode: str) -> float | None:
+        if min_score is None:
+            return None
+        if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not 0 <= min_score <= 1:
+            raise QueryError(f"min_score must be a relevance in 0..1, got {min_score!r}")
+        if mode == "bm25":
+            raise QueryError("min_score needs each hit's relevance, which bm25 mode has none of (it embeds no query)")
+        if self.calibration is None:
+            raise QueryError(
+                f"min_score needs each hit's relevance, and model {self.model_id} has no calibration; "
+                "fit one with `python bench/calibrate.py --model ...` and set retrieval.calibration"
+            )
+        return float(min_score)
+
+    @property
+    def calibration(self) -> Calibration | None:
+        """How hit relevance is computed for this lake's model (``None``: not calibrated)."""
+        return calibration_for(self.model_id, self.settings.retrieval.calibration)
 
     def _reranker(self, reranker: str | Reranker | bool | None, settings: RetrievalSettings) -> Reranker | None:
         """The reranker a request asks for: ``None`` the settings' one, ``False`` none, a name or an object."""
@@ -310,6 +402,8 @@ class Retriever:
         candidates; positions after them keep their fused order (see
         :attr:`Ranking.reranked`).
         """
+        if "min_score" in options:
+            raise QueryError("min_score applies to search(), which reads each hit's relevance; rank() reads none")
         return self._rank(self._request(query, k, MAX_RANK_K, options))
 
     def _rank(self, request: _Request) -> Ranking:
@@ -317,12 +411,13 @@ class Retriever:
         if self.rows == 0:
             return Ranking([], [], {}, {})
         legs: dict[str, Leg] = {}
+        vector = self.embedder.embed_query(query) if settings.mode in ("hybrid", "dense") else None
         # sequential, dense first: running the keyword leg in a thread beside the model made
         # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
-        if settings.mode in ("hybrid", "dense"):
-            legs["dense"] = self._dense(query, depth, request.filters)
+        if vector is not None:
+            legs["dense"] = _ordered(self._dense(vector, depth, request.filters))
         if settings.mode in ("hybrid", "bm25"):
-            legs["bm25"] = self._bm25(query, depth, request.filters)
+            legs["bm25"] = _ordered(self._bm25(query, depth, request.filters, settings.names_weight))
         if settings.mode != "hybrid":
             ids, _, scores = legs[settings.mode]
             fused = list(zip(ids, scores))
@@ -330,7 +425,7 @@ class Retriever:
             fuse = FUSIONS[settings.fusion]
             weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight}
             scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
-            fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k)
+            fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
         row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
         ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
         reranked = 0
@@ -338,6 +433,12 @@ class Retriever:
             ranked["fused"] = [cid for cid, _ in fused[: max(k, settings.rerank_depth)]]
             reranked = min(settings.rerank_depth, len(fused))
             fused = self._rerank(request.reranker, query, fused, settings.rerank_depth, row_of)
+        names = query_identifiers(query) if settings.symbol_first else []
+        if names:
+            defined = self._defining(names, request.filters, row_of)
+            if defined:
+                ranked["symbol"] = [cid for cid, _ in defined]
+                fused = _symbol_first(fused, defined)
         fused = fused[:k]
         return Ranking(
             [cid for cid, _ in fused],
@@ -345,7 +446,64 @@ class Retriever:
             ranked,
             row_of,
             reranked=min(reranked, len(fused)),
+            leg_scores={leg: dict(zip(ids, scores)) for leg, (ids, _, scores) in legs.items()},
+            query_vector=vector,
         )
+
+    def _defining(
+        self, names: list[list[str]], filters: Mapping[str, Sequence[str]], row_of: dict[str, int]
+    ) -> list[tuple[str, int]]:
+        """``(chunk id, 0 or 1)`` of the code that defines the names of a names-only query (``Sniffer.has_header``: the
+        symbol ``has_header`` in the class ``Sniffer``, or the chunk of the whole class where it is one;
+        ``json.dumps``: ``dumps`` in a file under ``json``): 0 for a definition, 1 for an enclosing
+        chunk; ``row_of`` gets their row ids."""
+        if S.SYMBOL_NAME not in self.dataset.schema.names:  # a table from before the column: rebuilt on sync
+            return []
+        # the name itself, or the class around it where that class is one chunk (``Index.add`` in ``Index``)
+        wanted = sorted({p.lower() for parts in names for p in parts[-2:]})
+        where = self._where({**filters, S.SYMBOL_NAME: wanted})
+        rows = self.dataset.to_table(
+            columns=[S.CHUNK_ID, S.LOCATOR, S.TEXT], filter=where, limit=MAX_K, with_row_id=True
+        ).to_pylist()
+        exact = [r for r in rows if any(_defines(r[S.LOCATOR] or {}, parts) for parts in names)]
+        inside = [
+            r
+            for r in rows
+            if r not in exact
+            and any(
+                len(parts) > 1
+                and _defines(r[S.LOCATOR] or {}, parts[:-1])
+                and re.search(rf"\b{re.escape(parts[-1])}\b", r[S.TEXT])
+                for parts in names
+            )
+        ]
+        for r in exact + inside:
+            row_of.setdefault(r[S.CHUNK_ID], r["_rowid"])
+        return [(r[S.CHUNK_ID], 0) for r in exact] + [(r[S.CHUNK_ID], 1) for r in inside]
+
+    def _cosines(self, ranking: Ranking, ids: list[str]) -> dict[str, float]:
+        """The cosine similarity of the query to each of ``ids``: the dense leg's score, computed for the hits
+        it did not return (none in ``bm25`` mode)."""
+        known = ranking.leg_scores.get("dense")
+        if known is None or ranking.query_vector is None:
+            return {}
+        out = {cid: known[cid] for cid in ids if cid in known}
+        missing = [cid for cid in ids if cid not in known]
+        if missing:
+            row_ids = [ranking.row_of[cid] for cid in missing]
+            if self.exact:
+                values = self.exact_index.cosine(ranking.query_vector, row_ids)
+            else:
+                np = require("numpy")
+                vectors = (
+                    Lake.take(self.dataset, row_ids, columns=[S.VECTOR]).column(S.VECTOR).to_numpy(zero_copy_only=False)
+                )
+                matrix = np.stack(vectors).astype(np.float32)
+                q = np.asarray(ranking.query_vector, dtype=np.float32)
+                norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
+                values = (matrix @ q / np.where(norms > 0, norms, 1.0)).tolist()
+            out.update(zip(missing, (float(v) for v in values)))
+        return out
 
     def _rerank(
         self, reranker: Reranker, query: str, fused: list[tuple[str, float]], n: int, row_of: Mapping[str, int]
@@ -381,13 +539,27 @@ class Retriever:
             or registered source ids.
         rrf_k, weights, depth:
             Fusion constant, per-leg weights ``{"dense": w, "bm25": w}`` and
-            candidates per leg (at least ``3 * k``); defaults from the settings.
+            candidates per leg (at least ``3 * k``; never fewer than the
+            fusion window, ``min_depth + 1``); defaults from the settings.
+        min_depth:
+            The candidate depth floor: fusion scores each leg's first
+            ``min_depth`` candidates, whatever ``k`` (default 200).
+        names_weight:
+            How much more a keyword match in a chunk's path, symbol or heading
+            path counts than one in its text (default 1.0; 0 turns it off).
+        symbol_first:
+            A query made only of code names gets their definitions first
+            (default ``True``).
         reranker, rerank_depth:
             A cross-encoder (local folder or model id, or an object with
             ``score(query, texts)``) that rescores the first
             ``max(rerank_depth, k)`` fused candidates; ``False`` turns off one
             set in the settings. Hits then carry the cross-encoder's scores and
             their ``fused_rank``.
+        min_score:
+            Drop hits whose ``relevance`` is below this (0 to 1); needs a
+            calibrated model and a dense leg. ``Hits.confidence`` still says
+            how good the best hit was.
 
         Every option defaults to the retriever's
         :class:`~kbflow.config.RetrievalSettings`; a request is those settings
@@ -396,12 +568,14 @@ class Retriever:
         Raises
         ------
         QueryError
-            Empty or over-long query, ``k`` out of range, unknown mode, fusion or filter value.
+            Empty or over-long query, ``k`` out of range, unknown mode, fusion or filter value,
+            ``min_score`` without a relevance to compare.
         EmbedError
             The cross-encoder cannot be loaded.
         """
         t0 = time.perf_counter()
         request = self._request(query, k, MAX_K, options)
+        min_score = self._min_score(options.get("min_score"), request.settings.mode)
         if request.settings.rerank_depth < k:
             request = replace(request, settings=request.settings.override(rerank_depth=k))
         ranking = self._rank(request)
@@ -411,6 +585,10 @@ class Retriever:
         wanted = [row_of[cid] for cid, _ in fused]
         rows = Lake.take(self.dataset, wanted, columns=[S.TEXT, S.HIT]).to_pylist() if wanted else []
         positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
+        cosine = self._cosines(ranking, [cid for cid, _ in fused])
+        calibration = self.calibration
+        defined = set(ranked.get("symbol", ()))  # exact name matches: certain
+        bm25 = ranking.leg_scores.get("bm25", {})
         hits = []
         for rank, ((cid, score), row) in enumerate(zip(fused, rows), start=1):
             row.update(json.loads(row.pop(S.HIT)))
@@ -426,9 +604,16 @@ class Retriever:
                     dense_rank=positions.get("dense", {}).get(cid),
                     bm25_rank=positions.get("bm25", {}).get(cid),
                     fused_rank=positions.get("fused", {}).get(cid),
+                    dense_score=cosine.get(cid),
+                    bm25_score=bm25.get(cid),
+                    relevance=1.0 if cid in defined else _relevance(calibration, cosine.get(cid)),
                 )
             )
+        confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
+        if min_score is not None:
+            hits = [replace(h, rank=n) for n, h in enumerate((h for h in hits if h.relevance >= min_score), 1)]
         out = Hits(hits, query=request.query, mode=request.settings.mode)
         out.legs = ranked
+        out.confidence = confidence
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         return out
