@@ -1,0 +1,172 @@
+"""Calibrate hit relevance for an embedding model, and measure the "no good match" flag.
+
+For each evaluation set, the questions with an answer in the lake (judged) and
+questions without one are searched (``k=10``, default settings):
+
+- ``codesearch`` (bench/codesearch, 14 standard-library packages) with the 40
+  questions of ``bench/codesearch/negatives.jsonl`` about packages that are
+  not in the lake (json, email, asyncio, http, sqlite3...);
+- ``pdfpages`` with 100 Cranfield questions (aerodynamics) as negatives;
+- ``cranfield`` with the pdfpages and codesearch questions as negatives;
+- ``cosqa`` with 100 Cranfield questions as negatives.
+
+A question is *answered* when a judged chunk is among its first 5 hits. A
+logistic curve from the best cosine similarity of those hits to "answered"
+is fitted on answered questions against negatives (questions whose answer
+is in the lake but was missed are left out of the fit: their hits are often
+fine matches the judgments do not list). Then, for the fitted curve and for
+the one kbflow ships (``kbflow.retrieve.confidence.CALIBRATIONS``), the flag
+``Hits.low_confidence`` (best relevance < 0.5) is scored per set: precision
+(flagged questions that were negatives or missed), recall on negatives
+(questions without an answer in the lake that were flagged), the false alarm
+rate (answered questions flagged), and the share of missed questions flagged.
+Leave-one-set-out fits show how the curve carries to a set it never saw.
+
+    python bench/calibrate.py
+    python bench/calibrate.py --model /path/to/model   # then set retrieval.calibration to what it prints
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from kbflow.config import Settings  # noqa: E402
+from kbflow.evaluate.beir import load_beir  # noqa: E402
+from kbflow.evaluate.evaluate import _doc_ids, eval_lake_uri, prepare_lake  # noqa: E402
+from kbflow.retrieve.confidence import CALIBRATIONS, Calibration  # noqa: E402
+from kbflow.retrieve.retriever import Retriever  # noqa: E402
+
+SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
+#: negatives per cross-set file
+NEGATIVES = 100
+TOP = 5
+
+
+def _questions(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line)["text"] for line in fh if line.strip()][:NEGATIVES]
+
+
+def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
+    code, pdf = os.path.join(HERE, "codesearch"), os.path.join(HERE, "pdfpages")
+    cranfield, cosqa = os.path.join(shared, "cranfield"), os.path.join(shared, "cosqa")
+    return {
+        "codesearch": (code, [os.path.join(code, "negatives.jsonl")]),
+        "pdfpages": (pdf, [os.path.join(cranfield, "queries.jsonl")]),
+        "cranfield": (cranfield, [os.path.join(pdf, "queries.jsonl"), os.path.join(code, "queries.jsonl")]),
+        "cosqa": (cosqa, [os.path.join(cranfield, "queries.jsonl")]),
+    }
+
+
+def collect(model: str | None, shared: str, home: str | None) -> list[tuple[str, str, float]]:
+    """``(set, kind, best cosine of the first TOP hits)`` per question; kind: answered, missed or negative."""
+    out = []
+    for name, (root, negatives) in sets(shared).items():
+        if not os.path.isdir(root) or not all(os.path.isfile(n) for n in negatives):
+            print(f"{name}: not found, skipped", file=sys.stderr)
+            continue
+        dataset = load_beir(root)
+        settings = Settings.coerce(None, lake=eval_lake_uri(dataset, home), model=model)
+        lake, _ = prepare_lake(dataset, settings)
+        retriever = Retriever.open(lake, settings=settings)
+        doc_of = _doc_ids(retriever, dataset.unit)
+        todo = [(text, dataset.qrels[q]) for q, text in dataset.queries.items() if q in dataset.qrels]
+        todo += [(text, {}) for path in negatives for text in _questions(path)]
+        for text, judged in todo:
+            hits = retriever.search(text[:1000], k=TOP, symbol_first=False)
+            best = max(h.dense_score for h in hits)
+            if not judged:
+                kind = "negative"
+            elif any(judged.get(doc_of.get(h.chunk_id), 0) > 0 for h in hits):
+                kind = "answered"
+            else:
+                kind = "missed"
+            out.append((name, kind, best))
+        print(f"{name}: {len(todo)} questions", file=sys.stderr)
+    return out
+
+
+def fit(rows: list[tuple[str, str, float]]) -> Calibration:
+    """Logistic regression (Newton's method, a little L2) of answered vs negative on the best cosine."""
+    train = [(cos, kind == "answered") for _, kind, cos in rows if kind != "missed"]
+    x = np.array([[1.0, c] for c, _ in train])
+    y = np.array([float(a) for _, a in train])
+    w = np.zeros(2)
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-x @ w))
+        grad = x.T @ (p - y) / len(y) + 1e-4 * np.array([0, w[1]])
+        hess = (x.T * (p * (1 - p))) @ x / len(y) + 1e-4 * np.diag([0, 1])
+        w -= np.linalg.solve(hess, grad)
+    return Calibration(round(float(w[0]), 3), round(float(w[1]), 3))
+
+
+def score(rows: list[tuple[str, str, float]], calibration: Calibration) -> dict[str, float]:
+    flagged = {kind: 0 for kind in ("answered", "missed", "negative")}
+    count = dict(flagged)
+    for _, kind, cos in rows:
+        count[kind] += 1
+        flagged[kind] += calibration.relevance(cos) < 0.5
+    flags = sum(flagged.values())
+    return {
+        "answered": count["answered"],
+        "missed": count["missed"],
+        "negative": count["negative"],
+        "precision": (flagged["negative"] + flagged["missed"]) / flags if flags else float("nan"),
+        "recall_negatives": flagged["negative"] / count["negative"] if count["negative"] else float("nan"),
+        "false_alarms": flagged["answered"] / count["answered"] if count["answered"] else float("nan"),
+        "missed_flagged": flagged["missed"] / count["missed"] if count["missed"] else float("nan"),
+    }
+
+
+def report(title: str, rows, calibration: Calibration) -> None:
+    print(f"\n{title}: relevance = 1/(1+exp(-({calibration.intercept} + {calibration.slope} * cosine)))")
+    print(f"  (flag below cosine {calibration.threshold:.3f})")
+    print(
+        f"  {'set':12s} {'answered':>8s} {'missed':>6s} {'negative':>8s} {'precision':>9s} {'recall(neg)':>11s}"
+        f" {'false alarms':>12s} {'missed flagged':>14s}"
+    )
+    names = sorted({r[0] for r in rows}) + ["all"]
+    for name in names:
+        m = score([r for r in rows if name in ("all", r[0])], calibration)
+        print(
+            f"  {name:12s} {m['answered']:8d} {m['missed']:6d} {m['negative']:8d} {m['precision']:9.3f}"
+            f" {m['recall_negatives']:11.3f} {m['false_alarms']:12.3f} {m['missed_flagged']:14.3f}"
+        )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default=None, help="embedding model path or id [the default model]")
+    ap.add_argument("--datasets", default=SHARED, help="the shared datasets folder [../shared/datasets]")
+    ap.add_argument("--eval-home", default=None, help="where the eval lakes live [$KBFLOW_EVAL_HOME or data/eval]")
+    args = ap.parse_args()
+    rows = collect(args.model, args.datasets, args.eval_home)
+    fitted = fit(rows)
+    report("fitted on every set", rows, fitted)
+    model_id = Settings.coerce(None, model=args.model).model
+    shipped = CALIBRATIONS.get(model_id)
+    if shipped is not None:
+        report(f"shipped for {model_id}", rows, shipped)
+    print("\nleave one set out (fitted on the others, scored on it):")
+    for name in sorted({r[0] for r in rows}):
+        held = fit([r for r in rows if r[0] != name])
+        m = score([r for r in rows if r[0] == name], held)
+        print(
+            f"  {name:12s} cosine {held.threshold:.3f}: precision {m['precision']:.3f}, recall(neg)"
+            f" {m['recall_negatives']:.3f}, false alarms {m['false_alarms']:.3f}"
+        )
+    print(f"\nretrieval.calibration = [{fitted.intercept}, {fitted.slope}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Code search quality: the codesearch set (questions and identifier queries), CoSQA and Cranfield in one run.
+
+For each dataset and mode, ``kbflow eval``'s code path (the dataset's eval lake,
+ingested as the current code and default settings chunk and embed it), then
+one line each: top-3 and top-5 hit rate (a relevant document among the
+first 3 / 5), nDCG@10, MRR@10 and Recall@10; last, the mean nDCG@10 of each
+mode over the sets that decide defaults (codesearch, CoSQA, Cranfield).
+
+    python bench/code_eval.py                                  # all sets, hybrid dense bm25
+    python bench/code_eval.py --sets codesearch,identifiers --modes hybrid
+    python bench/code_eval.py --set context=false              # an ingest or retrieval key of kbflow eval
+
+The sets:
+
+- ``codesearch``: 56 questions a developer asks about 14 packages of
+  Python's standard library (``bench/codesearch``), each judged by the
+  symbol(s) that implement the answer;
+- ``identifiers``: 24 queries that name an identifier (``Logger.callHandlers``,
+  ``urlsplit``, ``logging.basicConfig``) over the same lake;
+- ``cosqa``, ``cranfield``: ``../shared/datasets`` (skipped when absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from kbflow.config import Settings  # noqa: E402
+from kbflow.evaluate.beir import load_beir  # noqa: E402
+from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate_dataset  # noqa: E402
+
+SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
+#: name -> (folder, split); ``{shared}`` is --datasets
+SETS = {
+    "codesearch": (os.path.join(HERE, "codesearch"), "test"),
+    "identifiers": (os.path.join(HERE, "codesearch"), "identifiers"),
+    "cosqa": ("{shared}/cosqa", "test"),
+    "cranfield": ("{shared}/cranfield", "test"),
+    "pdfpages": (os.path.join(HERE, "pdfpages"), "test"),
+}
+#: the sets whose mean nDCG@10 decides a default
+DECIDING = ("codesearch", "cosqa", "cranfield")
+METRICS = ("hit_rate@3", "hit_rate@5", "ndcg@10", "mrr@10", "recall@10")
+
+
+def _value(text: str):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--sets", default="codesearch,identifiers,cosqa,cranfield", help="comma-separated: " + ",".join(SETS)
+    )
+    ap.add_argument("--modes", default="hybrid,dense,bm25")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a kbflow eval configuration key")
+    ap.add_argument("--datasets", default=SHARED, help="the shared datasets folder [../shared/datasets]")
+    ap.add_argument("--eval-home", default=None, help="where the eval lakes live [$KBFLOW_EVAL_HOME or data/eval]")
+    ap.add_argument("--json", action="store_true", help="one JSON object per set and mode")
+    args = ap.parse_args()
+    overrides = dict(kv.split("=", 1) for kv in args.set)
+    overrides = {k: _value(v) for k, v in overrides.items()}
+    modes = args.modes.split(",")
+    rows = []
+    for name in args.sets.split(","):
+        root, split = SETS[name]
+        root = root.replace("{shared}", args.datasets)
+        if not os.path.isdir(root):
+            print(f"{name}: {root} not found, skipped", file=sys.stderr)
+            continue
+        dataset = load_beir(root, split=split)
+        settings = Settings.coerce(None, lake=eval_lake_uri(dataset, args.eval_home))
+        configs = [config_for(settings, mode=m, **overrides) for m in modes]
+        runs, _ = evaluate_dataset(
+            dataset, configs, settings, lake=settings.lake, save=False, log=lambda line: print(line, file=sys.stderr)
+        )
+        for run in runs:
+            rows.append({"set": name, "mode": run.config["mode"], "queries": run.queries, **run.metrics})
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    if overrides:
+        print("settings:", ", ".join(f"{k}={v}" for k, v in overrides.items()))
+    print(f"{'set':12s} {'mode':7s} {'queries':>7s} " + " ".join(f"{m:>10s}" for m in METRICS))
+    for row in rows:
+        cells = " ".join(f"{row[m]:10.4f}" if row.get(m) is not None else f"{'-':>10s}" for m in METRICS)
+        print(f"{row['set']:12s} {row['mode']:7s} {row['queries']:7d} {cells}")
+    for mode in modes:
+        deciding = [r["ndcg@10"] for r in rows if r["mode"] == mode and r["set"] in DECIDING]
+        if len(deciding) == len(DECIDING):
+            print(f"mean nDCG@10 over {', '.join(DECIDING)} ({mode}): {statistics.mean(deciding):.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
