@@ -65,12 +65,27 @@ _EXPORTS = {
     "ResolveError": "kbflow.errors",
     "StaleCitationError": "kbflow.errors",
     "MissingDependencyError": "kbflow.errors",
+    "AuthError": "kbflow.errors",
+    "AccessDeniedError": "kbflow.errors",
+    "NotFoundError": "kbflow.errors",
+    "Client": "kbflow.service.client",
+    "Service": "kbflow.service.core",
+    "insights": "kbflow.analytics",
+    "Insights": "kbflow.analytics",
+    "ApiKey": "kbflow.keys",
+    "create_key": "kbflow.keys",
+    "list_keys": "kbflow.keys",
+    "revoke_key": "kbflow.keys",
 }
 
 __all__ = [
+    "AccessDeniedError",
+    "ApiKey",
+    "AuthError",
     "Chunk",
     "ChunkSettings",
     "Citation",
+    "Client",
     "ConfigError",
     "CrossEncoderReranker",
     "DatasetError",
@@ -79,6 +94,7 @@ __all__ = [
     "Hit",
     "Hits",
     "IngestSummary",
+    "Insights",
     "KbflowError",
     "Lake",
     "LakeBusyError",
@@ -87,6 +103,7 @@ __all__ = [
     "LakeStorageError",
     "Locator",
     "MissingDependencyError",
+    "NotFoundError",
     "QueryError",
     "Ranking",
     "RawUnit",
@@ -95,6 +112,7 @@ __all__ = [
     "RetrievalSettings",
     "Retriever",
     "SearchOptions",
+    "Service",
     "Settings",
     "Source",
     "SourceError",
@@ -103,15 +121,19 @@ __all__ = [
     "chunk_unit",
     "compare_runs",
     "convex",
+    "create_key",
     "evaluate_dataset",
     "get_embedder",
     "get_loader",
     "ingest",
+    "insights",
     "limit_malloc_arenas",
+    "list_keys",
     "load_beir",
     "load_runs",
     "remove_source",
     "resolve",
+    "revoke_key",
     "rrf",
     "run_ingest",
     "stale_sources",
@@ -132,10 +154,13 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kbflow.analytics import Insights, insights
     from kbflow.chunk.base import chunk_unit
     from kbflow.config import ChunkSettings, RetrievalSettings, Settings
     from kbflow.embed.base import get_embedder
     from kbflow.errors import (
+        AccessDeniedError,
+        AuthError,
         ConfigError,
         DatasetError,
         EmbedError,
@@ -145,6 +170,7 @@ if TYPE_CHECKING:  # pragma: no cover
         LakeNotFoundError,
         LakeStorageError,
         MissingDependencyError,
+        NotFoundError,
         QueryError,
         ResolveError,
         SourceError,
@@ -154,6 +180,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.beir import load_beir
     from kbflow.evaluate.evaluate import evaluate_dataset
     from kbflow.evaluate.runs import EvalRun, compare_runs, load_runs
+    from kbflow.keys import ApiKey, create_key, list_keys, revoke_key
     from kbflow.lake.lake import Lake
     from kbflow.lake.malloc import limit_malloc_arenas
     from kbflow.pipeline import IngestSummary, ingest, remove_source, run_ingest, stale_sources
@@ -162,4 +189,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.retrieve.rerank import CrossEncoderReranker, Reranker
     from kbflow.retrieve.resolver import resolve
     from kbflow.retrieve.retriever import Ranking, Retriever, SearchOptions
+    from kbflow.service.client import Client
+    from kbflow.service.core import Service
     from kbflow.sources.base import get_loader

@@ -151,6 +151,10 @@ class RetrievalSettings:
         Search tables up to this many rows are searched exactly, with their
         vectors held in memory (4 bytes per dimension per row); larger ones
         with a vector index use Lance's ANN index instead.
+    log_queries:
+        Add a row per search to the lake's ``query_log`` (:mod:`kbflow.usage`;
+        buffered, never blocking or failing a search). ``kbflow search
+        --no-log`` and ``kbflow serve --no-log`` turn it off.
     """
 
     mode: str = "hybrid"
@@ -168,6 +172,7 @@ class RetrievalSettings:
     names_weight: float = 1.0
     symbol_first: bool = True
     calibration: tuple[float, float] | None = None
+    log_queries: bool = True
 
     def __post_init__(self) -> None:
         if self.reranker is not None and (not isinstance(self.reranker, str) or not self.reranker):

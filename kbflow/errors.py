@@ -16,6 +16,9 @@ each also derives from the builtin that fits, so callers can catch either::
     ├── ResolveError(ValueError)           a citation cannot be resolved back to its text
     │   └── StaleCitationError             the source changed since it was indexed
     ├── DatasetError(ValueError)           an evaluation dataset or sweep file is malformed
+    ├── AuthError(PermissionError)         a service request without a valid API key (HTTP 401)
+    │   └── AccessDeniedError              a valid key outside its scope or role (HTTP 403)
+    ├── NotFoundError(KeyError)            no chunk (or other item) with that id (HTTP 404)
     └── MissingDependencyError(ImportError)  an optional package is not installed
 
 Messages name the input at fault (file, source id, parameter) and say what to
@@ -25,6 +28,8 @@ do about it.
 from __future__ import annotations
 
 __all__ = [
+    "AccessDeniedError",
+    "AuthError",
     "ConfigError",
     "DatasetError",
     "EmbedError",
@@ -34,6 +39,7 @@ __all__ = [
     "LakeNotFoundError",
     "LakeStorageError",
     "MissingDependencyError",
+    "NotFoundError",
     "QueryError",
     "ResolveError",
     "SourceError",
@@ -116,3 +122,18 @@ class DatasetError(KbflowError, ValueError):
 
 class MissingDependencyError(KbflowError, ImportError):
     """An optional dependency is missing; the message names the pip install that fixes it."""
+
+
+class AuthError(KbflowError, PermissionError):
+    """A request to ``kbflow serve`` carries no API key, or one that is unknown or revoked."""
+
+
+class AccessDeniedError(AuthError):
+    """A valid API key asked for something outside its scope or beyond its role."""
+
+
+class NotFoundError(KbflowError, KeyError):
+    """No chunk (or other item) with the given id in the lake."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

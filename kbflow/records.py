@@ -308,6 +308,19 @@ class Citation:
             chunk_hash=row.get(S.CHUNK_HASH),
         )
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Citation:
+        """The citation of a :meth:`to_dict` object."""
+        return cls(
+            source_id=data["source_id"],
+            source_type=data["source_type"],
+            uri=data["uri"],
+            locator=Locator.from_row(data["locator"]),
+            title=data.get("title"),
+            content_hash=data.get("content_hash"),
+            chunk_hash=data.get("chunk_hash"),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "source_id": self.source_id,
@@ -371,19 +384,41 @@ class Hit:
     #: how likely this is a real match, 0..1, calibrated from ``dense_score`` for the lake's model
     #: (:mod:`kbflow.retrieve.confidence`); ``None`` without a calibration or in ``bm25`` mode
     relevance: float | None = None
+    #: the ``query_log`` row of the search that returned this hit (``None`` when the search was not logged)
+    query_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``kbflow search --json`` object."""
+        """The ``kbflow search --json`` object (and a REST hit): :meth:`from_dict` reads it back."""
         return {
             "rank": self.rank,
             "score": self.score,
             "relevance": self.relevance,
             "dense_score": self.dense_score,
             "bm25_score": self.bm25_score,
+            "dense_rank": self.dense_rank,
+            "bm25_rank": self.bm25_rank,
+            "fused_rank": self.fused_rank,
             "chunk_id": self.chunk_id,
+            "content_kind": self.content_kind,
+            "scope": self.scope,
+            "query_id": self.query_id,
             "text": self.text,
             "citation": self.citation.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        """The hit of a :meth:`to_dict` object (what :class:`kbflow.Client` receives)."""
+        return cls(
+            rank=data["rank"],
+            score=data["score"],
+            chunk_id=data["chunk_id"],
+            text=data["text"],
+            citation=Citation.from_dict(data["citation"]),
+            content_kind=data["content_kind"],
+            scope=data["scope"],
+            **{name: data.get(name) for name in _OPTIONAL_HIT_FIELDS},
+        )
 
     def as_prompt(self, boundary: str | None = None) -> str:
         """The hit's text wrapped as untrusted content, for an agent.
@@ -401,8 +436,13 @@ class Hit:
         return prompt.render_prompt([self])
 
 
+_OPTIONAL_HIT_FIELDS = (
+    "dense_rank", "bm25_rank", "fused_rank", "dense_score", "bm25_score", "relevance", "query_id"
+)  # fmt: skip
+
+
 class Hits(list):
-    """A ranked list of :class:`Hit` with tabular views for notebooks."""
+    """A ranked list of :class:`Hit` with tabular views for notebooks (a slice is a ``Hits`` too)."""
 
     def __init__(self, hits: Iterable[Hit] = (), *, query: str = "", mode: str = "") -> None:
         super().__init__(hits)
@@ -417,6 +457,16 @@ class Hits(list):
         #: the best relevance of the search's hits (before ``min_score`` dropped any): how likely the lake
         #: holds a good match at all; ``None`` where no relevance is known (see :attr:`Hit.relevance`)
         self.confidence: float | None = None
+        #: the ``query_log`` row of this search (``None`` when it was not logged)
+        self.query_id: str | None = None
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        if isinstance(index, slice):
+            out = Hits(item, query=self.query, mode=self.mode)
+            out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("query", "mode")})
+            return out
+        return item
 
     @property
     def low_confidence(self) -> bool:

@@ -2,15 +2,19 @@
 
 Tables (see docs/design.md, "The lake"):
 
-========== ============================== ============================================
-table      key                            holds
-========== ============================== ============================================
-sources    ``source_id``                  the registry: type, uri, scope, hash, status
-documents  (``source_id``, ``unit_hash``) raw units as loaded: text + base locator
-chunks     ``chunk_id``                   chunk text, hash, kind, position, locator
-embeddings (``chunk_hash``, ``model_id``) one vector per distinct chunk text per model
-search     ``chunk_id``                   chunks joined with the active model's vectors
-========== ============================== ============================================
+============ ============================== ============================================
+table        key                            holds
+============ ============================== ============================================
+sources      ``source_id``                  the registry: type, uri, scope, hash, status
+documents    (``source_id``, ``unit_hash``) raw units as loaded: text + base locator
+chunks       ``chunk_id``                   chunk text, hash, kind, position, locator
+embeddings   (``chunk_hash``, ``model_id``) one vector per distinct chunk text per model
+search       ``chunk_id``                   chunks joined with the active model's vectors
+eval_runs    ``run_id``                     one evaluated configuration (kbflow.evaluate)
+query_log    ``query_id``                   one search from a user-facing surface (kbflow.usage)
+citation_log ``citation_id``                one chunk put in front of a model (kbflow.usage)
+api_keys     ``key_id``                     keys ``kbflow serve`` accepts, hashed (kbflow.keys)
+============ ============================== ============================================
 
 The locator is one struct column whose fields are the union of every locator
 kind's fields (docs/design.md, "Provenance"); fields a kind does not use are null.
@@ -278,6 +282,80 @@ EVAL_RUNS_SCHEMA = pa.schema(
     ]
 )
 
+# query_log: one row per search from a user-facing surface (kbflow.usage); citation_log: one row per
+# chunk put in front of a model; api_keys: the keys `kbflow serve` accepts (kbflow.keys)
+QUERY_LOG = "query_log"
+CITATION_LOG = "citation_log"
+API_KEYS = "api_keys"
+QUERY_ID = "query_id"
+LOGGED_AT = "logged_at"
+QUERY = "query"
+ORIGIN = "origin"
+CALLER = "caller"
+FILTERS = "filters"
+RESULTS = "results"
+TOP_SCORE = "top_score"
+CONFIDENCE = "confidence"
+SEARCH_VERSION = "search_version"
+CITATION_ID = "citation_id"
+TURN_ID = "turn_id"
+CITATION = "citation"
+KEY_ID = "key_id"
+KEY_HASH = "key_hash"
+ROLE = "role"
+NAME = "name"
+REVOKED_AT = "revoked_at"
+#: where a search came from (the query log's ``origin``)
+ORIGINS = ("python", "notebook", "cli", "rest", "mcp")
+
+QUERY_LOG_SCHEMA = pa.schema(
+    [
+        pa.field(QUERY_ID, pa.string(), nullable=False),
+        pa.field(LOGGED_AT, pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field(QUERY, pa.string(), nullable=False),
+        pa.field(ORIGIN, pa.string(), nullable=False),
+        pa.field(CALLER, pa.string()),  # an API key id, or what the caller passed
+        pa.field(SCOPE, pa.string()),
+        pa.field(FILTERS, pa.string()),  # JSON: kinds, source_types, source_ids (only those set)
+        pa.field(MODE, pa.string(), nullable=False),
+        pa.field("k", pa.int32(), nullable=False),
+        pa.field(RESULTS, pa.int32(), nullable=False),
+        pa.field(TOP_SCORE, pa.float64()),
+        pa.field(CONFIDENCE, pa.float64()),  # Hits.confidence: the best hit's calibrated relevance
+        pa.field(LATENCY_MS, pa.float64(), nullable=False),
+        pa.field(SEARCH_VERSION, pa.int64(), nullable=False),
+        pa.field(LAKE_TAG, pa.string()),
+    ]
+)
+
+CITATION_LOG_SCHEMA = pa.schema(
+    [
+        pa.field(CITATION_ID, pa.string(), nullable=False),
+        pa.field(LOGGED_AT, pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field(CHUNK_ID, pa.string(), nullable=False),
+        pa.field(CHUNK_HASH, pa.string()),  # the cited text's hash as it was put in front of the model
+        pa.field(SOURCE_ID, pa.string(), nullable=False),
+        pa.field(QUERY_ID, pa.string()),  # the query_log row whose hits these were
+        pa.field(TURN_ID, pa.string()),
+        pa.field(ORIGIN, pa.string(), nullable=False),
+        pa.field(CALLER, pa.string()),
+        pa.field(CITATION, pa.string(), nullable=False),  # JSON: Citation.to_dict()
+        pa.field(TEXT, pa.string(), nullable=False),  # the text as cited, kept when the source changes
+    ]
+)
+
+API_KEYS_SCHEMA = pa.schema(
+    [
+        pa.field(KEY_ID, pa.string(), nullable=False),
+        pa.field(NAME, pa.string()),
+        pa.field(KEY_HASH, pa.string(), nullable=False),  # sha256 of the secret; the secret is never stored
+        pa.field(SCOPE, pa.string(), nullable=False),
+        pa.field(ROLE, pa.string(), nullable=False),
+        pa.field(CREATED_AT, pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field(REVOKED_AT, pa.timestamp("us", tz="UTC")),
+    ]
+)
+
 #: each table's key: no two rows share it (the ``keys_unique`` check; every ingest repairs duplicates first)
 KEYS: dict[str, tuple[str, ...]] = {
     SOURCES: (SOURCE_ID,),
@@ -294,6 +372,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     CHUNKS: CHUNKS_SCHEMA,
     EMBEDDINGS: EMBEDDINGS_SCHEMA,
     EVAL_RUNS: EVAL_RUNS_SCHEMA,
+    QUERY_LOG: QUERY_LOG_SCHEMA,
+    CITATION_LOG: CITATION_LOG_SCHEMA,
+    API_KEYS: API_KEYS_SCHEMA,
 }
 
 #: Table-level metadata key on the search table naming the model its vectors came from.

@@ -332,7 +332,15 @@ class Lake:
         return found[0]
 
     def register(self, source: Source) -> Source:
-        """Add ``source`` to the registry (re-adding the same uri and type updates scope and title)."""
+        """Add ``source`` to the registry (re-adding the same uri and type updates scope and title).
+
+        The scope is checked and normalized (:func:`kbflow.scopes.normalize`).
+        """
+        from kbflow import scopes
+
+        normalized = scopes.normalize(source.scope)
+        if normalized != source.scope:
+            source = Source(**{**source.__dict__, "scope": normalized})
         existing = {s.source_id: s for s in self.sources()}
         old = existing.get(source.source_id)
         if old is not None and (old.uri != source.uri or old.source_type != source.source_type):

@@ -36,12 +36,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from kbflow import schema as S
+from kbflow import scopes, usage
 from kbflow._lazy import require
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings, Settings
 from kbflow.embed.base import get_embedder
@@ -177,7 +179,9 @@ class Retriever:
     ...     print(hit.score, hit.citation.render(), hit.text[:80])
     """
 
-    def __init__(self, lake: Lake, dataset, settings: Settings, tag: str | None = None) -> None:
+    def __init__(
+        self, lake: Lake, dataset, settings: Settings, tag: str | None = None, origin: str | None = None
+    ) -> None:
         self.lake = lake
         self.dataset = dataset
         self.settings = settings
@@ -192,8 +196,11 @@ class Retriever:
         registered = lake.sources(at=tag) if lake.has_table(S.SOURCES) else []
         self.source_ids = frozenset(s.source_id for s in registered)
         self.scopes = frozenset(s.scope for s in registered) | {S.GLOBAL_SCOPE}
+        #: where this retriever's searches come from, for the query log (``python``, ``notebook``, ``cli``, ...)
+        self.origin = origin or usage.default_origin()
         self._embedder = None
         self._exact_index: ExactIndex | None = None
+        self._load_lock = threading.Lock()  # searches from several threads load the model and vectors once
 
     @classmethod
     def open(
@@ -203,13 +210,16 @@ class Retriever:
         version: int | None = None,
         tag: str | None = None,
         settings: Settings | Mapping[str, Any] | None = None,
+        origin: str | None = None,
     ) -> Retriever:
         """Open the lake's search table (``lake``: a path/URI, a :class:`Lake`, or ``None`` for the default).
 
         By default the latest version is read. ``version=N`` reads version ``N``
         of the search table; ``tag="name"`` reads the lake snapshot made by
         ``kbflow tag name`` (search table and source registry as they were).
-        The query model is the one that version was built with.
+        The query model is the one that version was built with. ``origin``
+        names the surface in the query log (default ``"python"``, or
+        ``"notebook"`` in a Jupyter kernel).
         """
         if version is not None and tag is not None:
             raise QueryError("pass version or tag, not both")
@@ -221,7 +231,7 @@ class Retriever:
             known = ", ".join(lake.snapshots()) or "none"
             raise LakeError(f"{lake.uri}: no tag {tag!r} (tags: {known}); make one with `kbflow tag NAME`")
         dataset = lake.dataset(S.SEARCH, at=tag if tag is not None else version)
-        return cls(lake, dataset, settings, tag=tag)
+        return cls(lake, dataset, settings, tag=tag, origin=origin)
 
     def __repr__(self) -> str:
         at = f", tag={self.tag!r}" if self.tag else ""
@@ -230,14 +240,18 @@ class Retriever:
     @property
     def embedder(self):
         if self._embedder is None:
-            self._embedder = get_embedder(self.model_id, self.settings.embed_batch_size)
+            with self._load_lock:
+                if self._embedder is None:
+                    self._embedder = get_embedder(self.model_id, self.settings.embed_batch_size)
         return self._embedder
 
     @property
     def exact_index(self) -> ExactIndex:
         """The in-memory vectors of this version (loaded on first use)."""
         if self._exact_index is None:
-            self._exact_index = ExactIndex.load(self.dataset)
+            with self._load_lock:
+                if self._exact_index is None:
+                    self._exact_index = ExactIndex.load(self.dataset)
         return self._exact_index
 
     # --- request validation ---------------------------------------------------
@@ -245,11 +259,17 @@ class Retriever:
         """``{column: allowed values}`` for a request, every value checked against the lake."""
         out: dict[str, list[str]] = {}
         if scope is not None:
-            if not isinstance(scope, str) or not scope:
-                raise QueryError(f"scope must be a project id string, got {scope!r}")
-            if scope not in self.scopes:
-                raise QueryError(f"unknown scope {scope!r}; scopes in this lake: {', '.join(sorted(self.scopes))}")
-            out[S.SCOPE] = sorted({scope, S.GLOBAL_SCOPE})
+            try:
+                scope = scopes.normalize(scope)
+            except ConfigError as exc:
+                raise QueryError(str(exc)) from None
+            if not any(scopes.contains(scope, s) or s in scopes.ancestors(scope) for s in self.scopes - {"global"}):
+                if scope != S.GLOBAL_SCOPE:
+                    raise QueryError(
+                        f"unknown scope {scope!r}: no source lies in it, above it or below it; "
+                        f"scopes in this lake: {', '.join(sorted(self.scopes))}"
+                    )
+            out[S.SCOPE] = scopes.visible(scope)
         for name, values, allowed, column in (
             ("content kind", _as_list(kinds, "kinds"), S.CONTENT_KINDS, S.CONTENT_KIND),
             ("source type", _as_list(source_types, "source_types"), S.SOURCE_TYPES, S.SOURCE_TYPE),
@@ -517,7 +537,15 @@ class Retriever:
         order = sorted(range(len(head)), key=lambda i: -scores[i])
         return [(head[i][0], scores[i]) for i in order] + tail
 
-    def search(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Hits:
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        caller: str | None = None,
+        origin: str | None = None,
+        **options: Unpack[SearchOptions],
+    ) -> Hits:
         """The top ``k`` chunks for ``query``, each with its citation.
 
         Parameters
@@ -532,7 +560,9 @@ class Retriever:
             Hybrid fusion: ``"convex"`` (default: weighted sum of min-max
             normalized leg scores) or ``"rrf"`` (Reciprocal Rank Fusion).
         scope:
-            A project id: hits from sources of that scope and from global sources.
+            A scope path (``acme/payments``): hits from sources of that scope,
+            of its ancestors (``acme``) and global sources; nothing beside or
+            below it (see :mod:`kbflow.scopes`).
         kinds, source_types, source_ids:
             Keep only chunks of these content kinds (``code``, ``doc``,
             ``record``, ...), source types (``repo``, ``docs``, ``jsonl``, ...)
@@ -560,6 +590,11 @@ class Retriever:
             Drop hits whose ``relevance`` is below this (0 to 1); needs a
             calibrated model and a dense leg. ``Hits.confidence`` still says
             how good the best hit was.
+        caller, origin:
+            Who asked and from which surface, for the query log
+            (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The
+            search is logged unless ``RetrievalSettings.log_queries`` is off;
+            ``Hits.query_id`` names its row.
 
         Every option defaults to the retriever's
         :class:`~kbflow.config.RetrievalSettings`; a request is those settings
@@ -587,6 +622,7 @@ class Retriever:
         positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
         cosine = self._cosines(ranking, [cid for cid, _ in fused])
         calibration = self.calibration
+        query_id = usage.new_id() if self.settings.retrieval.log_queries else None
         defined = set(ranked.get("symbol", ()))  # exact name matches: certain
         bm25 = ranking.leg_scores.get("bm25", {})
         hits = []
@@ -607,6 +643,7 @@ class Retriever:
                     dense_score=cosine.get(cid),
                     bm25_score=bm25.get(cid),
                     relevance=1.0 if cid in defined else _relevance(calibration, cosine.get(cid)),
+                    query_id=query_id,
                 )
             )
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
@@ -616,4 +653,40 @@ class Retriever:
         out.legs = ranked
         out.confidence = confidence
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
+        if query_id is not None:
+            out.query_id = query_id
+            filters = {name: options.get(name) for name in ("scope", "kinds", "source_types", "source_ids")}
+            usage.log_query(
+                self.lake,
+                out,
+                query_id=query_id,
+                origin=origin or self.origin,
+                caller=caller,
+                filters=filters,
+                k=k,
+                version=self.version,
+                tag=self.tag,
+            )
         return out
+
+    def cite(
+        self,
+        hits: Iterable[Hit],
+        *,
+        turn_id: str | None = None,
+        caller: str | None = None,
+        origin: str | None = None,
+    ) -> int:
+        """Record that ``hits`` were put in front of a model (the lake's ``citation_log``); returns how many.
+
+        Each row keeps the chunk id, its content hash, source, the search
+        that returned it (``hit.query_id``), ``turn_id`` (the caller's name
+        for the conversation turn, e.g. ``"conv-17#4"``) and the text as
+        cited, so it is shown as it was even after its source changed.
+        Buffered like the query log (:mod:`kbflow.usage`).
+        """
+        hits = list(hits)
+        if any(not isinstance(h, Hit) for h in hits):
+            raise QueryError("cite() takes the Hit objects a search returned")
+        rows = usage.citation_rows(hits, origin=origin or self.origin, caller=caller, turn_id=turn_id)
+        return usage.log_citations(self.lake, rows)
