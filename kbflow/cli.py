@@ -6,6 +6,7 @@ the source registry lives in the lake, so the commands work from any directory.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -123,7 +124,12 @@ def _settings(ctx: click.Context, **overrides: Any):
 @click.argument("path")
 @click.option("--type", "source_type", required=True, help=f"Source type: {_HELP_TYPES}.")
 @click.option("--id", "source_id", default=None, help="Source id (default: from the path's name).")
-@click.option("--scope", default="global", show_default=True, help="Project id; 'global' sources match every scope.")
+@click.option(
+    "--scope",
+    default="global",
+    show_default=True,
+    help="Scope path (acme, acme/payments): seen by searches in it or below it; 'global' sources by every search.",
+)
 @click.option("--title", default=None, help="A human title for the source.")
 @click.option(
     "--max-file-mb",
@@ -248,7 +254,9 @@ def ingest(
 @click.option(
     "--rerank-depth", type=int, default=None, help="Fused candidates the cross-encoder rescores [default: max(50, k)]."
 )
-@click.option("--scope", default=None, help="Project id: its sources plus global ones.")
+@click.option(
+    "--scope", default=None, help="Scope path (acme/payments): its sources, its ancestors' (acme) and global ones."
+)
 @click.option("--kind", "kinds", multiple=True, help="Content kind filter (doc, code, record, ...); repeatable.")
 @click.option(
     "--source-type", "source_types", multiple=True, help="Source type filter (docs, repo, jsonl, ...); repeatable."
@@ -270,6 +278,7 @@ def ingest(
 )
 @click.option("--version", "version", type=int, default=None, help="Search this version of the search table.")
 @click.option("--tag", default=None, help="Search the lake snapshot made by `kbflow tag NAME`.")
+@click.option("--no-log", "no_log", is_flag=True, help="Do not add this search to the lake's query log.")
 @click.pass_context
 def search(
     ctx,
@@ -288,6 +297,7 @@ def search(
     as_prompt,
     version,
     tag,
+    no_log,
 ) -> None:
     """Search the lake; every hit carries its citation.
 
@@ -300,7 +310,10 @@ def search(
     """
     from kbflow.retrieve.retriever import Retriever
 
-    retriever = Retriever.open(_settings(ctx).lake, version=version, tag=tag)
+    settings = _settings(ctx)
+    if no_log:
+        settings = dataclasses.replace(settings, retrieval=settings.retrieval.override(log_queries=False))
+    retriever = Retriever.open(settings.lake, version=version, tag=tag, settings=settings, origin="cli")
     hits = retriever.search(
         query,
         k=k,
@@ -550,6 +563,142 @@ def resolve(ctx: click.Context, chunk_id: str, indexed: bool, as_json: bool) -> 
         click.echo(json.dumps({"chunk_id": chunk_id, "stale": False, "text": text, "citation": citation.to_dict()}))
         return
     sys.stdout.write(text)
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _service(ctx: click.Context, no_log: bool, source_roots: tuple[str, ...] = ()):
+    from kbflow.service.core import Service
+
+    return Service(_settings(ctx).lake, log_queries=not no_log, source_roots=source_roots)
+
+
+@main.command()
+@_lake_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (needs API keys off loopback).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option("--no-mcp", is_flag=True, help="Serve only the REST API (no MCP at /mcp).")
+@click.option("--no-log", "no_log", is_flag=True, help="Do not add searches to the lake's query log.")
+@click.option(
+    "--source-root",
+    "source_roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder under which editors may add local sources over the network; repeatable.",
+)
+@click.pass_context
+def serve(ctx, host, port, no_mcp, no_log, source_roots) -> None:
+    """Serve the lake: REST API under /v1 (OpenAPI at /docs) and MCP over streamable HTTP at /mcp.
+
+    \b
+    With API keys in the lake (`kbflow keys create`), every request needs one
+    (Authorization: Bearer kbf_...). Without any, the server is local and
+    trusted: it binds to 127.0.0.1 only.
+    """
+    from kbflow.service.app import serve as run_server
+
+    service = _service(ctx, no_log, source_roots)
+    service.retriever()  # fail now, not on the first request, if the lake has no search table
+    if not service.keys.enabled:
+        if host not in _LOOPBACK:
+            raise click.UsageError(
+                f"no API keys in {service.lake.uri}: without keys kbflow serve binds to 127.0.0.1 only; "
+                "create one with `kbflow keys create --scope SCOPE --role reader|editor`"
+            )
+        click.echo("no API keys in this lake: serving on the loopback address only, without authentication", err=True)
+    parts = "REST /v1, OpenAPI /docs" + ("" if no_mcp else ", MCP /mcp")
+    click.echo(f"serving {service.lake.uri} at http://{host}:{port} ({parts})", err=True)
+    run_server(service, host, port, mcp=not no_mcp)
+
+
+@main.command()
+@_lake_option
+@click.option("--no-log", "no_log", is_flag=True, help="Do not add searches to the lake's query log.")
+@click.pass_context
+def mcp(ctx, no_log) -> None:
+    """Serve the MCP tools over stdio, for desktop agents (knowledge_search, resolve_citation, list_sources).
+
+    \b
+    Configure your agent to run:  kbflow --lake /abs/path/to/lake mcp
+    """
+    from kbflow.service.mcp import run_stdio
+
+    service = _service(ctx, no_log)
+    service.retriever()
+    run_stdio(service)
+
+
+@main.command()
+@_lake_option
+@click.option("--since", default="7d", show_default=True, help="Window: 7d, 12h, 30m, an ISO date, or 'all'.")
+@click.option("--top", type=click.IntRange(1, 1000), default=20, show_default=True, help="Rows per table.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def insights(ctx, since, top, as_json) -> None:
+    """What was asked and cited: top queries, content gaps (no hit or no good match), most and never
+    cited sources, searches per origin with latency."""
+    from kbflow.analytics import insights as report
+    from kbflow.lake import Lake
+
+    out = report(Lake(_settings(ctx).lake, create=False), None if since == "all" else since, top=top)
+    if as_json:
+        click.echo(json.dumps(out.to_dict(), default=str))
+        return
+    click.echo(out.to_markdown())
+
+
+@main.group()
+def keys() -> None:
+    """API keys for `kbflow serve`: a scope and a role (reader or editor) each, stored hashed in the lake."""
+
+
+@keys.command("create")
+@_lake_option
+@click.option(
+    "--scope", required=True, help="The scope path the key reaches (and everything under it); 'global' for all."
+)
+@click.option("--role", type=click.Choice(["reader", "editor"]), default="reader", show_default=True)
+@click.option("--name", default=None, help="A label, e.g. who holds the key.")
+@click.pass_context
+def keys_create(ctx, scope, role, name) -> None:
+    """Create a key; it is printed once (only its hash is stored)."""
+    from kbflow.keys import create_key
+    from kbflow.lake import Lake
+
+    key, token = create_key(Lake(_settings(ctx).lake), scope, role, name=name)
+    click.echo(token)
+    click.echo(f"key {key.key_id}: {key.role} of scope {key.scope}; store it now, it is not shown again", err=True)
+
+
+@keys.command("list")
+@_lake_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per key.")
+@click.pass_context
+def keys_list(ctx, as_json) -> None:
+    """List keys (never their secrets)."""
+    from kbflow.keys import list_keys
+    from kbflow.lake import Lake
+
+    for key in list_keys(Lake(_settings(ctx).lake, create=False)):
+        if as_json:
+            click.echo(json.dumps(key.to_dict()))
+        else:
+            state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
+            click.echo(f"{key.key_id}  {key.role:<6}  {key.scope}  {state}  {key.name or ''}".rstrip())
+
+
+@keys.command("revoke")
+@_lake_option
+@click.argument("key_id")
+@click.pass_context
+def keys_revoke(ctx, key_id) -> None:
+    """Revoke KEY_ID (a running server stops accepting it within seconds)."""
+    from kbflow.keys import revoke_key
+    from kbflow.lake import Lake
+
+    key = revoke_key(Lake(_settings(ctx).lake, create=False), key_id)
+    click.echo(f"revoked {key.key_id} ({key.role} of scope {key.scope})")
 
 
 def _add_eval() -> None:

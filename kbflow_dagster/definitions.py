@@ -8,9 +8,10 @@ from kbflow_dagster.corpus import CHECKS, PER_SOURCE, search_index
 from kbflow_dagster.evaluation import build_eval_assets
 from kbflow_dagster.resources import KbflowResource
 from kbflow_dagster.sensors import refresh_stale_sources, sync_source_partitions
+from kbflow_dagster.usage import insights
 
 defs = dg.Definitions(
-    assets=[*PER_SOURCE, search_index, *build_eval_assets()],
+    assets=[*PER_SOURCE, search_index, insights, *build_eval_assets()],
     asset_checks=CHECKS,
     sensors=[sync_source_partitions, refresh_stale_sources],
     resources={"kbflow": KbflowResource()},

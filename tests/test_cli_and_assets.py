@@ -19,7 +19,9 @@ def test_definitions_load_and_graph():
     from kbflow_dagster.definitions import defs
 
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
-    assert keys == {"documents", "chunks", "embeddings", "search_index", "eval_lake", "eval_run", "eval_summary"}
+    assert keys == {
+        "documents", "chunks", "embeddings", "search_index", "insights", "eval_lake", "eval_run", "eval_summary"
+    }  # fmt: skip
     assert len(defs.resolve_asset_graph().asset_check_keys) == 5
 
 
@@ -53,7 +55,10 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
     hits = [json.loads(line) for line in out.stdout.splitlines()]
     assert [h["rank"] for h in hits] == [1, 2, 3]
     for h in hits:
-        assert set(h) == {"rank", "score", "relevance", "dense_score", "bm25_score", "chunk_id", "text", "citation"}
+        assert set(h) == {
+            "rank", "score", "relevance", "dense_score", "bm25_score", "dense_rank", "bm25_rank", "fused_rank",
+            "chunk_id", "content_kind", "scope", "query_id", "text", "citation",
+        }  # fmt: skip
         assert set(h["citation"]) == {
             "source_id",
             "source_type",
@@ -151,7 +156,8 @@ def test_stale_sensor_is_off_by_default_and_requests_stale_partitions(ingested, 
 
 def test_help_lists_commands():
     out = CliRunner().invoke(main, ["--help"])
-    for command in ("add", "ingest", "search", "status", "resolve", "remove", "tag", "versions", "gc"):
+    for command in ("add", "ingest", "search", "status", "resolve", "remove", "tag", "versions", "gc", "serve", "mcp",
+                    "insights", "keys"):  # fmt: skip
         assert command in out.output
 
 
@@ -162,3 +168,20 @@ def test_lake_option_after_the_subcommand(tmp_path, docs_dir):
     assert f"lake: {lake}" in out.output
     status = CliRunner().invoke(main, ["status", "--json", "--lake", lake])
     assert json.loads(status.stdout)["lake"] == lake
+
+
+def test_insights_asset_materializes_the_report(ingested):
+    from kbflow import Retriever, usage
+    from kbflow_dagster.resources import KbflowResource
+    from kbflow_dagster.usage import insights
+
+    Retriever.open(ingested).search("fusion", k=2)
+    usage.flush()
+    result = dg.materialize(
+        [insights],
+        resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)},
+        run_config={"ops": {"insights": {"config": {"since": "1h"}}}},
+    )
+    assert result.success
+    metadata = result.asset_materializations_for_node("insights")[0].metadata
+    assert metadata["queries"].value == 1 and "Top queries" in metadata["report"].value

@@ -1,0 +1,312 @@
+"""The REST API (FastAPI) of ``kbflow serve``, with the MCP tools mounted at ``/mcp``.
+
+Every route calls :class:`kbflow.service.core.Service`; kbflow's errors map
+onto HTTP statuses in one place (:data:`ERRORS`), as
+``{"error": {"code", "message"}}``. Requests carry an API key as
+``Authorization: Bearer kbf_...`` (or ``X-API-Key``) when the lake has keys;
+bodies are limited to :data:`MAX_BODY` bytes and query strings to
+:data:`MAX_QUERY_STRING`. The OpenAPI schema is at ``/openapi.json`` and
+browsable at ``/docs``.
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the route signatures' annotations at run time
+import contextlib
+import logging
+from typing import Annotated, Any
+
+from fastapi import Body, FastAPI, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException
+
+from kbflow import __version__
+from kbflow.errors import (
+    AccessDeniedError,
+    AuthError,
+    ConfigError,
+    DatasetError,
+    EmbedError,
+    KbflowError,
+    LakeBusyError,
+    LakeError,
+    LakeNotFoundError,
+    LakeStorageError,
+    MissingDependencyError,
+    NotFoundError,
+    QueryError,
+    ResolveError,
+    SourceError,
+    SourceNotFoundError,
+    StaleCitationError,
+)
+from kbflow.service.core import Service, hits_dict
+
+__all__ = ["ERRORS", "MAX_BODY", "MAX_QUERY_STRING", "create_app", "error_body", "token_of"]
+
+log = logging.getLogger("kbflow.service")
+
+MAX_BODY = 256 * 1024
+MAX_QUERY_STRING = 8 * 1024
+
+#: kbflow error class -> (HTTP status, error code); the first match wins (subclasses first)
+ERRORS: list[tuple[type[Exception], int, str]] = [
+    (AccessDeniedError, 403, "forbidden"),
+    (AuthError, 401, "unauthorized"),
+    (SourceNotFoundError, 404, "source_not_found"),
+    (NotFoundError, 404, "not_found"),
+    (StaleCitationError, 409, "stale_citation"),
+    (ResolveError, 422, "unresolvable"),
+    (LakeBusyError, 409, "lake_busy"),
+    (LakeStorageError, 507, "storage_error"),
+    (LakeNotFoundError, 503, "lake_not_ready"),
+    (LakeError, 500, "lake_error"),
+    (QueryError, 400, "invalid_request"),
+    (ConfigError, 400, "invalid_request"),
+    (DatasetError, 400, "invalid_request"),
+    (SourceError, 400, "invalid_source"),
+    (EmbedError, 500, "model_error"),
+    (MissingDependencyError, 500, "missing_dependency"),
+    (KbflowError, 500, "error"),
+]
+
+_OPEN_PATHS = ("/v1/health", "/docs", "/openapi.json", "/docs/oauth2-redirect")
+
+
+def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, **details}}
+
+
+def status_of(exc: Exception) -> tuple[int, str]:
+    for cls, status, code in ERRORS:
+        if isinstance(exc, cls):
+            return status, code
+    return 500, "internal"
+
+
+def token_of(headers) -> str | None:
+    """The API key a request carries: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``."""
+    auth = headers.get("authorization")
+    if auth and auth.lower().startswith("bearer "):
+        return auth[7:].strip()
+    return headers.get("x-api-key")
+
+
+class _Guard:
+    """ASGI middleware: size limits, then the API key (checked once; kept in ``scope["state"]``)."""
+
+    def __init__(self, app, service: Service) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        from starlette.datastructures import Headers
+        from starlette.responses import JSONResponse
+
+        async def refuse(status: int, code: str, message: str) -> None:
+            await JSONResponse(error_body(code, message), status_code=status)(scope, receive, send)
+
+        if len(scope.get("query_string") or b"") > MAX_QUERY_STRING:
+            return await refuse(414, "too_large", f"the query string is over {MAX_QUERY_STRING} bytes")
+        headers = Headers(scope=scope)
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+            return await refuse(413, "too_large", f"the request body is over {MAX_BODY} bytes")
+        if scope["path"] not in _OPEN_PATHS:
+            try:
+                import anyio
+
+                key = await anyio.to_thread.run_sync(self.service.principal, token_of(headers))
+            except AuthError as exc:
+                return await refuse(401, "unauthorized", str(exc))
+            scope.setdefault("state", {})["kbflow_key"] = key
+        received = 0
+
+        async def limited():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > MAX_BODY:
+                    raise _TooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await refuse(413, "too_large", f"the request body is over {MAX_BODY} bytes")
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class SourceIn(BaseModel):
+    """``POST /v1/sources``: what ``kbflow add`` takes."""
+
+    uri: str = Field(max_length=4096, description="A path on the server (under --source-root) or an http(s) URL")
+    type: str = Field(max_length=32, description="docs, repo, jsonl, pdf, web or ticket")
+    id: str | None = Field(None, max_length=200)
+    scope: str | None = Field(None, max_length=512)
+    title: str | None = Field(None, max_length=1000)
+    max_file_mb: float | None = Field(None, gt=0)
+
+
+class CitationsIn(BaseModel):
+    """``POST /v1/citations``: the chunks put in front of a model."""
+
+    chunk_ids: list[str] = Field(min_length=1, max_length=100)
+    query_id: str | None = Field(None, max_length=200)
+    turn_id: str | None = Field(None, max_length=200)
+
+
+def create_app(service: Service, *, mcp: bool = True, host: str = "127.0.0.1"):
+    """The FastAPI app of ``kbflow serve`` over ``service`` (``mcp``: mount the MCP tools at ``/mcp``)."""
+    mcp_server = None
+    if mcp:
+        from kbflow.service.mcp import build_mcp
+
+        mcp_server = build_mcp(service)
+        mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        if mcp_server is None:
+            yield
+            return
+        async with mcp_server.session_manager.run():
+            yield
+
+    app = FastAPI(
+        title="kbflow",
+        version=__version__,
+        description='Cited hybrid search over a kbflow lake. Errors are `{"error": {"code", "message"}}`.',
+        lifespan=lifespan,
+    )
+    if mcp_server is not None:
+        app.router.routes.extend(mcp_app.routes)
+
+    @app.exception_handler(KbflowError)
+    async def kbflow_error(_request: Request, exc: KbflowError):
+        status, code = status_of(exc)
+        details: dict[str, Any] = {}
+        if isinstance(exc, StaleCitationError):
+            details = {"indexed_text": exc.indexed_text, "current_text": exc.current_text}
+        if status >= 500:
+            log.error("%s: %s", code, exc)
+        return JSONResponse(error_body(code, str(exc), **details), status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'] if p not in ('query', 'body', 'path'))}: {e['msg']}"
+            for e in exc.errors()
+        )
+        return JSONResponse(error_body("invalid_request", problems or "invalid request"), status_code=400)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_request: Request, exc: HTTPException):
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(_request: Request, exc: Exception):
+        log.exception("unexpected error")
+        return JSONResponse(error_body("internal", f"internal error: {type(exc).__name__}"), status_code=500)
+
+    def key(request: Request):
+        return request.scope.get("state", {}).get("kbflow_key")
+
+    @app.get("/v1/health", summary="Liveness, the lake, its search-table version and model")
+    async def health():
+        return await run_in_threadpool(service.health)
+
+    @app.get("/v1/search", summary="Hybrid search; every hit carries its citation")
+    async def search(
+        request: Request,
+        # the caps (q 1-1,000 characters, k 1-100) are the library's, checked by it with its messages
+        q: Annotated[str, Query(description="The query, 1-1,000 characters")],
+        k: Annotated[int, Query(description="Hits, 1-100")] = 10,
+        mode: Annotated[str | None, Query(description="hybrid, dense or bm25")] = None,
+        fusion: Annotated[str | None, Query(description="convex or rrf")] = None,
+        scope: Annotated[str | None, Query(description="A scope path: it, its ancestors and global")] = None,
+        kind: Annotated[list[str] | None, Query(description="Content kinds; repeatable")] = None,
+        source_type: Annotated[list[str] | None, Query(description="Source types; repeatable")] = None,
+        source: Annotated[list[str] | None, Query(description="Source ids; repeatable")] = None,
+        min_score: Annotated[float | None, Query(ge=0, le=1)] = None,
+        version: Annotated[int | None, Query(ge=1, description="A search-table version")] = None,
+        tag: Annotated[str | None, Query(max_length=200, description="A lake snapshot tag")] = None,
+    ):
+        hits, at = await run_in_threadpool(
+            service.search,
+            key(request),
+            q,
+            k,
+            origin="rest",
+            mode=mode,
+            fusion=fusion,
+            scope=scope,
+            kinds=kind,
+            source_types=source_type,
+            source_ids=source,
+            min_score=min_score,
+            version=version,
+            tag=tag,
+        )
+        return hits_dict(hits, at)
+
+    @app.get("/v1/chunks/{chunk_id}", summary="A chunk: text, citation, and its neighbours in the unit")
+    async def chunk(request: Request, chunk_id: str):
+        return await run_in_threadpool(service.chunk, key(request), chunk_id)
+
+    @app.get("/v1/resolve/{chunk_id}", summary="The source text a chunk's citation points at, re-read")
+    async def resolve(request: Request, chunk_id: str, indexed: bool = False):
+        return await run_in_threadpool(service.resolve, key(request), chunk_id, indexed=indexed)
+
+    @app.get("/v1/sources", summary="Registered sources: status, last indexed, last error, skipped files")
+    async def sources(request: Request):
+        return {"sources": await run_in_threadpool(service.sources, key(request))}
+
+    @app.get("/v1/sources/{source_id}", summary="One source")
+    async def source(request: Request, source_id: str):
+        return await run_in_threadpool(service.source, key(request), source_id)
+
+    @app.post("/v1/sources", status_code=201, summary="Register a source (editor)")
+    async def add_source(request: Request, body: SourceIn):
+        return await run_in_threadpool(service.add_source, key(request), body.model_dump())
+
+    @app.delete("/v1/sources/{source_id}", summary="Remove a source and its rows (editor)")
+    async def remove_source(request: Request, source_id: str):
+        return await run_in_threadpool(service.remove_source, key(request), source_id)
+
+    @app.post("/v1/sources/{source_id}/refresh", summary="Ingest one source now, through the Dagster assets (editor)")
+    async def refresh_source(request: Request, source_id: str):
+        return await run_in_threadpool(service.refresh_source, key(request), source_id)
+
+    @app.post("/v1/citations", status_code=201, summary="Record the chunks put in front of a model")
+    async def citations(request: Request, body: Annotated[CitationsIn, Body()]):
+        count = await run_in_threadpool(
+            service.cite, key(request), body.chunk_ids, query_id=body.query_id, turn_id=body.turn_id
+        )
+        return {"recorded": count}
+
+    @app.get("/v1/insights", summary="Top queries, content gaps, most and never cited sources (global key)")
+    async def insights(
+        request: Request,
+        since: Annotated[str | None, Query(max_length=64, description="7d, 12h, an ISO date; empty: all")] = "7d",
+        top: Annotated[int, Query(ge=1, le=1000)] = 20,
+    ):
+        return await run_in_threadpool(service.insights, key(request), since or None, top)
+
+    app.add_middleware(_Guard, service=service)
+    return app
+
+
+def serve(service: Service, host: str, port: int, *, mcp: bool = True) -> None:
+    """Run the app with uvicorn until interrupted (``kbflow serve``)."""
+    import uvicorn
+
+    uvicorn.run(create_app(service, mcp=mcp, host=host), host=host, port=port, log_level="info")

@@ -1,0 +1,140 @@
+"""A Python client for ``kbflow serve``: the same search signature and records as :class:`kbflow.Retriever`.
+
+>>> from kbflow import Client                                          # doctest: +SKIP
+>>> c = Client("http://127.0.0.1:8765", api_key="kbf_...")             # doctest: +SKIP
+>>> hits = c.search("how do I rotate the signing key", k=5, scope="acme/payments")  # doctest: +SKIP
+>>> c.cite(hits[:2], turn_id="conv-17#4")                               # doctest: +SKIP
+
+Errors come back as the kbflow exceptions the server raised
+(:class:`~kbflow.errors.QueryError` for a bad request,
+:class:`~kbflow.errors.AuthError` for a missing or wrong key, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Unpack
+
+from kbflow import errors
+from kbflow._lazy import require
+from kbflow.records import Hit, Hits
+from kbflow.retrieve.retriever import SearchOptions
+
+__all__ = ["Client"]
+
+#: the server's error code -> the exception the client raises
+_ERRORS: dict[str, type[errors.KbflowError]] = {
+    "forbidden": errors.AccessDeniedError,
+    "unauthorized": errors.AuthError,
+    "source_not_found": errors.SourceNotFoundError,
+    "not_found": errors.NotFoundError,
+    "stale_citation": errors.StaleCitationError,
+    "unresolvable": errors.ResolveError,
+    "lake_busy": errors.LakeBusyError,
+    "storage_error": errors.LakeStorageError,
+    "lake_not_ready": errors.LakeNotFoundError,
+    "lake_error": errors.LakeError,
+    "invalid_request": errors.QueryError,
+    "too_large": errors.QueryError,
+    "invalid_source": errors.SourceError,
+    "model_error": errors.EmbedError,
+}
+
+
+class Client:
+    """Talk to a ``kbflow serve`` at ``url`` (``api_key`` where the server has keys)."""
+
+    def __init__(self, url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
+        httpx = require("httpx")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"Client({self.url!r})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        httpx = require("httpx")
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise errors.LakeError(f"{self.url}: cannot reach the kbflow server ({exc})") from None
+        if response.is_success:
+            return response.json()
+        try:
+            error = response.json()["error"]
+            code, message = error["code"], error["message"]
+        except Exception:
+            code, message = "internal", response.text[:500]
+        cls = _ERRORS.get(code, errors.KbflowError)
+        if cls is errors.StaleCitationError:
+            raise cls(message, error.get("current_text"), error.get("indexed_text"))
+        raise cls(f"{message} (HTTP {response.status_code})")
+
+    def search(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Hits:
+        """As :meth:`kbflow.Retriever.search`, answered by the server (fusion weights, reranker and depth
+        overrides are the server's settings)."""
+        unsupported = set(options) - {"mode", "fusion", "scope", "kinds", "source_types", "source_ids", "min_score"}
+        if unsupported:
+            raise errors.QueryError(f"options not available over REST: {sorted(unsupported)}")
+        params: list[tuple[str, Any]] = [("q", query), ("k", k)]
+        for name, param in (("mode", "mode"), ("fusion", "fusion"), ("scope", "scope"), ("min_score", "min_score")):
+            if options.get(name) is not None:
+                params.append((param, options[name]))
+        for name, param in (("kinds", "kind"), ("source_types", "source_type"), ("source_ids", "source")):
+            values = options.get(name)
+            if values is not None:
+                params += [(param, v) for v in ([values] if isinstance(values, str) else values)]
+        data = self._call("GET", "/v1/search", params=params)
+        hits = Hits([Hit.from_dict(h) for h in data["hits"]], query=data["query"], mode=data["mode"])
+        hits.query_id = data["query_id"]
+        hits.confidence = data["confidence"]
+        hits.latency_ms = data["latency_ms"]
+        return hits
+
+    def cite(self, hits: Iterable[Hit], *, turn_id: str | None = None) -> int:
+        """Record that ``hits`` were put in front of a model; returns how many were recorded."""
+        hits = list(hits)
+        if not hits:
+            return 0
+        query_ids = {h.query_id for h in hits}
+        body = {
+            "chunk_ids": [h.chunk_id for h in hits],
+            "query_id": query_ids.pop() if len(query_ids) == 1 else None,
+            "turn_id": turn_id,
+        }
+        return self._call("POST", "/v1/citations", json=body)["recorded"]
+
+    def chunk(self, chunk_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/chunks/{chunk_id}")
+
+    def resolve(self, chunk_id: str, *, indexed: bool = False) -> str:
+        """The source text the chunk's citation points at (raises ``StaleCitationError`` if it changed)."""
+        return self._call("GET", f"/v1/resolve/{chunk_id}", params={"indexed": indexed})["text"]
+
+    def sources(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/sources")["sources"]
+
+    def add_source(self, uri: str, type: str, **fields: Any) -> dict[str, Any]:
+        return self._call("POST", "/v1/sources", json={"uri": uri, "type": type, **fields})
+
+    def remove_source(self, source_id: str) -> dict[str, Any]:
+        return self._call("DELETE", f"/v1/sources/{source_id}")
+
+    def refresh_source(self, source_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/v1/sources/{source_id}/refresh")
+
+    def insights(self, since: str | None = "7d", top: int = 20) -> dict[str, Any]:
+        return self._call("GET", "/v1/insights", params={"since": since or "", "top": top})
+
+    def health(self) -> dict[str, Any]:
+        return self._call("GET", "/v1/health")

@@ -1,0 +1,342 @@
+"""What a kbflow server does, whatever the protocol: the REST API and the MCP tools both call a :class:`Service`.
+
+A service holds the lake, its settings, a :class:`~kbflow.keys.KeyRing` and
+the current :class:`~kbflow.retrieve.retriever.Retriever`. The retriever is
+re-opened when an ingest publishes a new search-table version (checked at
+most every :attr:`Service.RECHECK` seconds); a request keeps the retriever
+it started with, so each answers from one version while an ingest commits.
+
+Every method takes the caller's :class:`~kbflow.keys.ApiKey` (``None`` when
+the server has no keys: a local, trusted server) and enforces its scope and
+role (:mod:`kbflow.keys`) before anything is read or written.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from kbflow import schema as S
+from kbflow import scopes, usage
+from kbflow.config import Settings
+from kbflow.errors import AccessDeniedError, NotFoundError, QueryError
+from kbflow.keys import ApiKey, KeyRing
+from kbflow.lake.lake import Lake
+from kbflow.records import Citation, Hit, Hits, Source
+from kbflow.retrieve.retriever import Retriever
+
+__all__ = ["Service", "hits_dict", "source_dict"]
+
+_CHUNK_COLUMNS = [
+    S.CHUNK_ID,
+    S.SOURCE_ID,
+    S.SOURCE_TYPE,
+    S.URI,
+    S.TITLE,
+    S.CONTENT_HASH,
+    S.CHUNK_HASH,
+    S.SCOPE,
+    S.CONTENT_KIND,
+    S.UNIT_HASH,
+    S.POSITION,
+    S.LOCATOR,
+    S.TEXT,
+]
+
+
+def source_dict(source: Source) -> dict[str, Any]:
+    """A registered source as the REST API and MCP show it."""
+    return {
+        "source_id": source.source_id,
+        "source_type": source.source_type,
+        "uri": source.uri,
+        "scope": source.scope,
+        "title": source.title,
+        "status": source.status,
+        "chunk_count": source.chunk_count,
+        "last_indexed": source.last_indexed.isoformat() if source.last_indexed else None,
+        "last_error": source.last_error,
+        "skipped": [dict(i) for i in source.skipped],
+        "failed_files": [dict(i) for i in source.failed_files],
+    }
+
+
+def hits_dict(hits: Hits, version: int) -> dict[str, Any]:
+    """A search result as the REST API returns it (and :class:`kbflow.Client` reads back)."""
+    return {
+        "query": hits.query,
+        "mode": hits.mode,
+        "query_id": hits.query_id,
+        "confidence": hits.confidence,
+        "low_confidence": hits.low_confidence,
+        "latency_ms": hits.latency_ms,
+        "version": version,
+        "hits": [h.to_dict() for h in hits],
+    }
+
+
+class Service:
+    """The operations of ``kbflow serve`` over one lake (see the module docs).
+
+    ``source_roots``: folders under which sources added over the network
+    (``add_source``) may lie when the server has API keys; without keys (a
+    local server) any path may be added. URLs are always allowed (fetched
+    behind kbflow's SSRF guard).
+    """
+
+    RECHECK = 1.0
+
+    def __init__(
+        self,
+        lake: str | Lake,
+        settings: Settings | Mapping[str, Any] | None = None,
+        *,
+        log_queries: bool = True,
+        source_roots: Sequence[str] = (),
+    ) -> None:
+        self.lake = lake if isinstance(lake, Lake) else Lake(lake, create=False)
+        settings = Settings.coerce(settings, lake=self.lake.uri)
+        if not log_queries:
+            settings = replace(settings, retrieval=settings.retrieval.override(log_queries=False))
+        self.settings = settings
+        self.keys = KeyRing(self.lake)
+        self.source_roots = [os.path.realpath(r) for r in source_roots]
+        self._lock = threading.Lock()
+        self._retriever: Retriever | None = None
+        self._checked = float("-inf")
+        self._older: dict[tuple[int | None, str | None], Retriever] = {}
+
+    # --- the current version ----------------------------------------------------------
+    def retriever(self) -> Retriever:
+        """The retriever of the latest search-table version (re-opened after an ingest publishes one)."""
+        with self._lock:
+            now = time.monotonic()
+            current = self._retriever
+            if current is None or now - self._checked > self.RECHECK:
+                self._checked = now
+                if current is None or current.dataset.latest_version != current.version:
+                    fresh = Retriever.open(self.lake, settings=self.settings, origin="rest")
+                    if current is not None and current.model_id == fresh.model_id:
+                        fresh._embedder = current._embedder  # the model stays loaded
+                    self._retriever = current = fresh
+            return current
+
+    def _pinned(self, version: int | None, tag: str | None) -> Retriever:
+        """A retriever of an older version or a tagged snapshot (the last few are kept open)."""
+        with self._lock:
+            found = self._older.get((version, tag))
+            if found is None:
+                found = Retriever.open(self.lake, version=version, tag=tag, settings=self.settings, origin="rest")
+                if self._retriever is not None:
+                    found._embedder = self._retriever._embedder if found.model_id == self._retriever.model_id else None
+                self._older[(version, tag)] = found
+                while len(self._older) > 4:
+                    self._older.pop(next(iter(self._older)))
+            return found
+
+    def principal(self, token: str | None) -> ApiKey | None:
+        """The key a request carries, checked; ``None`` when the server has no keys (everything allowed)."""
+        if not self.keys.enabled:
+            return None
+        return self.keys.verify(token)
+
+    # --- search -----------------------------------------------------------------
+    @staticmethod
+    def _scope_for(key: ApiKey | None, scope: str | None) -> str | None:
+        """The scope a request searches in: a key searches its own scope unless it names one under it."""
+        if key is None:
+            return scope
+        if scope is None:
+            return None if key.scope == scopes.GLOBAL else key.scope
+        try:
+            scope = scopes.normalize(scope)
+        except Exception as exc:
+            raise QueryError(str(exc)) from None
+        key.require(scope)
+        return scope
+
+    def search(
+        self, key: ApiKey | None, query: str, k: int = 10, *, origin: str = "rest", **options: Any
+    ) -> tuple[Hits, int]:
+        """``Retriever.search`` within the key's scope; returns the hits and the version they came from."""
+        options = {name: value for name, value in options.items() if value is not None}
+        scope = self._scope_for(key, options.pop("scope", None))
+        if scope is not None:
+            options["scope"] = scope
+        version, tag = options.pop("version", None), options.pop("tag", None)
+        retriever = self.retriever() if version is None and tag is None else self._pinned(version, tag)
+        hits = retriever.search(query, k, caller=key.key_id if key else None, origin=origin, **options)
+        return hits, retriever.version
+
+    # --- chunks, citations ------------------------------------------------------------
+    def _chunk_row(self, key: ApiKey | None, chunk_id: str) -> dict[str, Any]:
+        if not isinstance(chunk_id, str) or not chunk_id or len(chunk_id) > 200:
+            raise QueryError(f"chunk id must be a non-empty string of at most 200 characters, got {chunk_id!r}")
+        rows = self.lake.scan(S.CHUNKS, _CHUNK_COLUMNS, f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
+        if not rows or (key is not None and not key.can_see(rows[0][S.SCOPE])):
+            raise NotFoundError(f"no chunk {chunk_id!r} in this lake")  # the same answer outside the key's scope
+        return rows[0]
+
+    def chunk(self, key: ApiKey | None, chunk_id: str) -> dict[str, Any]:
+        """A chunk's text, citation, kind and scope, and the chunks before and after it in its unit."""
+        row = self._chunk_row(key, chunk_id)
+        where = (
+            f"{S.SOURCE_ID} = {S.sql_str(row[S.SOURCE_ID])} AND {S.UNIT_HASH} = {S.sql_str(row[S.UNIT_HASH])} "
+            f"AND {S.POSITION} IN ({row[S.POSITION] - 1}, {row[S.POSITION] + 1})"
+        )
+        near = {
+            r[S.POSITION]: r[S.CHUNK_ID] for r in self.lake.scan(S.CHUNKS, [S.CHUNK_ID, S.POSITION], where).to_pylist()
+        }
+        return {
+            "chunk_id": chunk_id,
+            "text": row[S.TEXT],
+            "content_kind": row[S.CONTENT_KIND],
+            "scope": row[S.SCOPE],
+            "citation": Citation.from_row(row).to_dict(),
+            "rendered": Citation.from_row(row).render(),
+            "neighbours": {"previous": near.get(row[S.POSITION] - 1), "next": near.get(row[S.POSITION] + 1)},
+        }
+
+    def resolve(self, key: ApiKey | None, chunk_id: str, *, indexed: bool = False) -> dict[str, Any]:
+        """The text the chunk's citation points at, re-read from its source (``indexed``: as indexed).
+
+        Raises :class:`StaleCitationError` when the source changed since.
+        """
+        from kbflow.retrieve.resolver import resolve
+
+        row = self._chunk_row(key, chunk_id)
+        citation = Citation.from_row(row)
+        text = row[S.TEXT] if indexed else resolve(citation, lake=self.lake)
+        return {"chunk_id": chunk_id, "text": text, "indexed": indexed, "citation": citation.to_dict()}
+
+    def cite(
+        self,
+        key: ApiKey | None,
+        chunk_ids: Sequence[str],
+        *,
+        query_id: str | None = None,
+        turn_id: str | None = None,
+        origin: str = "rest",
+    ) -> int:
+        """Record that these chunks were put in front of a model (``citation_log``); returns how many."""
+        if not chunk_ids or len(chunk_ids) > 100:
+            raise QueryError(f"cite 1 to 100 chunk ids at a time, got {len(chunk_ids)}")
+        for name, value in (("query_id", query_id), ("turn_id", turn_id)):
+            if value is not None and (not isinstance(value, str) or len(value) > 200):
+                raise QueryError(f"{name} must be a string of at most 200 characters")
+        hits = []
+        for rank, chunk_id in enumerate(chunk_ids, start=1):
+            row = self._chunk_row(key, chunk_id)
+            citation = Citation.from_row(row)
+            hits.append(
+                Hit(rank, 0.0, chunk_id, row[S.TEXT], citation, row[S.CONTENT_KIND], row[S.SCOPE], query_id=query_id)
+            )
+        rows = usage.citation_rows(hits, origin=origin, caller=key.key_id if key else None, turn_id=turn_id)
+        return usage.log_citations(self.lake, rows)
+
+    def record_delivered(self, key: ApiKey | None, hits: Hits, origin: str) -> None:
+        """Hits handed to an agent as a tool result were put in front of a model: log them as cited."""
+        if self.settings.retrieval.log_queries and hits:
+            usage.log_citations(self.lake, usage.citation_rows(hits, origin=origin, caller=key.key_id if key else None))
+
+    # --- sources --------------------------------------------------------------------
+    def sources(self, key: ApiKey | None) -> list[dict[str, Any]]:
+        registered = self.lake.sources() if self.lake.has_table(S.SOURCES) else []
+        return [source_dict(s) for s in registered if key is None or key.can_see(s.scope)]
+
+    def source(self, key: ApiKey | None, source_id: str) -> dict[str, Any]:
+        from kbflow.errors import SourceNotFoundError
+
+        found = [s for s in self.sources(key) if s["source_id"] == source_id]
+        if not found:
+            raise SourceNotFoundError(f"no source {source_id!r} in this lake")
+        return found[0]
+
+    def _editable(self, key: ApiKey | None, source_id: str) -> Source:
+        from kbflow.errors import SourceNotFoundError
+
+        try:
+            source = self.lake.get_source(source_id)
+        except SourceNotFoundError:
+            raise SourceNotFoundError(f"no source {source_id!r} in this lake") from None
+        if key is not None:
+            if not key.can_see(source.scope):
+                raise SourceNotFoundError(f"no source {source_id!r} in this lake")
+            key.require(source.scope, write=True)
+        return source
+
+    def add_source(self, key: ApiKey | None, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Register a source (``{"uri", "type", "id"?, "scope"?, "title"?, "max_file_mb"?}``), as ``kbflow add``
+        does; an editor's scope must contain the source's, and with keys a local path must lie under a
+        ``source_roots`` folder. Returns the source and the files its loader will leave out."""
+        from kbflow.sources.base import MAX_FILE_MB_OPTION, get_loader, slugify
+        from kbflow.sources.web import is_url
+
+        uri, source_type = body.get("uri"), body.get("type")
+        if not isinstance(uri, str) or not uri or not isinstance(source_type, str):
+            raise QueryError("a source needs 'uri' (a path on the server or an http(s) URL) and 'type'")
+        loader = get_loader(source_type)
+        scope = body.get("scope") or (key.scope if key is not None else scopes.GLOBAL)
+        try:
+            scope = scopes.normalize(scope)
+        except Exception as exc:
+            raise QueryError(str(exc)) from None
+        if key is not None:
+            key.require(scope, write=True)
+        if not is_url(uri):
+            uri = os.path.realpath(uri)
+            if key is not None and not any(uri == r or uri.startswith(r + os.sep) for r in self.source_roots):
+                raise AccessDeniedError(
+                    f"{body['uri']}: a local path added over the network must lie under a --source-root folder "
+                    f"({', '.join(self.source_roots) or 'none configured'})"
+                )
+        max_file_mb = body.get("max_file_mb")
+        if max_file_mb is not None and (not isinstance(max_file_mb, int | float) or max_file_mb <= 0):
+            raise QueryError(f"max_file_mb must be a positive number, got {max_file_mb!r}")
+        options = {MAX_FILE_MB_OPTION: float(max_file_mb)} if max_file_mb is not None else {}
+        loader.check(uri, options)
+        source = Source(body.get("id") or slugify(uri), source_type, uri, scope=scope, title=body.get("title"))
+        source = self.lake.register(Source(**{**source.__dict__, "options": options}))
+        return {**source_dict(source), "will_be_left_out": [str(i) for i in loader.issues[:100]]}
+
+    def remove_source(self, key: ApiKey | None, source_id: str) -> dict[str, Any]:
+        from kbflow.pipeline import remove_source
+
+        self._editable(key, source_id)
+        return remove_source(self.lake, source_id).to_dict()
+
+    def refresh_source(self, key: ApiKey | None, source_id: str) -> dict[str, Any]:
+        """Run the ingest (Dagster assets where installed) for one source; returns its summary."""
+        from kbflow.pipeline import run_ingest
+
+        self._editable(key, source_id)
+        summary = run_ingest(self.settings, [source_id], runner="auto")
+        return summary.to_dict()
+
+    # --- insights -----------------------------------------------------------------------
+    def insights(self, key: ApiKey | None, since: str | None = "7d", top: int = 20) -> dict[str, Any]:
+        """The insights report (:func:`kbflow.insights`); it spans every scope, so it needs a ``global`` key."""
+        from kbflow.analytics import insights
+
+        if key is not None and key.scope != scopes.GLOBAL:
+            raise AccessDeniedError(
+                f"key {key.key_id} (scope {key.scope}): insights span every scope; use a global key"
+            )
+        if not 1 <= top <= 1000:
+            raise QueryError(f"top must be in 1..1000, got {top}")
+        return insights(self.lake, since, top=top).to_dict()
+
+    def health(self) -> dict[str, Any]:
+        retriever = self.retriever()
+        return {
+            "status": "ok",
+            "lake": self.lake.uri,
+            "version": retriever.version,
+            "chunks": retriever.rows,
+            "model": retriever.model_id,
+            "auth": self.keys.enabled,
+        }
