@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -77,7 +78,8 @@ def collect(model: str | None, shared: str, home: str | None) -> list[tuple[str,
         dataset = load_beir(root)
         settings = Settings.coerce(None, lake=eval_lake_uri(dataset, home), model=model)
         lake, _ = prepare_lake(dataset, settings)
-        retriever = Retriever.open(lake, settings=settings)
+        quiet = replace(settings, retrieval=settings.retrieval.override(log_queries=False))  # eval lakes log nothing
+        retriever = Retriever.open(lake, settings=quiet)
         doc_of = _doc_ids(retriever, dataset.unit)
         todo = [(text, dataset.qrels[q]) for q, text in dataset.queries.items() if q in dataset.qrels]
         todo += [(text, {}) for path in negatives for text in _questions(path)]
