@@ -132,8 +132,9 @@ class RetrievalSettings:
         fusion scores each leg's first ``min_depth`` (the candidate depth
         floor): a larger ``k`` only adds candidates after them, so
         ``search(q, k=3)`` is the first three hits of ``search(q, k=50)``.
-        200 by default (``bench/code_eval.py``: the best mean nDCG@10 with
-        Cranfield within 0.005 of fusing every candidate).
+        200 by default (``bench/code_eval.py --set min_depth=N``: within
+        0.0005 of the best mean nDCG@10 over codesearch, CoSQA and Cranfield,
+        with Cranfield within 0.005 of fusing every candidate).
     names_weight:
         How much more a keyword match in a chunk's names (code path and
         symbol, document heading path) counts than one in its text (0: not

@@ -42,7 +42,7 @@ def test_nested_scopes_filter_both_legs(ingested):
 
 def test_searches_are_logged_with_their_signal(ingested):
     r = Retriever.open(ingested)
-    hits = r.search("reciprocal rank fusion", k=3, scope="proj", kinds=["doc", "code"], caller="nb-1")
+    hits = r.search("reciprocal rank fusion", k=3, scope=" proj ", kinds=["doc", "code"], caller="nb-1")
     nothing = r.search("zzzqqq", k=3, mode="bm25")
     assert hits.query_id and nothing.query_id and not nothing
     usage.flush()

@@ -655,7 +655,8 @@ class Retriever:
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         if query_id is not None:
             out.query_id = query_id
-            filters = {name: options.get(name) for name in ("scope", "kinds", "source_types", "source_ids")}
+            filters = {name: options.get(name) for name in ("kinds", "source_types", "source_ids")}
+            filters["scope"] = scopes.normalize(options["scope"]) if options.get("scope") is not None else None
             usage.log_query(
                 self.lake,
                 out,

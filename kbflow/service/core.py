@@ -23,7 +23,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow import scopes, usage
 from kbflow.config import Settings
-from kbflow.errors import AccessDeniedError, NotFoundError, QueryError
+from kbflow.errors import AccessDeniedError, ConfigError, NotFoundError, QueryError
 from kbflow.keys import ApiKey, KeyRing
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits, Source
@@ -154,7 +154,7 @@ class Service:
             return None if key.scope == scopes.GLOBAL else key.scope
         try:
             scope = scopes.normalize(scope)
-        except Exception as exc:
+        except ConfigError as exc:
             raise QueryError(str(exc)) from None
         key.require(scope)
         return scope
@@ -283,7 +283,7 @@ class Service:
         scope = body.get("scope") or (key.scope if key is not None else scopes.GLOBAL)
         try:
             scope = scopes.normalize(scope)
-        except Exception as exc:
+        except ConfigError as exc:
             raise QueryError(str(exc)) from None
         if key is not None:
             key.require(scope, write=True)

@@ -28,10 +28,10 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent
 
-from kbflow.errors import KbflowError
+from kbflow.errors import AuthError, KbflowError
 from kbflow.keys import ApiKey
 from kbflow.retrieve import prompt
-from kbflow.service.core import Service
+from kbflow.service.core import Service, hits_dict
 
 __all__ = ["build_mcp", "run_stdio"]
 
@@ -42,17 +42,15 @@ INSTRUCTIONS = (
 )
 
 
-def _key_of(ctx: Any, service: Service) -> ApiKey | None:
+def _key_of(ctx: Any) -> ApiKey | None:
     """The API key of an HTTP request (checked by the server's middleware); ``None`` over stdio."""
     request = getattr(getattr(ctx, "request_context", None), "request", None)
     if request is None:
         return None
     state = request.scope.get("state") or {}
-    if "kbflow_key" in state:
-        return state["kbflow_key"]
-    from kbflow.service.app import token_of
-
-    return service.principal(token_of(request.headers))
+    if "kbflow_key" not in state:  # the server's guard checks every HTTP request's key and keeps it here
+        raise AuthError("this MCP endpoint is not behind kbflow serve's key check; refusing the request")
+    return state["kbflow_key"]
 
 
 def build_mcp(service: Service, origin: str = "mcp"):
@@ -77,7 +75,7 @@ def build_mcp(service: Service, origin: str = "mcp"):
         source_ids: list[str] | None = None,
     ) -> CallToolResult:
         try:
-            key = _key_of(ctx, service)
+            key = _key_of(ctx)
             hits, version = await run(
                 service.search,
                 key,
@@ -97,8 +95,6 @@ def build_mcp(service: Service, origin: str = "mcp"):
         blocks = [prompt.preamble(boundary, len(hits))] + [prompt.render_block(h, boundary) for h in hits]
         if hits.low_confidence:
             blocks.insert(0, f"No good match (confidence {hits.confidence:.2f}): the corpus likely holds no answer.")
-        from kbflow.service.core import hits_dict
-
         return CallToolResult(
             content=[TextContent(type="text", text=b) for b in blocks],
             structured_content=hits_dict(hits, version),
@@ -110,7 +106,7 @@ def build_mcp(service: Service, origin: str = "mcp"):
     )
     async def resolve_citation(chunk_id: str, ctx: Context, indexed: bool = False) -> CallToolResult:
         try:
-            out = await run(service.resolve, _key_of(ctx, service), chunk_id, indexed=indexed)
+            out = await run(service.resolve, _key_of(ctx), chunk_id, indexed=indexed)
         except KbflowError as exc:
             return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
         return CallToolResult(content=[TextContent(type="text", text=out["text"])], structured_content=out)
@@ -118,7 +114,7 @@ def build_mcp(service: Service, origin: str = "mcp"):
     @server.tool(description="The knowledge base's sources: type, scope, status, chunk count, last error.")
     async def list_sources(ctx: Context) -> CallToolResult:
         try:
-            sources = await run(service.sources, _key_of(ctx, service))
+            sources = await run(service.sources, _key_of(ctx))
         except KbflowError as exc:
             return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
         lines = [
@@ -134,13 +130,13 @@ def build_mcp(service: Service, origin: str = "mcp"):
         "kbflow://source/{source_id}", mime_type="application/json", description="A source: status, counts, errors."
     )
     async def source_resource(source_id: str, ctx: Context) -> str:
-        return json.dumps(await run(service.source, _key_of(ctx, service), source_id))
+        return json.dumps(await run(service.source, _key_of(ctx), source_id))
 
     @server.resource(
         "kbflow://chunk/{chunk_id}", mime_type="application/json", description="A chunk: text, citation, neighbours."
     )
     async def chunk_resource(chunk_id: str, ctx: Context) -> str:
-        return json.dumps(await run(service.chunk, _key_of(ctx, service), chunk_id))
+        return json.dumps(await run(service.chunk, _key_of(ctx), chunk_id))
 
     return server
 
