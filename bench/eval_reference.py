@@ -44,37 +44,7 @@ from kbflow.evaluate.evaluate import (  # noqa: E402
 )
 from kbflow.evaluate.metrics import score_run  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
-
-
-def lance_stopwords(candidates: list[str]) -> list[str]:
-    """The words of ``candidates`` that Lance's English full-text index drops as stop words (probed)."""
-    import tempfile
-
-    import lancedb
-    import pyarrow as pa
-    from lancedb.index import FTS
-
-    with tempfile.TemporaryDirectory() as tmp:
-        table = lancedb.connect(tmp).create_table("probe", pa.table({"text": [f"{w} zebra" for w in candidates]}))
-        table.create_index(
-            "text",
-            config=FTS(language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True),
-        )
-        ds = table.to_lance()
-        stopped = []
-        for word in candidates:
-            found = (
-                ds.to_table(columns=["text", "_score"], full_text_query={"query": word, "columns": ["text"]}, limit=3)
-                .column("text")
-                .to_pylist()
-            )
-            if not any(text.split()[0] == word for text in found):
-                stopped.append(word)
-    return stopped
-
-
-#: letters and digits: how Lance's "simple" base tokenizer splits text (``\w`` would keep underscores)
-TOKEN_PATTERN = r"(?u)[^\W_]+"
+from kbflow.terms import TOKEN_PATTERN, index_stopwords  # noqa: E402
 
 
 def main() -> None:
@@ -87,7 +57,7 @@ def main() -> None:
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     stemmer = Stemmer.Stemmer("english")
-    stopwords = lance_stopwords(sorted(STOPWORDS_EN_PLUS))
+    stopwords = index_stopwords(sorted(STOPWORDS_EN_PLUS))
     print(f"reference tokenization: pattern {TOKEN_PATTERN}, {len(stopwords)} stop words, Snowball English stemming")
     print(
         f"{'dataset':10s} {'kbflow bm25':>11s} {'bm25s':>7s} {'diff':>7s} "

@@ -261,6 +261,14 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
     return result
 
 
+def fts_config():
+    """How the keyword leg's full-text indexes tokenize: runs of letters and digits, lower-cased, ASCII-folded,
+    English stop words dropped, Snowball English stemming (BM25 with Lance's k1 1.2 and b 0.75)."""
+    return require("lancedb.index").FTS(
+        language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True
+    )
+
+
 def ensure_indexes(table) -> None:
     """Create missing indexes and fold unindexed rows into the existing ones."""
     rows = table.count_rows()
@@ -270,10 +278,7 @@ def ensure_indexes(table) -> None:
     configs = require("lancedb.index")
     for column, name in ((S.SEARCH_TEXT, FTS_INDEX), (S.SEARCH_NAMES, NAMES_INDEX)):
         if name not in names:
-            fts = configs.FTS(
-                language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True
-            )
-            table.create_index(column, config=fts, name=name)
+            table.create_index(column, config=fts_config(), name=name)
     for column, kind in SCALAR_INDEXES.items():
         name = f"{column}_idx"
         if name not in names:
