@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from kbflow.config import MODES
+from kbflow.config import BACKENDS, MODES
 from kbflow.errors import KbflowError
 from kbflow.retrieve.fusion import FUSIONS
 
@@ -179,6 +179,14 @@ def add(
 @_lake_option
 @click.argument("source_ids", nargs=-1)
 @click.option("--model", default=None, help="Embedding model: a sentence-transformers path or id, or hash:DIM.")
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    envvar="KBFLOW_BACKEND",
+    default=None,
+    help="What runs the embedding model: onnx (default; torch's vectors, faster), torch, or onnx-int8 "
+    "(faster still, its own vectors: the lake is re-embedded). Env: KBFLOW_BACKEND.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object to stdout.")
 @click.option(
     "--progress/--no-progress", default=None, help="Progress bars on stderr (default: when stderr is a terminal)."
@@ -196,6 +204,7 @@ def ingest(
     ctx: click.Context,
     source_ids: tuple[str, ...],
     model: str | None,
+    backend: str | None,
     as_json: bool,
     progress: bool | None,
     runner: str,
@@ -209,7 +218,7 @@ def ingest(
     """
     from kbflow.pipeline import run_ingest
 
-    settings = _settings(ctx, model=model)
+    settings = _settings(ctx, model=model, backend=backend)
     show = sys.stderr.isatty() if progress is None else progress
     summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show, wait=wait)
     if as_json:
@@ -279,6 +288,13 @@ def ingest(
 @click.option("--version", "version", type=int, default=None, help="Search this version of the search table.")
 @click.option("--tag", default=None, help="Search the lake snapshot made by `kbflow tag NAME`.")
 @click.option("--no-log", "no_log", is_flag=True, help="Do not add this search to the lake's query log.")
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    envvar="KBFLOW_BACKEND",
+    default=None,
+    help="What embeds the query (a lake of onnx-int8 vectors is always queried with onnx-int8). Env: KBFLOW_BACKEND.",
+)
 @click.pass_context
 def search(
     ctx,
@@ -298,6 +314,7 @@ def search(
     version,
     tag,
     no_log,
+    backend,
 ) -> None:
     """Search the lake; every hit carries its citation.
 
@@ -310,7 +327,7 @@ def search(
     """
     from kbflow.retrieve.retriever import Retriever
 
-    settings = _settings(ctx)
+    settings = _settings(ctx, backend=backend)
     if no_log:
         settings = dataclasses.replace(settings, retrieval=settings.retrieval.override(log_queries=False))
     retriever = Retriever.open(settings.lake, version=version, tag=tag, settings=settings, origin="cli")

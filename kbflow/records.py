@@ -459,6 +459,9 @@ class Hits(list):
         self.confidence: float | None = None
         #: the ``query_log`` row of this search (``None`` when it was not logged)
         self.query_id: str | None = None
+        #: milliseconds per step of the search: ``embed`` (the query embedding), ``dense`` and ``bm25``
+        #: (each leg), ``fuse`` (fusion, reranking, code-name lookup), ``take`` (reading the hits' rows)
+        self.timings: dict[str, float] = {}
 
     def __getitem__(self, index):
         item = super().__getitem__(index)

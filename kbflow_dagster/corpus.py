@@ -143,7 +143,7 @@ def _check(result: kchecks.CheckResult) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset=search_index, description="Every chunk has an embedding for the active model.")
 def embeddings_cover_chunks(kbflow: KbflowResource) -> dg.AssetCheckResult:
-    return _check(kchecks.check_embeddings(kbflow.open_lake(), kbflow.settings().model))
+    return _check(kchecks.check_embeddings(kbflow.open_lake(), kbflow.settings().vector_space))
 
 
 @dg.asset_check(asset=search_index, description="The search table holds exactly the current chunks.")

@@ -127,7 +127,15 @@ def _run(
     warnings.filterwarnings("ignore", module="dagster")
     instance = instance_for(lake)
     _sync_partitions(instance, set(registered))
-    resources = {"kbflow": KbflowResource(lake=settings.lake, model=settings.model, progress=progress)}
+    resources = {
+        "kbflow": KbflowResource(
+            lake=settings.lake,
+            model=settings.model,
+            backend=settings.backend,
+            embed_threads=settings.embed_threads or 0,
+            progress=progress,
+        )
+    }
 
     bar = None
     if progress and ids:

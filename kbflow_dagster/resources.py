@@ -12,15 +12,24 @@ class KbflowResource(dg.ConfigurableResource):
     """kbflow settings for the assets.
 
     ``lake`` empty means ``$KBFLOW_LAKE`` or ``./data/lake``; ``model`` empty
-    means the default model (all-MiniLM-L6-v2, offline).
+    means the default model (all-MiniLM-L6-v2, offline); ``backend`` empty
+    means the default backend; ``embed_threads`` 0 means the backend's default.
     """
 
     lake: str = ""
     model: str = ""
+    backend: str = ""
+    embed_threads: int = 0
     progress: bool = False
 
     def settings(self) -> Settings:
-        return Settings.coerce(None, lake=self.lake or None, model=self.model or None)
+        return Settings.coerce(
+            None,
+            lake=self.lake or None,
+            model=self.model or None,
+            backend=self.backend or None,
+            embed_threads=self.embed_threads or None,
+        )
 
     def open_lake(self) -> Lake:
         return Lake(self.settings().lake)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ SHARED = REPO.parent / "shared" / "datasets"
 FAST_MODEL = "hash:64"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# ONNX exports of the model go to a folder of this test session, never the user's ~/.cache/kbflow
+os.environ.setdefault("KBFLOW_CACHE", tempfile.mkdtemp(prefix="kbflow-test-cache-"))
 
 
 @pytest.fixture

@@ -41,6 +41,12 @@ class Embedder(ABC):
         """One query's vector (providers may add a query prompt)."""
         return self.embed([text])[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several queries' vectors, ``embed_query`` of each (providers batch them where that is the same)."""
+        if not len(texts):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.embed_query(t) for t in texts])
+
 
 #: embedder providers by model-name prefix (``hash:64``); names without a known prefix go to ``st``
 EMBEDDERS: Registry[Embedder] = Registry(
@@ -54,21 +60,23 @@ def register_provider(prefix: str):
 
 
 @functools.lru_cache(maxsize=8)
-def get_embedder(model: str, batch_size: int = 32) -> Embedder:
-    """The (cached) embedder for ``model``."""
+def get_embedder(model: str, batch_size: int = 32, backend: str = "torch", threads: int | None = None) -> Embedder:
+    """The (cached) embedder for ``model`` on ``backend`` (``torch``, ``onnx`` or ``onnx-int8``; models
+    without a backend choice, such as ``hash:DIM``, ignore it) with ``threads`` intra-op threads."""
     if not model or not isinstance(model, str):
         raise ConfigError(f"model must be a non-empty string, got {model!r}")
     prefix, sep, rest = model.partition(":")
     if sep and prefix in EMBEDDERS:
         return EMBEDDERS.get(prefix)(rest, batch_size=batch_size)
-    return EMBEDDERS.get("st")(model, batch_size=batch_size)
+    return EMBEDDERS.get("st")(model, batch_size=batch_size, backend=backend, threads=threads)
 
 
-def model_id_of(model: str) -> str:
-    """The ``model_id`` vectors of ``model`` are stored under, without loading the model."""
+def model_id_of(model: str, backend: str = "torch") -> str:
+    """The ``model_id`` vectors of ``model`` on ``backend`` are stored under, without loading the model
+    (``<model>#onnx-int8`` for int8 vectors; ``torch`` and ``onnx`` share the model's id)."""
     prefix, sep, rest = model.partition(":")
     if sep and prefix == "hash":
         return f"hash:{int(rest)}"
     from kbflow.embed.sentence_transformers import resolve_id
 
-    return resolve_id(model)
+    return resolve_id(model, backend)

@@ -1,7 +1,14 @@
-"""sentence-transformers models: the offline default, a local path, or a hub id."""
+"""sentence-transformers models: the offline default, a local path, or a hub id, on a chosen backend.
+
+Backends (:data:`BACKENDS`): ``torch`` (sentence-transformers itself), ``onnx``
+(the same graph on onnxruntime, identical vectors) and ``onnx-int8`` (weights
+quantized to int8: faster, vectors moved a little, stored under their own
+``model_id``; :mod:`kbflow.embed.onnx`).
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -9,15 +16,42 @@ from typing import Any
 import numpy as np
 
 from kbflow._lazy import require
-from kbflow.config import DEFAULT_MODEL
+from kbflow.config import BACKENDS, DEFAULT_MODEL
 from kbflow.embed.base import Embedder, register_provider
-from kbflow.errors import EmbedError
+from kbflow.errors import ConfigError, EmbedError
+
+log = logging.getLogger(__name__)
 
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
 
+#: backends whose vectors differ from torch fp32: their ``model_id`` is ``<model>#<backend>``
+OWN_SPACE = ("onnx-int8",)
 
-def resolve_id(model: str) -> str:
-    """The stable id of ``model``: the default's canonical name, an absolute path, or the hub id."""
+
+def check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    return backend
+
+
+def split_space(model: str) -> tuple[str, str | None]:
+    """``("m#onnx-int8")`` -> ``("m", "onnx-int8")``; a model id without a vector-space suffix -> ``(model, None)``."""
+    base, sep, suffix = model.rpartition("#")
+    if sep and suffix in OWN_SPACE:
+        return base, suffix
+    return model, None
+
+
+def resolve_id(model: str, backend: str = "torch") -> str:
+    """The stable id vectors of ``model`` on ``backend`` are stored under: the default's canonical name,
+    an absolute path, or the hub id, plus ``#<backend>`` for a backend whose vectors differ."""
+    model, space = split_space(model)
+    backend = space or check_backend(backend)
+    base = _resolve_base(model)
+    return f"{base}#{backend}" if backend in OWN_SPACE else base
+
+
+def _resolve_base(model: str) -> str:
     if model in _DEFAULT_ALIASES:
         return DEFAULT_MODEL
     if os.path.isdir(os.path.expanduser(model)):
@@ -61,18 +95,54 @@ def load_model(kind: str, model: str, target: str, what: str) -> Any:
 
 @register_provider("st")
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers bi-encoder; vectors are normalized, encoding is batched."""
+    """A sentence-transformers bi-encoder on ``backend``; vectors are normalized, encoding is batched.
 
-    def __init__(self, model: str, batch_size: int = 32) -> None:
-        self.model_id, target = resolve_model(model)
-        self.model = load_model("SentenceTransformer", model, target, "embedding model")
-        get_dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        self.dim = int(get_dim())
+    ``threads`` sets the backend's intra-op threads (``None``: its own default,
+    every core); with ``torch`` it is the process-wide ``torch.set_num_threads``.
+    A model id carrying a vector-space suffix (``...#onnx-int8``, as stored in
+    a lake) always runs on that backend, whatever ``backend`` says.
+    """
+
+    def __init__(self, model: str, batch_size: int = 32, backend: str = "torch", threads: int | None = None) -> None:
+        model, space = split_space(model)
+        self.backend = space or check_backend(backend)
+        base_id, target = resolve_model(model)
+        self.model_id = resolve_id(base_id, self.backend)
         self.batch_size = batch_size
+        self.model = None
+        self._onnx = None
+        if threads is not None and threads < 1:
+            raise ConfigError(f"embedding threads must be >= 1, got {threads}")
+        if self.backend == "torch":
+            self.model = load_model("SentenceTransformer", model, target, "embedding model")
+            if threads:
+                require("torch").set_num_threads(threads)
+            get_dim = (
+                getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+            )
+            self.dim = int(get_dim())
+        else:
+            from kbflow.embed.onnx import OnnxEmbedder
+
+            try:
+                self._onnx = OnnxEmbedder(base_id, target, quantized=self.backend == "onnx-int8", threads=threads)
+            except EmbedError as exc:
+                if self.backend != "onnx":
+                    raise
+                # fp32 ONNX only ever stands in for torch (same vectors): run torch instead, and say so
+                log.warning("%s; embedding with torch instead (the same vectors)", exc)
+                self.__init__(model, batch_size, "torch", threads)
+                return
+            self.dim = self._onnx.dim
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)  # no query prompt: one batch
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._onnx is not None:
+            return self._onnx.embed(texts, self.batch_size)
         vectors = self.model.encode(
             list(texts),
             batch_size=self.batch_size,

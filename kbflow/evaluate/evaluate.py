@@ -64,8 +64,9 @@ RETRIEVAL_KEYS = (
     "reranker",
     "rerank_depth",
 )
-#: ``context``: the chunk context header on or off; ``tables``: PDF tables as their own units, or not looked for
-INGEST_KEYS = ("model", "max_tokens", "context", "tables")
+#: ``context``: the chunk context header on or off; ``tables``: PDF tables as their own units, or not looked for;
+#: ``backend``: what runs the model (``onnx-int8`` vectors are their own; ``torch`` and ``onnx`` share a lake)
+INGEST_KEYS = ("model", "backend", "max_tokens", "context", "tables")
 CONFIG_KEYS = (*RETRIEVAL_KEYS, *INGEST_KEYS)
 
 
@@ -96,6 +97,7 @@ def config_for(settings: Settings, **overrides: Any) -> dict[str, Any]:
     config: dict[str, Any] = {key: getattr(r, key) for key in RETRIEVAL_KEYS}
     config["max_tokens"] = settings.chunking.max_tokens
     config["model"] = settings.model
+    config["backend"] = settings.backend
     config["context"] = settings.chunking.context
     config["tables"] = True
     config.update({k: v for k, v in overrides.items() if v is not None})
@@ -121,7 +123,8 @@ def settings_for(base: Settings, config: Mapping[str, Any]) -> Settings:
     chunking = replace(base.chunking, max_tokens=int(config["max_tokens"]), context=bool(config.get("context", True)))
     if chunking.min_tokens >= chunking.max_tokens:
         chunking = replace(chunking, min_tokens=chunking.max_tokens // 4)
-    return replace(base, model=str(config["model"]), chunking=chunking)
+    backend = str(config.get("backend") or base.backend)
+    return replace(base, model=str(config["model"]), backend=backend, chunking=chunking)
 
 
 def _register(lake: Lake, source_id: str, source_type: str, uri: str, title: str, options: dict[str, Any]) -> None:
@@ -251,6 +254,7 @@ def evaluate(
     from kbflow.retrieve.retriever import MAX_RANK_K, Retriever
 
     retriever = Retriever.open(lake, tag=tag, settings=settings)
+    by_backend = {settings.backend: retriever}
     doc_of = _doc_ids(retriever, dataset.unit)
     if not doc_of:
         raise DatasetError(f"{lake.uri}: the search table holds no corpus records; was the corpus ingested?")
@@ -260,6 +264,10 @@ def evaluate(
     queries = list(dataset.queries.items())[: limit or None]
     runs = []
     for config in configs:
+        backend = config.get("backend") or settings.backend
+        if backend not in by_backend:  # the same vectors, queried on another backend
+            by_backend[backend] = Retriever.open(lake, tag=tag, settings=replace(settings, backend=backend))
+        retriever = by_backend[backend]
         run: dict[str, dict[str, float]] = {}
         top: dict[str, list[str]] = {}
         latencies: list[float] = []
@@ -323,9 +331,13 @@ Group = tuple[str, int, bool, bool]
 
 
 def group_key(config: Mapping[str, Any]) -> Group:
-    """What a configuration needs at ingest time: ``(model, max_tokens, context, tables)``."""
+    """What a configuration needs at ingest time: ``(model, max_tokens, context, tables)``; the model carries
+    ``#onnx-int8`` when its backend gives vectors of their own (``torch`` and ``onnx`` configurations share one)."""
+    from kbflow.embed.sentence_transformers import OWN_SPACE
+
+    model, backend = str(config["model"]), config.get("backend")
     return (
-        str(config["model"]),
+        f"{model}#{backend}" if backend in OWN_SPACE and not model.startswith("hash:") else model,
         int(config["max_tokens"]),
         bool(config.get("context", True)),
         bool(config.get("tables", True)),

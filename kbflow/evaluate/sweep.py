@@ -16,6 +16,7 @@
 Keys: ``mode``, ``fusion``, ``rrf_k``, ``dense_weight``, ``bm25_weight``,
 ``depth_factor``, ``reranker`` (a cross-encoder folder or id; ``null`` for
 none), ``rerank_depth`` (query time) and ``max_tokens``, ``model``,
+``backend`` (``torch``, ``onnx``, ``onnx-int8``: the two first share vectors and a lake),
 ``context`` (the chunk context header, ``true``/``false``), ``tables`` (PDF
 tables as their own units, ``true``/``false``) (ingest time: the lake is
 re-chunked and the new chunk texts embedded once per model; a text already
@@ -35,7 +36,7 @@ from typing import Any
 
 from kbflow import ids
 from kbflow._lazy import require
-from kbflow.config import DEFAULT_MODEL, Settings
+from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings
 from kbflow.errors import ConfigError, DatasetError
 from kbflow.evaluate.evaluate import CONFIG_KEYS, config_for, slug
 from kbflow.evaluate.runs import config_key
@@ -109,6 +110,8 @@ def config_label(config: Mapping[str, Any]) -> str:
     parts.append(f"t{config['max_tokens']}")
     if config["model"] != DEFAULT_MODEL:
         parts.append(f"m-{slug(config['model'])}")
+    if config.get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND:
+        parts.append(f"be-{config['backend']}")
     if config.get("reranker"):
         parts.append(f"rr-{slug(config['reranker'])}-{config['rerank_depth']}")
     if config.get("context") is False:

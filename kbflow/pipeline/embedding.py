@@ -80,7 +80,7 @@ def embed_source(
     """
     t0 = time.perf_counter()
     settings = Settings.coerce(settings)
-    embedder = get_embedder(settings.model, settings.embed_batch_size)
+    embedder = get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
     where = source_filter(source_id) if source_id is not None else None
     total = lake.table(S.CHUNKS).count_rows(where) if lake.has_table(S.CHUNKS) else 0
     if not total:

@@ -99,7 +99,7 @@ def finish_index(lake: Lake, settings: Settings):
     """
     from kbflow.index.search import sync_search_table
 
-    result = sync_search_table(lake, settings.model)
+    result = sync_search_table(lake, settings.vector_space)
     pc = require("pyarrow.compute")
     counted = pc.value_counts(lake.scan(S.CHUNKS, [S.SOURCE_ID]).column(0))
     counts = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
@@ -121,7 +121,9 @@ def check_summaries(lake: Lake, settings: Settings) -> list[dict[str, Any]]:
     """Every data-quality check of :mod:`kbflow.checks`, as summary dicts."""
     from kbflow.checks import run_checks
 
-    return [{"name": c.name, "passed": c.passed, "metadata": c.metadata} for c in run_checks(lake, settings.model)]
+    return [
+        {"name": c.name, "passed": c.passed, "metadata": c.metadata} for c in run_checks(lake, settings.vector_space)
+    ]
 
 
 def ingest(

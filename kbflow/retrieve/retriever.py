@@ -121,6 +121,8 @@ class Ranking:
     leg_scores: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     #: the query's embedding (``None`` in ``bm25`` mode)
     query_vector: Any = field(default=None, repr=False)
+    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, reranking, symbols)
+    timings: dict[str, float] = field(default_factory=dict, repr=False)
 
 
 def _relevance(calibration: Calibration | None, cosine: float | None) -> float | None:
@@ -238,11 +240,26 @@ class Retriever:
         return f"Retriever({self.lake.uri!r}, version={self.version}{at}, rows={self.rows}, model={self.model_id!r})"
 
     @property
+    def query_backend(self) -> str:
+        """The backend that embeds queries: ``settings.backend`` where it gives this table's vectors; for a
+        table of fp32 vectors and an int8 setting, ``onnx`` (the same vectors as ``torch``); a table of int8
+        vectors is always queried on ``onnx-int8`` (its model id says so)."""
+        from kbflow.embed.sentence_transformers import OWN_SPACE, split_space
+
+        backend = self.settings.backend
+        space = split_space(self.model_id)[1]
+        if space is not None:
+            return space
+        return "onnx" if backend in OWN_SPACE else backend
+
+    @property
     def embedder(self):
         if self._embedder is None:
             with self._load_lock:
                 if self._embedder is None:
-                    self._embedder = get_embedder(self.model_id, self.settings.embed_batch_size)
+                    self._embedder = get_embedder(
+                        self.model_id, self.settings.embed_batch_size, self.query_backend, self.settings.embed_threads
+                    )
         return self._embedder
 
     @property
@@ -426,18 +443,34 @@ class Retriever:
             raise QueryError("min_score applies to search(), which reads each hit's relevance; rank() reads none")
         return self._rank(self._request(query, k, MAX_RANK_K, options))
 
-    def _rank(self, request: _Request) -> Ranking:
+    def _rank(self, request: _Request, vector: Any = None) -> Ranking:
+        """Rank one request; ``vector``: its query embedding where it was computed already (a batch)."""
         settings, k, depth, query = request.settings, request.k, request.depth, request.query
         if self.rows == 0:
             return Ranking([], [], {}, {})
         legs: dict[str, Leg] = {}
-        vector = self.embedder.embed_query(query) if settings.mode in ("hybrid", "dense") else None
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(step: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[step] = timings.get(step, 0.0) + (now - clock) * 1000.0
+            clock = now
+
+        if settings.mode not in ("hybrid", "dense"):
+            vector = None
+        elif vector is None:
+            vector = self.embedder.embed_query(query)
+            lap("embed")
         # sequential, dense first: running the keyword leg in a thread beside the model made
         # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
         if vector is not None:
             legs["dense"] = _ordered(self._dense(vector, depth, request.filters))
+            lap("dense")
         if settings.mode in ("hybrid", "bm25"):
             legs["bm25"] = _ordered(self._bm25(query, depth, request.filters, settings.names_weight))
+            lap("bm25")
         if settings.mode != "hybrid":
             ids, _, scores = legs[settings.mode]
             fused = list(zip(ids, scores))
@@ -460,6 +493,7 @@ class Retriever:
                 ranked["symbol"] = [cid for cid, _ in defined]
                 fused = _symbol_first(fused, defined)
         fused = fused[:k]
+        lap("fuse")
         return Ranking(
             [cid for cid, _ in fused],
             [float(score) for _, score in fused],
@@ -468,6 +502,7 @@ class Retriever:
             reranked=min(reranked, len(fused)),
             leg_scores={leg: dict(zip(ids, scores)) for leg, (ids, _, scores) in legs.items()},
             query_vector=vector,
+            timings=timings,
         )
 
     def _defining(
@@ -611,9 +646,67 @@ class Retriever:
         t0 = time.perf_counter()
         request = self._request(query, k, MAX_K, options)
         min_score = self._min_score(options.get("min_score"), request.settings.mode)
+        return self._search(request, min_score, options, caller, origin, t0)
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        k: int = 10,
+        *,
+        caller: str | None = None,
+        origin: str | None = None,
+        **options: Unpack[SearchOptions],
+    ) -> list[Hits]:
+        """:meth:`search` for each of ``queries`` (the same options for all), their embeddings computed in one
+        batch: for evaluation, and agents that ask several questions at once.
+
+        Every query is validated before any is searched (one bad query fails
+        the call, naming its position). Each :class:`Hits` is what
+        ``search(query, k, **options)`` returns, and each is logged as its own
+        search; its ``latency_ms`` is its own search plus its share of the
+        batch's embedding time.
+        """
+        if isinstance(queries, str) or not isinstance(queries, Sequence):
+            raise QueryError("search_many takes a list of query strings")
+        requests = []
+        for n, query in enumerate(queries):
+            try:
+                requests.append(self._request(query, k, MAX_K, options))
+            except QueryError as exc:
+                raise QueryError(f"query {n}: {exc}") from None
+        min_score = self._min_score(options.get("min_score"), requests[0].settings.mode) if requests else None
+        dense = [i for i, r in enumerate(requests) if r.settings.mode in ("hybrid", "dense") and self.rows]
+        vectors: dict[int, Any] = {}
+        share = 0.0
+        if dense:
+            t0 = time.perf_counter()
+            embedded = self.embedder.embed_queries([requests[i].query for i in dense])
+            vectors = dict(zip(dense, embedded))
+            share = (time.perf_counter() - t0) / len(dense)
+        out = []
+        for i, request in enumerate(requests):
+            start = time.perf_counter() - (share if i in vectors else 0.0)
+            hits = self._search(request, min_score, options, caller, origin, start, vectors.get(i))
+            if i in vectors:
+                hits.timings["embed"] = share * 1000.0
+            out.append(hits)
+        return out
+
+    def _search(
+        self,
+        request: _Request,
+        min_score: float | None,
+        options: Mapping[str, Any],
+        caller: str | None,
+        origin: str | None,
+        t0: float,
+        vector: Any = None,
+    ) -> Hits:
+        k = request.k
         if request.settings.rerank_depth < k:
             request = replace(request, settings=request.settings.override(rerank_depth=k))
-        ranking = self._rank(request)
+        ranking = self._rank(request, vector)
+        t_take = time.perf_counter()
         ranked, row_of = ranking.legs, ranking.row_of
         fused = list(zip(ranking.ids, ranking.scores))
         # one take for all hits (Lance row ids of the pinned version; order is kept)
@@ -652,6 +745,7 @@ class Retriever:
         out = Hits(hits, query=request.query, mode=request.settings.mode)
         out.legs = ranked
         out.confidence = confidence
+        out.timings = {**ranking.timings, "take": (time.perf_counter() - t_take) * 1000.0}
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         if query_id is not None:
             out.query_id = query_id

@@ -1,0 +1,296 @@
+"""sentence-transformers models run by onnxruntime: ``backend="onnx"`` (fp32) and ``"onnx-int8"``.
+
+The ONNX graph is exported once, offline, from the locally installed weights
+(the whole sentence-transformers pipeline: transformer, pooling, any dense
+layers and the normalization), checked against the PyTorch model on probe
+texts, and cached under ``$KBFLOW_CACHE`` (default ``~/.cache/kbflow``) in a
+folder keyed by the model, its weight files, the backend and the exporter's
+versions. ``onnx-int8`` is the fp32 graph with its weights quantized
+dynamically, per channel, to int8 (:func:`onnxruntime.quantization.quantize_dynamic`).
+
+After the export a search or an ingest needs neither torch nor the
+transformers model: the tokenizer runs from its ``tokenizer.json`` with the
+``tokenizers`` library and the graph in one onnxruntime session.
+
+Vector spaces: fp32 ONNX vectors equal PyTorch's (mean cosine 1.00000 on
+2,000 real chunks, ``python bench/embed_backends.py``; every export is checked
+at >= 0.999 on probe texts or refused), so ``onnx`` shares the model's
+``model_id`` with ``torch`` and either can query a lake the other built.
+int8 vectors move (mean cosine about 0.99), so ``onnx-int8`` vectors are stored
+under ``<model_id>#onnx-int8`` and never mixed with fp32 ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+from kbflow._lazy import require
+from kbflow.errors import EmbedError
+
+__all__ = ["EXPORT_REVISION", "OnnxEmbedder", "cache_root", "export"]
+
+log = logging.getLogger(__name__)
+
+#: bumped when the exported graph or its metadata change (part of the cache key)
+EXPORT_REVISION = 1
+#: an fp32 export must give vectors this close to PyTorch's (mean cosine on the probe texts) to be used
+MIN_FP32_COSINE = 0.999
+_PROBES = [
+    "What is the capital expenditure for 2022?",
+    "def get(self, key): return self._store[key]",
+    "The retriever fuses the ranks of both legs with Reciprocal Rank Fusion.",
+    "Boundary layer transition on a flat plate at supersonic speeds.",
+    "Kundendienst: Bitte senden Sie uns die Rechnung erneut zu.",
+    "x",
+    " ".join(["long text"] * 300),  # longer than the model reads: truncation must match
+]
+_export_lock = threading.RLock()  # int8 exports the fp32 graph first, under the same lock
+
+
+def cache_root() -> str:
+    """Where exports live: ``$KBFLOW_CACHE`` or ``~/.cache/kbflow``, plus ``/onnx``."""
+    root = os.environ.get("KBFLOW_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbflow")
+    return os.path.join(root, "onnx")
+
+
+def _fingerprint(target: str) -> str:
+    """The weight files' names, sizes and mtimes (a local folder), or the id itself (a hub id)."""
+    parts = [target]
+    if os.path.isdir(target):
+        for root, _dirs, files in sorted(os.walk(target)):
+            for name in sorted(files):
+                if name.endswith((".safetensors", ".bin", ".json", ".txt", ".model")):
+                    st = os.stat(os.path.join(root, name))
+                    parts.append(f"{os.path.relpath(os.path.join(root, name), target)}:{st.st_size}:{st.st_mtime_ns}")
+    for package in ("torch", "onnx", "onnxruntime"):  # read from the installed metadata: no import
+        try:
+            parts.append(f"{package}={metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            parts.append(f"{package}=none")
+    parts.append(f"rev{EXPORT_REVISION}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _folder(model_id: str, target: str, quantized: bool) -> str:
+    name = model_id.rstrip("/").replace("\\", "/").split("/")[-1] or "model"
+    safe = "".join(c if c.isalnum() or c in ".-_" else "-" for c in name)[:60]
+    return os.path.join(cache_root(), f"{safe}-{_fingerprint(target)}", "int8" if quantized else "fp32")
+
+
+class _Wrapper:  # built lazily: torch.nn is only imported when exporting
+    @staticmethod
+    def build(model: Any, names: list[str]) -> Any:
+        torch = require("torch")
+
+        class Wrapper(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = model
+
+            def forward(self, *inputs):  # keyword arguments: a positional call breaks on transformers 5.x
+                out = self.model(dict(zip(names, inputs, strict=True)))
+                return out["sentence_embedding"]
+
+        return Wrapper().eval()
+
+
+def _export_fp32(model: Any, out: str) -> list[str]:
+    """Write ``model.onnx`` and the tokenizer into ``out``; returns the graph's input names."""
+    torch = require("torch")
+    tokenize = getattr(model, "preprocess", None) or model.tokenize
+    features = tokenize(["a probe sentence", "another, longer probe sentence for the export"])
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in features]
+    wrapper = _Wrapper.build(model, names)
+    args = tuple(features[n] for n in names)
+    axes = {n: {0: "batch", 1: "sequence"} for n in names}
+    axes["embedding"] = {0: "batch"}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings about shape-dependent branches: the axes are dynamic
+        torch.onnx.export(
+            wrapper,
+            args,
+            os.path.join(out, "model.onnx"),
+            input_names=names,
+            output_names=["embedding"],
+            dynamic_axes=axes,
+            opset_version=17,
+            dynamo=False,
+        )
+    model.tokenizer.save_pretrained(out)
+    if not os.path.exists(os.path.join(out, "tokenizer.json")):
+        raise EmbedError("the model's tokenizer has no fast (tokenizer.json) form; use backend='torch'")
+    return names
+
+
+def export(model_id: str, target: str, quantized: bool = False) -> str:
+    """The folder holding ``model_id``'s ONNX export (fp32, or int8 with ``quantized``), exporting it first
+    if it is not cached; ``target`` is what sentence-transformers loads (a folder or hub id)."""
+    folder = _folder(model_id, target, quantized)
+    if os.path.exists(os.path.join(folder, "meta.json")):
+        return folder
+    with _export_lock:
+        if os.path.exists(os.path.join(folder, "meta.json")):
+            return folder
+        if quantized:
+            fp32 = export(model_id, target, quantized=False)
+            return _publish(folder, lambda tmp: _quantize(fp32, tmp))
+        return _publish(folder, lambda tmp: _export_checked(model_id, target, tmp))
+
+
+def _publish(folder: str, build) -> str:
+    """Build into a temporary folder beside ``folder`` and rename it into place (another process
+    exporting at the same time wins or loses the rename; either export is complete)."""
+    parent = os.path.dirname(folder)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".export-", dir=parent)
+    except OSError as exc:
+        raise EmbedError(f"cannot write the ONNX export under {parent} ({exc}); set KBFLOW_CACHE") from exc
+    try:
+        build(tmp)
+        try:
+            os.rename(tmp, folder)
+        except OSError:
+            if not os.path.exists(os.path.join(folder, "meta.json")):
+                raise
+    except EmbedError:
+        raise
+    except Exception as exc:
+        raise EmbedError(f"ONNX export into {folder} failed ({type(exc).__name__}: {exc})") from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
+def _export_checked(model_id: str, target: str, out: str) -> None:
+    from kbflow.embed.sentence_transformers import load_model
+
+    log.warning("exporting %s to ONNX (once; cached in %s)", model_id, cache_root())
+    model = load_model("SentenceTransformer", model_id, target, "embedding model")
+    names = _export_fp32(model, out)
+    meta = {
+        "model_id": model_id,
+        "inputs": names,
+        "max_seq_length": int(model.max_seq_length),
+        "dim": int(_dimension(model)),
+        "revision": EXPORT_REVISION,
+    }
+    _write_meta(out, meta)
+    reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True), dtype=np.float32)
+    got = _Session(out, threads=1).embed(_PROBES, batch_size=8)
+    cosine = float(np.mean(np.sum(reference * got, axis=1)))
+    if cosine < MIN_FP32_COSINE:
+        raise EmbedError(
+            f"the ONNX export of {model_id} does not reproduce its PyTorch vectors (mean cosine {cosine:.5f} "
+            f"< {MIN_FP32_COSINE}); use backend='torch' for this model"
+        )
+    meta["probe_cosine_to_torch"] = round(cosine, 6)
+    _write_meta(out, meta)
+
+
+def _quantize(fp32: str, out: str) -> None:
+    q = require("onnxruntime.quantization")
+    for name in os.listdir(fp32):
+        if name not in ("model.onnx", "meta.json"):
+            src = os.path.join(fp32, name)
+            (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, os.path.join(out, name))
+    disabled = logging.root.manager.disable
+    logging.disable(logging.WARNING)  # onnxruntime logs advice about calibration, which dynamic quantization skips
+    try:
+        q.quantize_dynamic(
+            os.path.join(fp32, "model.onnx"),
+            os.path.join(out, "model.onnx"),
+            per_channel=True,
+            weight_type=q.QuantType.QInt8,
+        )
+    finally:
+        logging.disable(disabled)
+    with open(os.path.join(fp32, "meta.json"), encoding="utf-8") as fh:
+        meta = json.load(fh)
+    meta["quantized"] = "int8 dynamic, per channel"
+    _write_meta(out, meta)
+
+
+def _write_meta(out: str, meta: dict[str, Any]) -> None:
+    with open(os.path.join(out, "meta.json"), "w", encoding="utf-8") as fh:
+        json.dump(meta, fh, indent=1)
+
+
+def _dimension(model: Any) -> int:
+    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get_dim())
+
+
+class _Session:
+    """One exported folder: its tokenizer and an onnxruntime session."""
+
+    def __init__(self, folder: str, threads: int | None) -> None:
+        ort = require("onnxruntime")
+        tokenizers = require("tokenizers")
+        with open(os.path.join(folder, "meta.json"), encoding="utf-8") as fh:
+            self.meta = json.load(fh)
+        self.inputs = list(self.meta["inputs"])
+        self.dim = int(self.meta["dim"])
+        tok = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+        tok.enable_truncation(int(self.meta["max_seq_length"]))
+        pad_id, pad_token = 0, "[PAD]"
+        with open(os.path.join(folder, "tokenizer_config.json"), encoding="utf-8") as fh:
+            config = json.load(fh)
+        if isinstance(config.get("pad_token"), str):
+            pad_token = config["pad_token"]
+            pad_id = tok.token_to_id(pad_token) or 0
+        tok.enable_padding(pad_id=pad_id, pad_token=pad_token)
+        self.tokenizer = tok
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # idle pool threads must not spin: on a small machine they steal the cores Lance and the caller need
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(
+            os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        feeds = {}
+        for name, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"), ("token_type_ids", "type_ids")):
+            if name in self.inputs:
+                feeds[name] = np.asarray([getattr(e, attr) for e in encodings], dtype=np.int64)
+        return self.session.run(None, feeds)[0]
+
+    def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch
+        for i in range(0, len(order), batch_size):
+            idx = order[i : i + batch_size]
+            out[idx] = self._run([texts[j] for j in idx])
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+class OnnxEmbedder:
+    """A model's cached ONNX export (exported on first use) in one onnxruntime session."""
+
+    def __init__(self, model_id: str, target: str, quantized: bool, threads: int | None) -> None:
+        self.folder = export(model_id, target, quantized)
+        self.session = _Session(self.folder, threads)
+        self.dim = self.session.dim
+
+    def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        if not len(texts):
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self.session.embed(list(texts), batch_size)

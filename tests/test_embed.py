@@ -1,0 +1,153 @@
+"""kbflow.embed: backends of the real model (torch, ONNX fp32, ONNX int8), their vector spaces, batching."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from kbflow.config import DEFAULT_MODEL, Settings
+from kbflow.embed.base import get_embedder, model_id_of
+from kbflow.embed.sentence_transformers import resolve_id, split_space
+from kbflow.errors import ConfigError, EmbedError
+
+TEXTS = [
+    "The Akashi Kaikyo Bridge has a central span of 1,991 metres.",
+    "def rrf(rankings, k=60): return fused scores",
+    "Boundary layer transition at supersonic speeds",
+    "x",
+    " ".join(["a long passage"] * 200),  # past the model's 256 word pieces: truncated alike
+]
+
+
+def test_vector_space_ids_name_the_backend_only_where_vectors_differ():
+    assert model_id_of("all-MiniLM-L6-v2") == DEFAULT_MODEL
+    assert model_id_of("all-MiniLM-L6-v2", "onnx") == DEFAULT_MODEL
+    assert model_id_of("all-MiniLM-L6-v2", "onnx-int8") == f"{DEFAULT_MODEL}#onnx-int8"
+    assert model_id_of("hash:64", "onnx-int8") == "hash:64"
+    # a stored id keeps its space whatever backend is asked for
+    assert resolve_id(f"{DEFAULT_MODEL}#onnx-int8", "torch") == f"{DEFAULT_MODEL}#onnx-int8"
+    assert split_space("some/model#onnx-int8") == ("some/model", "onnx-int8")
+    assert split_space("a/folder#with-hash") == ("a/folder#with-hash", None)
+    assert Settings(backend="onnx-int8").vector_space == f"{DEFAULT_MODEL}#onnx-int8"
+    with pytest.raises(ConfigError, match="unknown embedding backend 'tensorrt'"):
+        Settings(backend="tensorrt")
+    with pytest.raises(ConfigError, match="embed_threads"):
+        Settings(embed_threads=0)
+
+
+@pytest.fixture(scope="module")
+def embedders():
+    return {b: get_embedder(DEFAULT_MODEL, 32, b) for b in ("torch", "onnx", "onnx-int8")}
+
+
+def test_onnx_gives_torchs_vectors_and_int8_stays_close_under_its_own_id(embedders):
+    torch, onnx, int8 = (embedders[b] for b in ("torch", "onnx", "onnx-int8"))
+    assert torch.model_id == onnx.model_id == DEFAULT_MODEL
+    assert int8.model_id == f"{DEFAULT_MODEL}#onnx-int8"
+    ref = torch.embed(TEXTS)
+    for embedder, low in ((onnx, 0.9999), (int8, 0.95)):
+        got = embedder.embed(TEXTS)
+        assert got.shape == ref.shape and got.dtype == np.float32
+        assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+        assert np.sum(ref * got, axis=1).min() >= low
+    # a batch of queries is the same as one query at a time, in the input's order
+    batch = onnx.embed_queries(TEXTS[:3])
+    single = np.stack([onnx.embed_query(t) for t in TEXTS[:3]])
+    assert np.allclose(batch, single, atol=1e-5)
+    assert onnx.embed([]).shape == (0, 384)
+
+
+def test_the_export_is_cached_and_checked(embedders):
+    folder = embedders["onnx"]._onnx.folder
+    assert folder.startswith(os.environ["KBFLOW_CACHE"])
+    import json
+
+    meta = json.load(open(os.path.join(folder, "meta.json")))
+    assert meta["probe_cosine_to_torch"] >= 0.999 and meta["max_seq_length"] == 256
+    stamp = os.stat(os.path.join(folder, "model.onnx")).st_mtime_ns
+    from kbflow.embed.onnx import export
+    from kbflow.embed.sentence_transformers import resolve_model
+
+    assert export(*resolve_model(DEFAULT_MODEL)) == folder  # found, not exported again
+    assert os.stat(os.path.join(folder, "model.onnx")).st_mtime_ns == stamp
+
+
+def test_a_model_onnx_cannot_run_falls_back_to_torch_for_fp32_only(monkeypatch, caplog):
+    import kbflow.embed.onnx as onnx_mod
+    from kbflow.embed.sentence_transformers import SentenceTransformerEmbedder
+
+    def refuse(*args, **kwargs):
+        raise EmbedError("the ONNX export of m does not reproduce its PyTorch vectors")
+
+    monkeypatch.setattr(onnx_mod, "export", refuse)
+    fp32 = SentenceTransformerEmbedder(DEFAULT_MODEL, backend="onnx")
+    assert fp32.backend == "torch" and fp32.model_id == DEFAULT_MODEL
+    assert "embedding with torch instead" in caplog.text
+    with pytest.raises(EmbedError, match="does not reproduce"):
+        SentenceTransformerEmbedder(DEFAULT_MODEL, backend="onnx-int8")
+
+
+def test_an_unwritable_cache_is_a_clear_error(monkeypatch, tmp_path):
+    from kbflow.embed import onnx as onnx_mod
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("KBFLOW_CACHE", str(blocker))
+    with pytest.raises(EmbedError, match="cannot write the ONNX export.*set KBFLOW_CACHE"):
+        onnx_mod.export("m", str(tmp_path), quantized=False)
+
+
+def test_switching_backends_never_mixes_vector_spaces(lake_path, docs_dir):
+    from kbflow import Retriever, pipeline
+    from kbflow import schema as S
+    from kbflow.lake import Lake
+    from kbflow.records import Source
+
+    lake = Lake(lake_path)
+    lake.register(Source("docs", "docs", str(docs_dir)))
+    torch = Settings.coerce(None, lake=lake_path, backend="torch")
+    pipeline.ingest(lake, torch, checks=True)
+    first = Retriever.open(lake, settings=torch)
+    assert first.model_id == DEFAULT_MODEL
+    expected = [h.chunk_id for h in first.search("reciprocal rank fusion", k=3)]
+
+    # the same vectors: ONNX fp32 queries the torch-built table, and finds the same hits
+    onnx = Retriever.open(lake, settings={"backend": "onnx"})
+    assert onnx.query_backend == "onnx" and onnx.embedder.backend == "onnx"
+    assert [h.chunk_id for h in onnx.search("reciprocal rank fusion", k=3)] == expected
+
+    # int8: the unchanged source's texts are embedded again, under their own id, and the table follows
+    int8 = Settings.coerce(None, lake=lake_path, backend="onnx-int8")
+    summary = pipeline.ingest(lake, int8, checks=True)
+    assert all(c["passed"] for c in summary.checks), summary.checks
+    spaces = set(lake.scan(S.EMBEDDINGS, [S.MODEL_ID]).column(0).to_pylist())
+    assert spaces == {DEFAULT_MODEL, f"{DEFAULT_MODEL}#onnx-int8"}
+    r = Retriever.open(lake, settings={"backend": "torch"})  # the table says int8: queries are embedded so
+    assert r.model_id == f"{DEFAULT_MODEL}#onnx-int8" and r.query_backend == "onnx-int8"
+    hits = r.search("reciprocal rank fusion", k=3)
+    assert hits[0].chunk_id == expected[0]
+    # an fp32 table opened with an int8 setting is queried with fp32 vectors
+    pipeline.ingest(lake, torch)
+    assert Retriever.open(lake, settings={"backend": "onnx-int8"}).query_backend == "onnx"
+
+
+def test_search_many_is_search_for_each_query_with_one_embedding_batch(ingested):
+    from kbflow import Retriever
+    from kbflow.errors import QueryError
+
+    r = Retriever.open(ingested, settings={"retrieval": {"log_queries": False}})
+    queries = ["reciprocal rank fusion", "bridges and rivers", "install kbflow"]
+    for mode in ("hybrid", "dense", "bm25"):
+        many = r.search_many(queries, k=3, mode=mode, scope="proj")
+        for q, hits in zip(queries, many, strict=True):
+            one = r.search(q, k=3, mode=mode, scope="proj")
+            assert [(h.chunk_id, round(h.score, 5)) for h in hits] == [(h.chunk_id, round(h.score, 5)) for h in one]
+            assert hits.query == q and hits.latency_ms > 0
+            assert set(hits.timings) >= {"take", "fuse"} | ({"embed"} if mode != "bm25" else set())
+    assert r.search_many([], k=3) == []
+    with pytest.raises(QueryError, match="query 1: the query is empty"):
+        r.search_many(["fine", " "], k=3)
+    with pytest.raises(QueryError, match="list of query strings"):
+        r.search_many("one string", k=3)
