@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kbflow.config import MODES
+from kbflow.config import BACKENDS, MODES
 from kbflow.retrieve.fusion import FUSIONS
 
 
@@ -78,6 +78,12 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--tables/--no-tables", default=None, help="PDF tables as their own units [default: on].")
 @click.option("--model", default=None, help="Embedding model (path or id) [default: all-MiniLM-L6-v2].")
 @click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default=None,
+    help="What runs the model [default: onnx; torch gives the same vectors, onnx-int8 its own].",
+)
+@click.option(
     "--rerank",
     "reranker",
     default=None,
@@ -124,6 +130,7 @@ def eval_command(
     context,
     tables,
     model,
+    backend,
     reranker,
     rerank_depth,
     sweep_file,
@@ -206,6 +213,7 @@ def eval_command(
             "depth_factor": depth_factor,
             "max_tokens": max_tokens,
             "model": model,
+            "backend": backend,
             "reranker": reranker,
             "rerank_depth": rerank_depth,
             "context": context,
