@@ -21,7 +21,7 @@ TEXTS = [
 ]
 
 
-def test_vector_space_ids_name_the_backend_only_where_vectors_differ():
+def test_vector_space_ids_name_the_backend_only_where_vectors_differ(monkeypatch):
     assert model_id_of("all-MiniLM-L6-v2") == DEFAULT_MODEL
     assert model_id_of("all-MiniLM-L6-v2", "onnx") == DEFAULT_MODEL
     assert model_id_of("all-MiniLM-L6-v2", "onnx-int8") == f"{DEFAULT_MODEL}#onnx-int8"
@@ -35,6 +35,9 @@ def test_vector_space_ids_name_the_backend_only_where_vectors_differ():
         Settings(backend="tensorrt")
     with pytest.raises(ConfigError, match="embed_threads"):
         Settings(embed_threads=0)
+    assert Settings().backend == "onnx"
+    monkeypatch.setenv("KBFLOW_BACKEND", "torch")
+    assert Settings().backend == "torch" and Settings(backend="onnx").backend == "onnx"
 
 
 @pytest.fixture(scope="module")
