@@ -126,11 +126,15 @@ def _start_thread() -> None:
     _thread.start()
 
 
+_stop = threading.Event()
+
+
 def _run() -> None:
-    while True:
+    while not _stop.is_set():
         _wake.wait(FLUSH_SECONDS)
         _wake.clear()
-        flush()
+        if not _stop.is_set():
+            flush()
 
 
 def flush(lake: Lake | None = None) -> int:
@@ -140,7 +144,18 @@ def flush(lake: Lake | None = None) -> int:
     return sum(b.flush() for b in buffers)
 
 
-atexit.register(flush)
+def _at_exit() -> None:
+    """Stop the writer thread, then write what is left: no thread is inside a Lance write while the
+    interpreter shuts down (a daemon thread in native code then can crash the process)."""
+    _stop.set()
+    _wake.set()
+    thread = _thread
+    if thread is not None and thread.is_alive() and _thread_pid == os.getpid():
+        thread.join(timeout=10)
+    flush()
+
+
+atexit.register(_at_exit)
 
 
 def _enqueue(lake: Lake, table: str, rows: Sequence[dict[str, Any]]) -> None:
