@@ -1,17 +1,28 @@
-"""Hybrid query latency p50/p95 over 200 queries at 10k and 100k chunks, query embedding included.
+"""Query latency p50/p95 over 200 queries at 10k and 100k chunks (or 1M), query embedding included,
+where the time goes, batch search throughput, and the ANN index's recall.
 
 Synthetic lake for size: generated chunk texts (pseudo-words drawn from a
-Zipfian vocabulary, 30,000 words by default, like natural text) with random
-unit vectors written straight into the chunks/embeddings tables, then the real
-search-table sync (BM25 + scalar indexes; an ANN index only from 250k rows).
-Queries are embedded by the real default model at query time. Prints p50/p95
-per size and per mode.
+Zipfian vocabulary, 30,000 words by default, like natural text) with unit
+vectors of low intrinsic dimension (a random 384 x 32 projection of Gaussian
+points plus a little noise: real sentence embeddings are far from uniform on
+the sphere, and uniform random vectors have no near neighbours for an ANN
+index to find) written straight into the chunks/embeddings tables, then the
+real search-table sync (BM25 + scalar indexes; an ANN index from 250k rows).
+Queries are embedded by the real default model at query time. Prints per size:
 
-    python bench/query_latency.py [--sizes 10000 100000] [--queries 200] [--vocab 30000]
+- p50/p95 per mode, and with filters;
+- the split of a hybrid query's time (``Hits.timings``: embed, dense leg,
+  BM25 leg, fusion, row take; medians);
+- ``Retriever.search_many`` against one ``search`` per query: queries/s;
+- from 250k rows (the ANN index): recall@10 of the dense leg against an exact
+  scan of every vector, for query vectors drawn like the chunks'.
 
-The dense leg is exact (vectors in memory, see kbflow.retrieve.dense); the
-second-and-later query timings exclude the one-off load of those vectors,
-which is printed separately.
+    python bench/query_latency.py [--sizes 10000 100000] [--queries 200] [--vocab 30000] [--backend onnx]
+    python bench/query_latency.py --sizes 1000000
+
+Below 250k rows the dense leg is exact (vectors in memory, see
+kbflow.retrieve.dense); the second-and-later query timings exclude the
+one-off load of those vectors, which is printed separately.
 """
 
 from __future__ import annotations
@@ -55,8 +66,21 @@ def vocabulary(size: int) -> tuple[list[str], list[float]]:
     return words, weights
 
 
-def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], dim: int = 384, batch: int = 10_000) -> None:
-    """Write ``n`` synthetic chunks (Zipfian text over ``vocab``, random unit vectors) into the lake."""
+def projection(dim: int = 384, latent: int = 32) -> np.ndarray:
+    return np.random.default_rng(0).standard_normal((latent, dim)).astype(np.float32)
+
+
+def vectors(rng: np.random.Generator, n: int, proj: np.ndarray) -> np.ndarray:
+    """``n`` unit vectors of low intrinsic dimension: Gaussian latent points projected, plus 10% noise."""
+    latent, dim = proj.shape
+    vec = rng.standard_normal((n, latent)).astype(np.float32) @ proj
+    vec += 0.1 * np.sqrt(latent) * rng.standard_normal((n, dim)).astype(np.float32)
+    return vec / np.linalg.norm(vec, axis=1, keepdims=True)
+
+
+def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], proj: np.ndarray, batch: int = 10_000) -> None:
+    """Write ``n`` synthetic chunks (Zipfian text over ``vocab``, structured unit vectors) into the lake."""
+    dim = proj.shape[1]
     words, weights = vocab
     from kbflow.records import Source
 
@@ -91,8 +115,7 @@ def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], dim: int = 3
                 }
             )
         chunks.add(pa.Table.from_pylist(rows, schema=S.CHUNKS_SCHEMA))
-        vec = nrng.standard_normal((len(hashes), dim)).astype(np.float32)
-        vec /= np.linalg.norm(vec, axis=1, keepdims=True)
+        vec = vectors(nrng, len(hashes), proj)
         embeds.add(
             pa.Table.from_arrays(
                 [
@@ -112,6 +135,25 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
+def recall_at_10(r: Retriever, proj: np.ndarray, queries: int) -> tuple[float, float]:
+    """Mean recall@10 of the dense leg (the ANN index, asked for the candidates a top-10 search asks for)
+    against an exact scan, and the leg's p50 in ms."""
+    table = r.dataset.to_table(columns=[S.CHUNK_ID, S.VECTOR])
+    ids = table.column(S.CHUNK_ID).to_pylist()
+    matrix = np.stack(table.column(S.VECTOR).to_numpy(zero_copy_only=False)).astype(np.float32)
+    del table
+    qs = vectors(np.random.default_rng(99), queries, proj)
+    depth = r.settings.retrieval.depth(10)  # the candidates a top-10 search asks the leg for
+    exact = np.argsort(-(qs @ matrix.T), axis=1)[:, :10]
+    found, lat = [], []
+    for q, truth in zip(qs, exact, strict=True):
+        t0 = time.perf_counter()
+        got = r._dense(q, depth, {})[0][:10]
+        lat.append((time.perf_counter() - t0) * 1000)
+        found.append(len(set(got) & {ids[i] for i in truth}) / 10)
+    return float(np.mean(found)), statistics.median(lat)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -122,49 +164,82 @@ def main() -> None:
         default=30_000,
         help="distinct words of the synthetic text (Zipfian); a tiny vocabulary makes every posting list huge",
     )
+    ap.add_argument("--backend", default=None, help="query embedding backend (default: kbflow's default)")
+    ap.add_argument("--recall-queries", type=int, default=200, help="queries for the ANN recall test")
     args = ap.parse_args()
     vocab = words, weights = vocabulary(args.vocab)
+    proj = projection()
     print(f"synthetic text: {args.vocab} distinct words, Zipf-distributed; {args.queries} queries of 2-8 words")
     rng = random.Random(7)
     queries = [" ".join(rng.choices(words, weights, k=rng.randint(2, 8))) for _ in range(args.queries)]
+    settings = {"retrieval": {"log_queries": False}}
+    if args.backend:
+        settings["backend"] = args.backend
     for n in args.sizes:
         lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
         t0 = time.perf_counter()
-        build(lake, n, vocab)
+        build(lake, n, vocab, proj)
         built = time.perf_counter() - t0
         t0 = time.perf_counter()
         result = sync_search_table(lake, DEFAULT_MODEL)
         indexed = time.perf_counter() - t0
-        r = Retriever.open(lake)
+        r = Retriever.open(lake, settings=settings)
         r.search("warm up the model", k=10, mode="bm25")
         r.embedder.embed_query("warm up the model")
         t0 = time.perf_counter()
         r.search("warm up the vectors", k=10, mode="dense")
         first = time.perf_counter() - t0
-        backend = r.exact_index.backend if r.exact else "ann index"
+        dense_leg = r.exact_index.backend if r.exact else "ANN index (IVF_HNSW_SQ segments)"
         print(
             f"{n} chunks: generated in {built:.1f}s, search table + indexes in {indexed:.1f}s, "
-            f"indexes: {sorted(result.indexes)}"
+            f"indexes: {sorted(result.indexes)}; query backend {r.query_backend}"
         )
-        print(f"  dense leg: {backend}; first dense query (loads {r.rows} vectors) {first * 1000:.0f} ms")
+        print(f"  dense leg: {dense_leg}; first dense query {first * 1000:.0f} ms")
         for mode in ("hybrid", "dense", "bm25"):
             for q in queries[:10]:
                 r.search(q, k=10, mode=mode)
-            lat = []
+            lat, split = [], {}
             for q in queries:
-                t0 = time.perf_counter()
-                r.search(q, k=10, mode=mode)
-                lat.append((time.perf_counter() - t0) * 1000)
+                hits = r.search(q, k=10, mode=mode)
+                lat.append(hits.latency_ms)
+                for step, ms in hits.timings.items():
+                    split.setdefault(step, []).append(ms)
+            steps = "  ".join(f"{step} {statistics.median(ms):.1f}" for step, ms in split.items())
             print(
                 f"  {mode:<6} k=10  p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms  "
-                f"({len(lat)} queries)"
+                f"({len(lat)} queries; median ms per step: {steps})"
             )
         lat = []
         for q in queries:
-            t0 = time.perf_counter()
-            r.search(q, k=10, scope="proj", kinds="doc")
-            lat.append((time.perf_counter() - t0) * 1000)
+            lat.append(r.search(q, k=10, scope="proj", kinds="doc").latency_ms)
         print(f"  hybrid+filters    p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms")
+        rounds = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for q in queries:
+                r.search(q, k=10)
+            one = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            r.search_many(queries, k=10)
+            many = time.perf_counter() - t0
+            rounds.append((len(queries) / one, len(queries) / many))
+        loop, batch = statistics.median(x for x, _ in rounds), statistics.median(y for _, y in rounds)
+        print(
+            f"  batch: search_many {batch:6.1f} queries/s against {loop:6.1f} one by one "
+            f"({batch / loop:.2f}x; hybrid, median of 3 rounds)"
+        )
+        if not r.exact:
+            from kbflow.index.search import VECTOR_SEGMENT_ROWS
+
+            print(
+                f"  ANN index: IVF_HNSW_SQ segments of <= {VECTOR_SEGMENT_ROWS} rows, cosine; queried with "
+                f"ef = max(64, 2 x depth) and refine_factor 2 (kbflow.retrieve.retriever)"
+            )
+            recall, leg = recall_at_10(r, proj, args.recall_queries)
+            print(
+                f"  ANN recall@10 against an exact scan: {recall:.3f} "
+                f"({args.recall_queries} queries; dense leg p50 {leg:.1f} ms)"
+            )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,173 @@
+"""The embedding backends side by side, in one run: throughput, query latency, vectors, nDCG@10.
+
+For ``torch`` (sentence-transformers, fp32), ``onnx`` (the same graph on
+onnxruntime) and ``onnx-int8`` (int8 weights, dynamic per-channel
+quantization), all with the same model:
+
+1. sentences/s on the same 5,000 real chunk texts (the embed texts of the
+   Cranfield and CoSQA eval lakes, seeded sample), measured slice by slice with
+   the backends' order rotated per slice; the median over slices and each
+   backend's speed-up over torch;
+2. query-embedding latency p50/p95 (the judged queries of both sets, one at a time);
+3. how far each backend's vectors are from torch's on 2,000 of the texts:
+   mean and minimum cosine, top-10 neighbour overlap;
+4. nDCG@10 of dense and hybrid search on Cranfield and CoSQA for each backend
+   (``kbflow eval``'s path; ``torch`` and ``onnx`` share one lake's vectors,
+   ``onnx-int8`` gets its own);
+
+and last, the backend the rule picks as the default: the fastest whose
+nDCG@10 is within 0.005 of torch on both sets in both modes.
+
+    python bench/embed_backends.py [--datasets ../shared/datasets] [--texts 5000] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from kbflow import schema as S  # noqa: E402
+from kbflow.chunk.context import embed_keys, embed_texts  # noqa: E402
+from kbflow.config import BACKENDS, DEFAULT_BACKEND, Settings  # noqa: E402
+from kbflow.embed.base import get_embedder  # noqa: E402
+from kbflow.evaluate.beir import load_beir  # noqa: E402
+from kbflow.evaluate.evaluate import config_for, evaluate_dataset  # noqa: E402
+
+SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
+SETS = ("cranfield", "cosqa")
+TOLERANCE = 0.005
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def quality(datasets: str, backends: tuple[str, ...], settings: Settings) -> tuple[dict, list[str], list[str]]:
+    """``{(set, mode, backend): ndcg}``, the chunk texts of the eval lakes, and the judged queries."""
+    ndcg, texts, queries = {}, [], []
+    for name in SETS:
+        dataset = load_beir(os.path.join(datasets, name), "test")
+        configs = [
+            config_for(settings, mode=mode, backend=backend) for backend in backends for mode in ("dense", "hybrid")
+        ]
+        runs, lake = evaluate_dataset(dataset, configs, settings, progress=False, save=False, log=print)
+        for run in runs:
+            ndcg[(name, run.config["mode"], run.config["backend"])] = run.metrics["ndcg@10"]
+        rows = lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH, S.CONTEXT, S.TEXT])
+        texts += list(dict(zip(embed_keys(rows).to_pylist(), embed_texts(rows))).values())
+        queries += list(dataset.queries.values())
+    return ndcg, texts, queries
+
+
+def throughput(embedders: dict, texts: list[str], slices: int) -> dict[str, list[float]]:
+    """Sentences/s per backend and slice, the order of backends rotated per slice."""
+    names = list(embedders)
+    out: dict[str, list[float]] = {n: [] for n in names}
+    size = max(1, len(texts) // slices)
+    for i in range(slices):
+        part = texts[i * size : (i + 1) * size]
+        order = names[i % len(names) :] + names[: i % len(names)]
+        for name in order:
+            t0 = time.perf_counter()
+            embedders[name].embed(part)
+            out[name].append(len(part) / (time.perf_counter() - t0))
+    return out
+
+
+def query_latency(embedders: dict, queries: list[str]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {n: [] for n in embedders}
+    for q in queries:
+        for name, embedder in embedders.items():
+            t0 = time.perf_counter()
+            embedder.embed_query(q)
+            out[name].append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def agreement(reference: np.ndarray, other: np.ndarray) -> tuple[float, float, float]:
+    """Mean and min cosine of matching rows, and the mean top-10 neighbour overlap within the set."""
+    cos = np.sum(reference * other, axis=1)
+    ref_top = np.argsort(-(reference @ reference.T), axis=1)[:, 1:11]
+    oth_top = np.argsort(-(other @ other.T), axis=1)[:, 1:11]
+    overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ref_top, oth_top, strict=True)])
+    return float(cos.mean()), float(cos.min()), float(overlap)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", default=SHARED, help="folder with cranfield/ and cosqa/ (BEIR layout)")
+    ap.add_argument("--texts", type=int, default=5000, help="chunk texts for the throughput test")
+    ap.add_argument("--slices", type=int, default=5, help="slices the texts are timed in (median over slices)")
+    ap.add_argument("--queries", type=int, default=300, help="queries for the latency test")
+    ap.add_argument("--threads", type=int, default=None, help="intra-op threads (default: the backend's own)")
+    ap.add_argument("--backends", default=",".join(BACKENDS))
+    args = ap.parse_args()
+    backends = tuple(b.strip() for b in args.backends.split(","))
+    if "torch" not in backends:
+        ap.error("--backends must include torch (the reference)")
+    if not all(os.path.isdir(os.path.join(args.datasets, n)) for n in SETS):
+        sys.exit(f"{args.datasets}: needs cranfield/ and cosqa/ (see ../shared/datasets/README.md)")
+    settings = Settings.coerce(None, embed_threads=args.threads)
+
+    print(f"== nDCG@10 (dense, hybrid) per backend, {', '.join(SETS)}")
+    ndcg, texts, queries = quality(args.datasets, backends, settings)
+    rng = random.Random(13)
+    rng.shuffle(texts)
+    texts = texts[: args.texts]
+    rng.shuffle(queries)
+    queries = queries[: args.queries]
+    embedders = {b: get_embedder(settings.model, 32, b, args.threads) for b in backends}
+    for e in embedders.values():  # warm each up (first-call allocations, graph optimization)
+        e.embed(texts[:64])
+
+    print(f"\n== throughput: {len(texts)} chunk texts, {args.slices} slices, threads {args.threads or 'default'}")
+    speed = throughput(embedders, texts, args.slices)
+    print(f"{'backend':<11} {'sent/s':>8} {'min':>8} {'max':>8} {'x torch':>8}")
+    for b in backends:
+        ratios = [s / t for s, t in zip(speed[b], speed["torch"], strict=True)]
+        med = statistics.median(speed[b])
+        print(f"{b:<11} {med:8.1f} {min(speed[b]):8.1f} {max(speed[b]):8.1f} {statistics.median(ratios):8.2f}")
+
+    print(f"\n== query embedding latency, {len(queries)} queries (ms)")
+    lat = query_latency(embedders, queries)
+    for b in backends:
+        print(f"{b:<11} p50 {percentile(lat[b], 50):6.2f}  p95 {percentile(lat[b], 95):6.2f}")
+
+    sample = texts[:2000]
+    print(f"\n== vectors against torch on {len(sample)} chunk texts")
+    reference = embedders["torch"].embed(sample)
+    for b in backends:
+        if b == "torch":
+            continue
+        mean, low, overlap = agreement(reference, embedders[b].embed(sample))
+        print(f"{b:<11} mean cosine {mean:.5f}  min {low:.5f}  top-10 neighbour overlap {overlap:.3f}")
+
+    print("\n== nDCG@10")
+    print(f"{'backend':<11} " + " ".join(f"{n + ' ' + m:>16}" for n in SETS for m in ("dense", "hybrid")))
+    for b in backends:
+        print(f"{b:<11} " + " ".join(f"{ndcg[(n, m, b)]:16.4f}" for n in SETS for m in ("dense", "hybrid")))
+
+    ok = [
+        b
+        for b in backends
+        if all(abs(ndcg[(n, m, b)] - ndcg[(n, m, "torch")]) <= TOLERANCE for n in SETS for m in ("dense", "hybrid"))
+    ]
+    fastest = max(ok, key=lambda b: statistics.median(speed[b]))
+    print(
+        f"\ndefault by the rule (fastest within {TOLERANCE} nDCG@10 of torch on both sets and modes): {fastest}; "
+        f"kbflow's default: {DEFAULT_BACKEND}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""kbflow against the tools it replaces, on one BEIR dataset, in one run, with one embedding model.
+
+Indexes the same corpus and runs the same judged queries, one at a time, with
+
+- ``kbflow``: ``kbflow eval``'s path on a fresh lake (load, chunk, embed,
+  search table and indexes), hybrid with the default settings, on kbflow's
+  default embedding backend (and, for comparison, on ``torch``);
+- ``lancedb``: LanceDB's native hybrid search (``query_type="hybrid"``:
+  a flat vector scan plus its FTS index with English stemming and stop
+  words, fused by its ``RRFReranker``), one row per document, query
+  vectors from sentence-transformers as its embedding registry would make them;
+- ``txtai``: a txtai ``Embeddings`` index with ``hybrid=True`` (Faiss plus
+  its BM25 terms index), one row per document, its own sentence-transformers
+  vectors;
+- ``bm25s``: BM25 alone (English stemming and stop words).
+
+Every dense leg uses the same model (all-MiniLM-L6-v2 from the installed
+weights). For each: index time (embedding the corpus included), query p50
+and p95 (query embedding included) and nDCG@10 over the dataset's judged
+queries; documents are ranked by their best chunk where a tool chunks.
+
+The peers live in the optional ``bench`` extra (``pip install -e '.[bench]'``),
+never in kbflow's default install.
+
+    python bench/peers.py ../shared/datasets/cranfield [--queries N] [--peers lancedb,txtai,bm25s]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LANCE_LOG", "error")  # LanceDB's hybrid query warns on stderr per query otherwise
+
+import numpy as np  # noqa: E402
+
+from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
+from kbflow.evaluate.beir import load_beir  # noqa: E402
+from kbflow.evaluate.evaluate import as_run, config_for, evaluate_dataset  # noqa: E402
+from kbflow.evaluate.metrics import score_run  # noqa: E402
+
+PEERS = ("lancedb", "txtai", "bm25s")
+
+
+def corpus(dataset) -> tuple[list[str], list[str]]:
+    ids, texts = [], []
+    with open(dataset.corpus, encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            ids.append(str(row["_id"]))
+            texts.append(f"{row.get('title') or ''}\n{row.get('text') or ''}".strip())
+    return ids, texts
+
+
+def timed(search, queries: dict[str, str]) -> tuple[dict[str, dict[str, float]], list[float]]:
+    """Run ``search(text) -> [doc ids]`` on every query; the run and per-query latencies in ms."""
+    run, lat = {}, []
+    for qid, text in queries.items():
+        t0 = time.perf_counter()
+        docs = search(text)
+        lat.append((time.perf_counter() - t0) * 1000.0)
+        run[qid] = as_run(docs)
+    return run, lat
+
+
+def st_model():
+    from kbflow.embed.sentence_transformers import load_model, resolve_model
+
+    model_id, target = resolve_model(DEFAULT_MODEL)
+    return load_model("SentenceTransformer", model_id, target, "embedding model"), target
+
+
+def peer_lancedb(ids, texts, work, model):
+    import lancedb
+    import pyarrow as pa
+    from lancedb.rerankers import RRFReranker
+
+    t0 = time.perf_counter()
+    vectors = model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+    table = lancedb.connect(os.path.join(work, "lancedb")).create_table(
+        "docs",
+        pa.table(
+            {
+                "id": ids,
+                "text": texts,
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(np.asarray(vectors, dtype=np.float32).reshape(-1)), vectors.shape[1]
+                ),
+            }
+        ),
+    )
+    table.create_fts_index("text", language="English", stem=True, remove_stop_words=True)
+    built = time.perf_counter() - t0
+    reranker = RRFReranker()
+
+    def search(text: str) -> list[str]:
+        qvec = model.encode([text], normalize_embeddings=True, show_progress_bar=False)[0]
+        rows = (
+            table.search(query_type="hybrid")
+            .vector(qvec)
+            .text(text)
+            .rerank(reranker)
+            .select(["id"])
+            .limit(100)
+            .to_list()
+        )
+        return [r["id"] for r in rows]
+
+    return built, search
+
+
+def peer_txtai(ids, texts, work, model_path):
+    from txtai import Embeddings
+
+    t0 = time.perf_counter()
+    emb = Embeddings(path=model_path, method="sentence-transformers", hybrid=True, content=False)
+    emb.index([(i, t, None) for i, t in zip(ids, texts, strict=True)])
+    built = time.perf_counter() - t0
+
+    def search(text: str) -> list[str]:
+        return [str(i) for i, _ in emb.search(text, 100)]
+
+    return built, search
+
+
+def peer_bm25s(ids, texts, work, _model):
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    t0 = time.perf_counter()
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    built = time.perf_counter() - t0
+
+    def search(text: str) -> list[str]:
+        tokens = bm25s.tokenize([text], stopwords="en", stemmer=stemmer, show_progress=False)
+        if not tokens.vocab:
+            return []
+        docs, _ = retriever.retrieve(tokens, k=min(100, len(ids)), show_progress=False)
+        return [ids[i] for i in docs[0]]
+
+    return built, search
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dataset", help="a BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+    ap.add_argument("--queries", type=int, default=None, help="the first N judged queries (default: all)")
+    ap.add_argument("--peers", default=",".join(PEERS))
+    ap.add_argument("--backends", default=None, help=f"kbflow backends to run (default: {DEFAULT_BACKEND},torch)")
+    args = ap.parse_args()
+    dataset = load_beir(args.dataset, "test")
+    queries = dict(list(dataset.queries.items())[: args.queries or None])
+    qrels = {q: dataset.qrels[q] for q in queries}
+    work = tempfile.mkdtemp(prefix="kbflow-peers-")
+    ids, texts = corpus(dataset)
+    print(f"{dataset.name}: {len(ids)} documents, {len(queries)} judged queries; model {DEFAULT_MODEL}")
+    rows = []
+    try:
+        backends = (args.backends or ",".join(dict.fromkeys([DEFAULT_BACKEND, "torch"]))).split(",")
+        for backend in backends:
+            settings = Settings.coerce({"backend": backend, "retrieval": {"log_queries": False}})
+            lake = os.path.join(work, f"kbflow-{backend}")
+            config = config_for(settings, mode="hybrid")
+            t0 = time.perf_counter()
+            # prepare (ingest) once, then evaluate with the latencies measured per query
+            evaluate_dataset(dataset, [config], settings, lake=lake, limit=1, save=False)
+            built = time.perf_counter() - t0
+            runs, _ = evaluate_dataset(dataset, [config], settings, lake=lake, limit=args.queries, save=False)
+            run = runs[0]
+            rows.append(
+                (f"kbflow ({backend})", built, run.latency_ms["p50"], run.latency_ms["p95"], run.metrics["ndcg@10"])
+            )
+            print(f"  {rows[-1][0]} done", file=sys.stderr)
+        model, model_path = st_model()
+        for name in args.peers.split(","):
+            build = {"lancedb": peer_lancedb, "txtai": peer_txtai, "bm25s": peer_bm25s}[name]
+            built, search = build(ids, texts, work, model_path if name == "txtai" else model)
+            for text in list(queries.values())[:5]:  # warm up
+                search(text)
+            run, lat = timed(search, queries)
+            ndcg = score_run(qrels, run)[0]["ndcg@10"]
+            rows.append((name, built, statistics.median(lat), float(np.percentile(lat, 95)), ndcg))
+            print(f"  {name} done", file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{'system':<18} {'index s':>8} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
+    for name, built, p50, p95, ndcg in rows:
+        print(f"{name:<18} {built:8.1f} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
+    ours = rows[0]
+    hybrid = [r for r in rows if r[0] in ("lancedb", "txtai")]
+    if hybrid:
+        fastest = min(hybrid, key=lambda r: r[2])
+        best = max(hybrid, key=lambda r: r[4])
+        print(
+            f"\n{ours[0]} against the hybrid peers: p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} "
+            f"({fastest[0]}), {fastest[2] / ours[2]:.2f}x; "
+            f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]})"
+        )
+    for r in rows:
+        if r[0] == "bm25s":
+            print(f"bm25s (keywords only, no model): p50 {r[2]:.2f} ms, nDCG@10 {r[4]:.4f}")
+
+
+if __name__ == "__main__":
+    main()
