@@ -166,6 +166,12 @@ def main() -> None:
     )
     ap.add_argument("--backend", default=None, help="query embedding backend (default: kbflow's default)")
     ap.add_argument("--recall-queries", type=int, default=200, help="queries for the ANN recall test")
+    ap.add_argument(
+        "--lake",
+        default=None,
+        help="reuse the synthetic lake an earlier run left at this path (one size only; generation skipped, "
+        "indexes brought up to date); without it each size gets a fresh lake in a temporary folder, kept",
+    )
     args = ap.parse_args()
     vocab = words, weights = vocabulary(args.vocab)
     proj = projection()
@@ -175,10 +181,17 @@ def main() -> None:
     settings = {"retrieval": {"log_queries": False}}
     if args.backend:
         settings["backend"] = args.backend
+    if args.lake and len(args.sizes) != 1:
+        ap.error("--lake reuses one lake: give one size")
     for n in args.sizes:
-        lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
         t0 = time.perf_counter()
-        build(lake, n, vocab, proj)
+        if args.lake:
+            lake = Lake(args.lake, create=False)
+            if lake.table(S.CHUNKS).count_rows() != n:
+                ap.error(f"{args.lake}: not a synthetic lake of {n} chunks")
+        else:
+            lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
+            build(lake, n, vocab, proj)
         built = time.perf_counter() - t0
         t0 = time.perf_counter()
         result = sync_search_table(lake, DEFAULT_MODEL)
@@ -191,7 +204,7 @@ def main() -> None:
         first = time.perf_counter() - t0
         dense_leg = r.exact_index.backend if r.exact else "ANN index (IVF_HNSW_SQ segments)"
         print(
-            f"{n} chunks: generated in {built:.1f}s, search table + indexes in {indexed:.1f}s, "
+            f"{n} chunks ({lake.uri}): generated in {built:.1f}s, search table + indexes in {indexed:.1f}s, "
             f"indexes: {sorted(result.indexes)}; query backend {r.query_backend}"
         )
         print(f"  dense leg: {dense_leg}; first dense query {first * 1000:.0f} ms")
@@ -230,10 +243,12 @@ def main() -> None:
         )
         if not r.exact:
             from kbflow.index.search import VECTOR_SEGMENT_ROWS
+            from kbflow.retrieve.retriever import ANN_MIN_EF
 
+            segments = sum(ix["name"] == "vector_idx" for ix in r.dataset.list_indices())
             print(
-                f"  ANN index: IVF_HNSW_SQ segments of <= {VECTOR_SEGMENT_ROWS} rows, cosine; queried with "
-                f"ef = max(64, 2 x depth) and refine_factor 2 (kbflow.retrieve.retriever)"
+                f"  ANN index: {segments} IVF_HNSW_SQ segments of <= {VECTOR_SEGMENT_ROWS} rows, cosine; queried with "
+                f"ef = max({ANN_MIN_EF}, depth), no refine (kbflow.retrieve.retriever)"
             )
             recall, leg = recall_at_10(r, proj, args.recall_queries)
             print(

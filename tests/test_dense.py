@@ -70,3 +70,17 @@ def test_mask_edge_cases():
     assert index.chunk_id_of([1003, 1000]) == ["c3", "c0"]
     with pytest.raises(ValueError, match="dimensions"):
         index.search(np.ones(3, dtype=np.float32), 5)
+
+
+def test_chunk_ids_map_row_ids_of_any_order_to_their_chunk_ids():
+    import pyarrow as pa
+
+    from kbflow.retrieve.dense import ChunkIds
+
+    # Lance row ids: fragment << 32 | offset, in scan order (not sorted when fragments were rewritten)
+    rows = np.array([(2 << 32) | 0, (2 << 32) | 1, 5, 7], dtype=np.uint64)
+    ids = ChunkIds(pa.array(["c", "d", "a", "b"]), rows)
+    assert ids.of([7, (2 << 32) | 1, 5]) == ["b", "d", "a"]
+    assert ids.of([]) == []
+    with pytest.raises(KeyError):
+        ids.of([6])

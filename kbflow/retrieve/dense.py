@@ -30,7 +30,7 @@ import numpy as np
 from kbflow import schema as S
 from kbflow._lazy import require
 
-__all__ = ["ExactIndex", "FILTER_COLUMNS"]
+__all__ = ["ChunkIds", "ExactIndex", "FILTER_COLUMNS"]
 
 #: Columns a request may filter on, held dictionary-encoded beside the matrix.
 FILTER_COLUMNS = (S.SCOPE, S.CONTENT_KIND, S.SOURCE_TYPE, S.SOURCE_ID)
@@ -40,6 +40,34 @@ FILTER_COLUMNS = (S.SCOPE, S.CONTENT_KIND, S.SOURCE_TYPE, S.SOURCE_ID)
 class _Codes:
     codes: np.ndarray  # int32 per row
     values: dict[str, int]  # value -> code
+
+
+class ChunkIds:
+    """Lance row id -> chunk id for one pinned version, held in memory (for the ANN path, which has no
+    :class:`ExactIndex`): a leg then reads only row ids and scores from Lance, never the string column
+    (reading 200 chunk ids at random from a million-row table cost about 7 ms a leg)."""
+
+    def __init__(self, chunk_ids, row_ids: np.ndarray) -> None:
+        order = np.argsort(row_ids, kind="stable")
+        self.sorted_rows = row_ids[order]
+        self.positions = order
+        self.chunk_ids = chunk_ids  # pyarrow StringArray, in scan order
+
+    @classmethod
+    def load(cls, ds) -> ChunkIds:
+        table = ds.to_table(columns=[S.CHUNK_ID], with_row_id=True)
+        return cls(table.column(S.CHUNK_ID).combine_chunks(), table.column("_rowid").to_numpy().astype(np.uint64))
+
+    def of(self, row_ids: Sequence[int]) -> list[str]:
+        if not len(row_ids):
+            return []
+        rows = np.asarray(row_ids, dtype=np.uint64)
+        where = np.searchsorted(self.sorted_rows, rows)
+        where = np.minimum(where, len(self.sorted_rows) - 1)
+        if not np.array_equal(self.sorted_rows[where], rows):
+            raise KeyError("a row id that is not in this version")
+        pa = require("pyarrow")
+        return self.chunk_ids.take(pa.array(self.positions[where], type="int64")).to_pylist()
 
 
 class ExactIndex:

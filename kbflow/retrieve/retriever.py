@@ -52,7 +52,7 @@ from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
 from kbflow.retrieve.confidence import Calibration, calibration_for
-from kbflow.retrieve.dense import ExactIndex
+from kbflow.retrieve.dense import ChunkIds, ExactIndex
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.terms import identifier_words, query_identifiers
@@ -93,6 +93,9 @@ class _Request:
     filters: dict[str, list[str]]
     reranker: Reranker | None
 
+
+#: the least HNSW search breadth of the ANN dense leg (it is never below the candidates asked for)
+ANN_MIN_EF = 100
 
 # a leg's result: chunk ids, Lance row ids and scores, best first
 Leg = tuple[list[str], list[int], list[float]]
@@ -202,6 +205,7 @@ class Retriever:
         self.origin = origin or usage.default_origin()
         self._embedder = None
         self._exact_index: ExactIndex | None = None
+        self._chunk_ids: ChunkIds | None = None
         self._load_lock = threading.Lock()  # searches from several threads load the model and vectors once
 
     @classmethod
@@ -262,6 +266,17 @@ class Retriever:
                     )
         return self._embedder
 
+    def _chunk_ids_of(self, row_ids: Sequence[int]) -> list[str]:
+        """Chunk ids of Lance row ids of this version, from memory (the exact index's where it is loaded, else an
+        id map: a keyword-only search never loads the vectors)."""
+        if self._exact_index is not None:
+            return self._exact_index.chunk_id_of(row_ids)
+        if self._chunk_ids is None:
+            with self._load_lock:
+                if self._chunk_ids is None:
+                    self._chunk_ids = ChunkIds.load(self.dataset)
+        return self._chunk_ids.of(row_ids)
+
     @property
     def exact_index(self) -> ExactIndex:
         """The in-memory vectors of this version (loaded on first use)."""
@@ -310,63 +325,47 @@ class Retriever:
         if self.exact:
             index = self.exact_index
             return index.search(vector, depth, index.mask(filters) if filters else None)
-        nearest = {
-            "column": S.VECTOR,
-            "q": vector,
-            "k": depth,
-            "metric": "cosine",
-            "ef": max(64, 2 * depth),
-            "refine_factor": 2,
-        }
+        # ef: the HNSW search breadth, at least the candidates asked for; no refine step (re-reading the raw
+        # vectors of every candidate cost ~8 ms at 1M rows for recall@10 0.987 -> 1.0; bench/query_latency.py)
+        nearest = {"column": S.VECTOR, "q": vector, "k": depth, "metric": "cosine", "ef": max(ANN_MIN_EF, depth)}
         where = self._where(filters)
         table = self.dataset.to_table(
-            columns=[S.CHUNK_ID, "_distance"], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
+            columns=["_distance"], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
         )
-        return (
-            table.column(S.CHUNK_ID).to_pylist(),
-            table.column("_rowid").to_pylist(),
-            [1.0 - d for d in table.column("_distance").to_pylist()],
-        )
+        row_ids = table.column("_rowid").to_pylist()
+        return self._chunk_ids_of(row_ids), row_ids, [1.0 - d for d in table.column("_distance").to_pylist()]
 
     def _bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]], names_weight: float) -> Leg:
         where = self._where(filters)
-        # with the vectors in memory, chunk ids come from row ids there (no string column read)
-        index = self._exact_index
+        # chunk ids come from row ids in memory (no string column read)
         words = identifier_words(query)  # as the index has them (kbflow.terms)
         terms = f"{query} {words}" if words else query
         fts = require("lance.query")
 
-        def match(column: str) -> tuple[list[int], list[float], list[str] | None]:
+        def match(column: str) -> tuple[list[int], list[float]]:
             table = self.dataset.to_table(
-                columns=["_score"] if index is not None else [S.CHUNK_ID, "_score"],
+                columns=["_score"],
                 full_text_query=fts.MatchQuery(terms, column),
                 filter=where,
                 prefilter=bool(where),
                 limit=depth,
                 with_row_id=True,
             )
-            ids = None if index is not None else table.column(S.CHUNK_ID).to_pylist()
-            return table.column("_rowid").to_pylist(), table.column("_score").to_pylist(), ids
+            return table.column("_rowid").to_pylist(), table.column("_score").to_pylist()
 
-        row_ids, scores, ids = match(S.SEARCH_TEXT)
+        row_ids, scores = match(S.SEARCH_TEXT)
         if names_weight > 0:
             # a match in the path, symbol or title counts names_weight times more: the two fields' scores are
             # summed per chunk, as a boolean SHOULD query would, but each field is searched on its own (its
             # top-k pruning intact: a boolean query over both took 10-30x longer, bench/query_latency.py)
-            n_rows, n_scores, n_ids = match(S.SEARCH_NAMES)
+            n_rows, n_scores = match(S.SEARCH_NAMES)
             if n_rows:
                 total = dict(zip(row_ids, scores))
-                chunk = dict(zip(row_ids, ids)) if ids is not None else None
-                for n, (rid, score) in enumerate(zip(n_rows, n_scores)):
+                for rid, score in zip(n_rows, n_scores):
                     total[rid] = total.get(rid, 0.0) + names_weight * score
-                    if chunk is not None:
-                        chunk.setdefault(rid, n_ids[n])
                 best = sorted(total.items(), key=lambda item: -item[1])[:depth]
                 row_ids, scores = [rid for rid, _ in best], [score for _, score in best]
-                ids = [chunk[rid] for rid in row_ids] if chunk is not None else None
-        if ids is None:
-            ids = index.chunk_id_of(row_ids)
-        return ids, row_ids, scores
+        return self._chunk_ids_of(row_ids), row_ids, scores
 
     # --- requests ---------------------------------------------------------------
     def _request(self, query: str, k: int, max_k: int, options: Mapping[str, Any]) -> _Request:
