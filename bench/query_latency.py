@@ -45,6 +45,7 @@ import pyarrow as pa  # noqa: E402
 from kbflow import Retriever, ids  # noqa: E402
 from kbflow import schema as S  # noqa: E402
 from kbflow.config import DEFAULT_MODEL  # noqa: E402
+from kbflow.index import search as search_index  # noqa: E402
 from kbflow.index.search import sync_search_table  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 
@@ -167,6 +168,13 @@ def main() -> None:
     ap.add_argument("--backend", default=None, help="query embedding backend (default: kbflow's default)")
     ap.add_argument("--recall-queries", type=int, default=200, help="queries for the ANN recall test")
     ap.add_argument(
+        "--segment-rows",
+        type=int,
+        default=None,
+        help="rows per vector-index segment (kbflow.index.search.VECTOR_SEGMENT_ROWS); with --lake, the index "
+        "is dropped and rebuilt at this size",
+    )
+    ap.add_argument(
         "--lake",
         default=None,
         help="reuse the synthetic lake an earlier run left at this path (one size only; generation skipped, "
@@ -193,6 +201,12 @@ def main() -> None:
             lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
             build(lake, n, vocab, proj)
         built = time.perf_counter() - t0
+        if args.segment_rows:
+            search_index.VECTOR_SEGMENT_ROWS = args.segment_rows
+            if args.lake and lake.has_table(S.SEARCH):
+                ds = lake.dataset(S.SEARCH)
+                if any(ix["name"] == search_index.VECTOR_INDEX for ix in ds.list_indices()):
+                    ds.drop_index(search_index.VECTOR_INDEX)
         t0 = time.perf_counter()
         result = sync_search_table(lake, DEFAULT_MODEL)
         indexed = time.perf_counter() - t0
@@ -242,12 +256,12 @@ def main() -> None:
             f"({batch / loop:.2f}x; hybrid, median of 3 rounds)"
         )
         if not r.exact:
-            from kbflow.index.search import VECTOR_SEGMENT_ROWS
             from kbflow.retrieve.retriever import ANN_MIN_EF
 
-            segments = sum(ix["name"] == "vector_idx" for ix in r.dataset.list_indices())
+            segments = sum(ix["name"] == search_index.VECTOR_INDEX for ix in r.dataset.list_indices())
             print(
-                f"  ANN index: {segments} IVF_HNSW_SQ segments of <= {VECTOR_SEGMENT_ROWS} rows, cosine; queried with "
+                f"  ANN index: {segments} IVF_HNSW_SQ segments of <= {search_index.VECTOR_SEGMENT_ROWS} rows, "
+                "cosine; queried with "
                 f"ef = max({ANN_MIN_EF}, depth), no refine (kbflow.retrieve.retriever)"
             )
             recall, leg = recall_at_10(r, proj, args.recall_queries)

@@ -39,6 +39,14 @@ BACKENDS = ("torch", "onnx", "onnx-int8")
 #: CoSQA's hybrid nDCG@10 by -0.006, past the 0.005 it may lose (``python bench/embed_backends.py``)
 DEFAULT_BACKEND = "onnx"
 
+
+def check_backend(backend: str) -> str:
+    """``backend`` if it is one of :data:`BACKENDS`, else a :class:`ConfigError` naming them."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    return backend
+
+
 #: retrieval modes: both legs fused, or one leg alone
 MODES = ("hybrid", "dense", "bm25")
 MAX_QUERY_CHARS = 1000
@@ -266,8 +274,7 @@ class Settings:
             raise ConfigError("model must be a non-empty model name or path")
         if self.embed_batch_size < 1 or self.write_batch_size < 1:
             raise ConfigError("embed_batch_size and write_batch_size must be >= 1")
-        if self.backend not in BACKENDS:
-            raise ConfigError(f"unknown embedding backend {self.backend!r}; use one of {', '.join(BACKENDS)}")
+        check_backend(self.backend)
         if self.embed_threads is not None and not 1 <= self.embed_threads <= 256:
             raise ConfigError(f"embed_threads must be in 1..256 or None, got {self.embed_threads}")
 

@@ -108,8 +108,7 @@ def test_the_keyword_index_ranks_like_rank_bm25_with_the_same_tokenization(tmp_p
     Lance's k1 1.2 and b 0.75 over the same tokens. The two differ only in their IDF (Okapi's
     log((N-n+.5)/(n+.5)), floored at a fraction of the mean for common terms, against Lucene's log(1 + ...)),
     so the best hit agrees on nearly every query and the top five nearly match (measured: the best hit
-    on all 18 queries that match anything, top-5 overlap 0.989; Cranfield's first 300 abstracts with 40
-    queries: 38 of 40 and a top-10 overlap of 0.92)."""
+    on all 18 queries that match anything, top-5 overlap 0.989)."""
     import re
 
     import lancedb

@@ -42,7 +42,10 @@ class Embedder(ABC):
         return self.embed([text])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Several queries' vectors, ``embed_query`` of each (providers batch them where that is the same)."""
+        """Several queries' vectors: one :meth:`embed` batch, or ``embed_query`` of each where a provider
+        changes how a query is embedded (a query prompt)."""
+        if type(self).embed_query is Embedder.embed_query:
+            return self.embed(texts)
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self.embed_query(t) for t in texts])

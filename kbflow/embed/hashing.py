@@ -42,9 +42,6 @@ class HashingEmbedder(Embedder):
             return vec
         return vec / norm
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed(texts)  # no query prompt: one batch
-
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)

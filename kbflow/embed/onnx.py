@@ -89,21 +89,20 @@ def _folder(model_id: str, target: str, quantized: bool) -> str:
     return os.path.join(cache_root(), f"{safe}-{_fingerprint(target)}", "int8" if quantized else "fp32")
 
 
-class _Wrapper:  # built lazily: torch.nn is only imported when exporting
-    @staticmethod
-    def build(model: Any, names: list[str]) -> Any:
-        torch = require("torch")
+def _wrapper(model: Any, names: list[str]) -> Any:
+    """``model`` as a module of positional tensors (what the exporter traces), passed on as the named
+    features sentence-transformers takes (a positional call breaks on transformers 5.x)."""
+    torch = require("torch")
 
-        class Wrapper(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.model = model
+    class Wrapper(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
 
-            def forward(self, *inputs):  # keyword arguments: a positional call breaks on transformers 5.x
-                out = self.model(dict(zip(names, inputs, strict=True)))
-                return out["sentence_embedding"]
+        def forward(self, *inputs):
+            return self.model(dict(zip(names, inputs, strict=True)))["sentence_embedding"]
 
-        return Wrapper().eval()
+    return Wrapper().eval()
 
 
 def _export_fp32(model: Any, out: str) -> list[str]:
@@ -112,7 +111,7 @@ def _export_fp32(model: Any, out: str) -> list[str]:
     tokenize = getattr(model, "preprocess", None) or model.tokenize
     features = tokenize(["a probe sentence", "another, longer probe sentence for the export"])
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in features]
-    wrapper = _Wrapper.build(model, names)
+    wrapper = _wrapper(model, names)
     args = tuple(features[n] for n in names)
     axes = {n: {0: "batch", 1: "sequence"} for n in names}
     axes["embedding"] = {0: "batch"}
@@ -175,7 +174,7 @@ def _publish(folder: str, build) -> str:
 
 
 def _export_checked(model_id: str, target: str, out: str) -> None:
-    from kbflow.embed.sentence_transformers import load_model
+    from kbflow.embed.sentence_transformers import load_model, model_dimension
 
     log.warning("exporting %s to ONNX (once; cached in %s)", model_id, cache_root())
     model = load_model("SentenceTransformer", model_id, target, "embedding model")
@@ -184,7 +183,7 @@ def _export_checked(model_id: str, target: str, out: str) -> None:
         "model_id": model_id,
         "inputs": names,
         "max_seq_length": int(model.max_seq_length),
-        "dim": int(_dimension(model)),
+        "dim": model_dimension(model),
         "revision": EXPORT_REVISION,
     }
     _write_meta(out, meta)
@@ -226,11 +225,6 @@ def _quantize(fp32: str, out: str) -> None:
 def _write_meta(out: str, meta: dict[str, Any]) -> None:
     with open(os.path.join(out, "meta.json"), "w", encoding="utf-8") as fh:
         json.dump(meta, fh, indent=1)
-
-
-def _dimension(model: Any) -> int:
-    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    return int(get_dim())
 
 
 class _Session:

@@ -1,6 +1,6 @@
 """sentence-transformers models: the offline default, a local path, or a hub id, on a chosen backend.
 
-Backends (:data:`BACKENDS`): ``torch`` (sentence-transformers itself), ``onnx``
+Backends (:data:`kbflow.config.BACKENDS`): ``torch`` (sentence-transformers itself), ``onnx``
 (the same graph on onnxruntime, identical vectors) and ``onnx-int8`` (weights
 quantized to int8: faster, vectors moved a little, stored under their own
 ``model_id``; :mod:`kbflow.embed.onnx`).
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from kbflow._lazy import require
-from kbflow.config import BACKENDS, DEFAULT_MODEL
+from kbflow.config import DEFAULT_MODEL, check_backend
 from kbflow.embed.base import Embedder, register_provider
 from kbflow.errors import ConfigError, EmbedError
 
@@ -26,12 +26,6 @@ _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
 
 #: backends whose vectors differ from torch fp32: their ``model_id`` is ``<model>#<backend>``
 OWN_SPACE = ("onnx-int8",)
-
-
-def check_backend(backend: str) -> str:
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
-    return backend
 
 
 def split_space(model: str) -> tuple[str, str | None]:
@@ -93,6 +87,12 @@ def load_model(kind: str, model: str, target: str, what: str) -> Any:
         ) from exc
 
 
+def model_dimension(model: Any) -> int:
+    """The vector dimension of a loaded ``SentenceTransformer`` (the method's name changed in 5.x)."""
+    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get_dim())
+
+
 @register_provider("st")
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers bi-encoder on ``backend``; vectors are normalized, encoding is batched.
@@ -113,30 +113,23 @@ class SentenceTransformerEmbedder(Embedder):
         self._onnx = None
         if threads is not None and threads < 1:
             raise ConfigError(f"embedding threads must be >= 1, got {threads}")
-        if self.backend == "torch":
-            self.model = load_model("SentenceTransformer", model, target, "embedding model")
-            if threads:
-                require("torch").set_num_threads(threads)
-            get_dim = (
-                getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-            )
-            self.dim = int(get_dim())
-        else:
+        if self.backend != "torch":
             from kbflow.embed.onnx import OnnxEmbedder
 
             try:
                 self._onnx = OnnxEmbedder(base_id, target, quantized=self.backend == "onnx-int8", threads=threads)
+                self.dim = self._onnx.dim
+                return
             except EmbedError as exc:
                 if self.backend != "onnx":
                     raise
                 # fp32 ONNX only ever stands in for torch (same vectors): run torch instead, and say so
                 log.warning("%s; embedding with torch instead (the same vectors)", exc)
-                self.__init__(model, batch_size, "torch", threads)
-                return
-            self.dim = self._onnx.dim
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed(texts)  # no query prompt: one batch
+                self.backend = "torch"
+        self.model = load_model("SentenceTransformer", model, target, "embedding model")
+        if threads:
+            require("torch").set_num_threads(threads)
+        self.dim = model_dimension(self.model)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not len(texts):

@@ -58,8 +58,9 @@ FTS_INDEX = "text_idx"
 NAMES_INDEX = "names_idx"
 VECTOR_INDEX = "vector_idx"
 #: Rows per vector-index segment: the vectors one segment build holds (32 fragments of 16,384 rows, 768 MiB
-#: of 384-dimension vectors). A query costs about 1.4 ms per segment whatever its size, so fewer, larger
-#: segments answer faster: 2 at 1M rows (bench/query_latency.py --sizes 1000000)
+#: of 384-dimension vectors). Query time grows with the number of segments far more than with their size:
+#: at 1M rows 2 segments answer a hybrid query in 23.3 ms p50, 16 took 62.4
+#: (bench/query_latency.py --sizes 1000000 [--segment-rows N])
 VECTOR_SEGMENT_ROWS = 524_288
 SCALAR_INDEXES = {
     S.SCOPE: "Bitmap",

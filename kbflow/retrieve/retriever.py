@@ -325,8 +325,8 @@ class Retriever:
         if self.exact:
             index = self.exact_index
             return index.search(vector, depth, index.mask(filters) if filters else None)
-        # ef: the HNSW search breadth, at least the candidates asked for; no refine step (re-reading the raw
-        # vectors of every candidate cost ~8 ms at 1M rows for recall@10 0.987 -> 1.0; bench/query_latency.py)
+        # ef: the HNSW search breadth, at least the candidates asked for; no refine step (it re-reads the raw
+        # vector of every candidate: recall@10 is 0.973 without it at 1M rows, bench/query_latency.py)
         nearest = {"column": S.VECTOR, "q": vector, "k": depth, "metric": "cosine", "ef": max(ANN_MIN_EF, depth)}
         where = self._where(filters)
         table = self.dataset.to_table(
@@ -357,7 +357,7 @@ class Retriever:
         if names_weight > 0:
             # a match in the path, symbol or title counts names_weight times more: the two fields' scores are
             # summed per chunk, as a boolean SHOULD query would, but each field is searched on its own (its
-            # top-k pruning intact: a boolean query over both took 10-30x longer, bench/query_latency.py)
+            # top-k pruning intact: a boolean query over both kept Lance from pruning, bench/query_latency.py)
             n_rows, n_scores = match(S.SEARCH_NAMES)
             if n_rows:
                 total = dict(zip(row_ids, scores))
