@@ -76,6 +76,11 @@ _EXPORTS = {
     "create_key": "kbflow.keys",
     "list_keys": "kbflow.keys",
     "revoke_key": "kbflow.keys",
+    "Claims": "kbflow.claims",
+    "Claim": "kbflow.claims",
+    "Evidence": "kbflow.claims",
+    "ClaimError": "kbflow.errors",
+    "ClaimTransitionError": "kbflow.errors",
 }
 
 __all__ = [
@@ -85,12 +90,17 @@ __all__ = [
     "Chunk",
     "ChunkSettings",
     "Citation",
+    "Claim",
+    "ClaimError",
+    "ClaimTransitionError",
+    "Claims",
     "Client",
     "ConfigError",
     "CrossEncoderReranker",
     "DatasetError",
     "EmbedError",
     "EvalRun",
+    "Evidence",
     "Hit",
     "Hits",
     "IngestSummary",
@@ -156,11 +166,14 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     from kbflow.analytics import Insights, insights
     from kbflow.chunk.base import chunk_unit
+    from kbflow.claims import Claim, Claims, Evidence
     from kbflow.config import ChunkSettings, RetrievalSettings, Settings
     from kbflow.embed.base import get_embedder
     from kbflow.errors import (
         AccessDeniedError,
         AuthError,
+        ClaimError,
+        ClaimTransitionError,
         ConfigError,
         DatasetError,
         EmbedError,

@@ -19,6 +19,8 @@ each also derives from the builtin that fits, so callers can catch either::
     ├── AuthError(PermissionError)         a service request without a valid API key (HTTP 401)
     │   └── AccessDeniedError              a valid key outside its scope or role (HTTP 403)
     ├── NotFoundError(KeyError)            no chunk (or other item) with that id (HTTP 404)
+    ├── ClaimError(ValueError)             a claim without evidence, or bad evidence (kbflow.claims)
+    │   └── ClaimTransitionError           a lifecycle transition the claim's status does not allow
     └── MissingDependencyError(ImportError)  an optional package is not installed
 
 Messages name the input at fault (file, source id, parameter) and say what to
@@ -30,6 +32,8 @@ from __future__ import annotations
 __all__ = [
     "AccessDeniedError",
     "AuthError",
+    "ClaimError",
+    "ClaimTransitionError",
     "ConfigError",
     "DatasetError",
     "EmbedError",
@@ -137,3 +141,22 @@ class NotFoundError(KbflowError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class ClaimError(KbflowError, ValueError):
+    """A claim cannot be stored as asked: no evidence, evidence of the wrong type, a bad field (kbflow.claims)."""
+
+
+class ClaimTransitionError(ClaimError):
+    """A lifecycle transition the claim's current status does not allow (or another writer got there first).
+
+    ``claim_id``, ``current`` and ``wanted`` name the claim and both statuses; ``allowed`` lists the
+    statuses the claim may move to from ``current``.
+    """
+
+    def __init__(self, message: str, claim_id: str, current: str, wanted: str, allowed: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.claim_id = claim_id
+        self.current = current
+        self.wanted = wanted
+        self.allowed = allowed

@@ -14,6 +14,9 @@ eval_runs    ``run_id``                     one evaluated configuration (kbflow.
 query_log    ``query_id``                   one search from a user-facing surface (kbflow.usage)
 citation_log ``citation_id``                one chunk put in front of a model (kbflow.usage)
 api_keys     ``key_id``                     keys ``kbflow serve`` accepts, hashed (kbflow.keys)
+claims       ``claim_id``                   learned claims, current state, with evidence (kbflow.claims)
+claim_events ``n``                          the claims' append-only history: the source of truth
+claim_audit  ``n``                          one row per learn/observe/verify/dispute/supersede attempt
 ============ ============================== ============================================
 
 The locator is one struct column whose fields are the union of every locator
@@ -356,6 +359,94 @@ API_KEYS_SCHEMA = pa.schema(
     ]
 )
 
+# claims (kbflow.claims): ``claim_events`` is the append-only history and the source of truth; ``claims`` is
+# each claim's current state folded from it (repaired from the events on open); ``claim_audit`` one row per write
+CLAIMS = "claims"
+CLAIM_EVENTS = "claim_events"
+CLAIM_AUDIT = "claim_audit"
+CLAIM_ID = "claim_id"
+EVENT_N = "n"  # the event's number: 1, 2, ... over the whole lake, in commit order
+SEQ = "seq"  # the event's number within its claim
+EVENT = "event"
+OUTCOME = "outcome"
+FROM_STATUS = "from_status"
+TO_STATUS = "to_status"
+ACTOR_TYPE = "actor_type"
+ACTOR_ID = "actor_id"
+REASON = "reason"
+EVIDENCE = "evidence"
+DATA = "data"
+AT = "at"
+DOMAIN = "domain"
+TAGS = "tags"
+SUPERSEDES = "supersedes"
+SUPERSEDED_BY = "superseded_by"
+EVIDENCE_KINDS = "evidence_kinds"
+EVIDENCE_COUNT = "evidence_count"
+EVIDENCE_STALE = "evidence_stale"
+STALE = "stale"
+UPDATED_AT = "updated_at"
+
+CLAIMS_SCHEMA = pa.schema(
+    [
+        pa.field(CLAIM_ID, pa.string(), nullable=False),
+        pa.field(TEXT, pa.string(), nullable=False),
+        pa.field(STATUS, pa.string(), nullable=False),
+        pa.field(CONFIDENCE, pa.float64(), nullable=False),
+        pa.field(SCOPE, pa.string(), nullable=False),
+        pa.field(DOMAIN, pa.string()),
+        pa.field(TAGS, pa.list_(pa.string()), nullable=False),
+        pa.field(ACTOR_TYPE, pa.string(), nullable=False),  # who learned it
+        pa.field(ACTOR_ID, pa.string(), nullable=False),
+        pa.field(CREATED_AT, pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field(UPDATED_AT, pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field(EVIDENCE, pa.string(), nullable=False),  # JSON: [Evidence.to_dict()]
+        pa.field(EVIDENCE_KINDS, pa.list_(pa.string()), nullable=False),
+        pa.field(SUPERSEDES, pa.string()),
+        pa.field(SUPERSEDED_BY, pa.string()),
+        pa.field(EVIDENCE_STALE, pa.bool_(), nullable=False),
+        pa.field(STALE, pa.string()),  # JSON: [{evidence, chunk_id, reason, old_text, new_text}] while stale
+        pa.field(SEQ, pa.int32(), nullable=False),  # the claim's events folded into this row
+        pa.field(EVENT_N, pa.int64(), nullable=False),  # the last of them
+        pa.field(MODEL_ID, pa.string(), nullable=False),  # the model of ``vector`` (recall)
+        pa.field(VECTOR, pa.list_(pa.float32()), nullable=False),
+    ]
+)
+
+CLAIM_EVENTS_SCHEMA = pa.schema(
+    [
+        pa.field(EVENT_N, pa.int64(), nullable=False),
+        pa.field(CLAIM_ID, pa.string(), nullable=False),
+        pa.field(SEQ, pa.int32(), nullable=False),
+        pa.field(EVENT, pa.string(), nullable=False),  # learn, observe, verify, dispute, supersede, ...
+        pa.field(OUTCOME, pa.string(), nullable=False),  # applied, or refused (the reason says why)
+        pa.field(FROM_STATUS, pa.string()),
+        pa.field(TO_STATUS, pa.string()),
+        pa.field(ACTOR_TYPE, pa.string(), nullable=False),
+        pa.field(ACTOR_ID, pa.string(), nullable=False),
+        pa.field(REASON, pa.string()),
+        pa.field(EVIDENCE, pa.string(), nullable=False),  # JSON: the evidence this event added
+        pa.field(DATA, pa.string(), nullable=False),  # JSON: the claim's fields (learn), links, staleness
+        pa.field(AT, pa.timestamp("us", tz="UTC"), nullable=False),
+    ]
+)
+
+CLAIM_AUDIT_SCHEMA = pa.schema(
+    [
+        pa.field(EVENT_N, pa.int64(), nullable=False),
+        pa.field(AT, pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field(EVENT, pa.string(), nullable=False),
+        pa.field(OUTCOME, pa.string(), nullable=False),
+        pa.field(CLAIM_ID, pa.string(), nullable=False),
+        pa.field(STATUS, pa.string()),  # the claim's status after the event
+        pa.field(EVIDENCE_COUNT, pa.int32(), nullable=False),  # the claim's evidence after the event
+        pa.field(EVIDENCE_KINDS, pa.list_(pa.string()), nullable=False),
+        pa.field(SCOPE, pa.string(), nullable=False),
+        pa.field(ACTOR_TYPE, pa.string(), nullable=False),
+        pa.field(ACTOR_ID, pa.string(), nullable=False),
+    ]
+)
+
 #: each table's key: no two rows share it (the ``keys_unique`` check; every ingest repairs duplicates first)
 KEYS: dict[str, tuple[str, ...]] = {
     SOURCES: (SOURCE_ID,),
@@ -375,6 +466,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     QUERY_LOG: QUERY_LOG_SCHEMA,
     CITATION_LOG: CITATION_LOG_SCHEMA,
     API_KEYS: API_KEYS_SCHEMA,
+    CLAIMS: CLAIMS_SCHEMA,
+    CLAIM_EVENTS: CLAIM_EVENTS_SCHEMA,
+    CLAIM_AUDIT: CLAIM_AUDIT_SCHEMA,
 }
 
 #: Table-level metadata key on the search table naming the model its vectors came from.

@@ -1,0 +1,163 @@
+"""Hybrid search over claim texts, in memory: cosine similarity and BM25, fused as chunk searches are.
+
+Claims are short and few next to chunks (a hundred thousand is a large
+store), so their index lives in the process: a matrix of unit vectors and an
+inverted index of terms, grown as claims are learned. Filters (status, scope,
+domain, tag) are masks applied before each leg ranks, so a filtered recall
+still returns ``k`` hits when ``k`` match.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from kbflow.retrieve.fusion import FUSIONS
+from kbflow.terms import split_identifier
+
+__all__ = ["ClaimIndex", "tokens"]
+
+_WORD = re.compile(r"[^\W_]+")
+#: words too common to rank by: English function words (NLTK's list, which questions are full of)
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves""".split()
+)
+K1, B = 1.2, 0.75
+
+
+def tokens(text: str) -> list[str]:
+    """The BM25 terms of ``text``: lower-cased words, camelCase split too, stop words left out."""
+    out = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        lower = word.lower()
+        if lower not in STOPWORDS:
+            out.append(lower)
+        out.extend(p for p in split_identifier(word) if p not in STOPWORDS)
+    return out
+
+
+class ClaimIndex:
+    """Rows of (claim id, text, vector) with a per-row mutable filter payload."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.ids: list[str] = []
+        self.row: dict[str, int] = {}
+        self._vectors: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = np.zeros((0, dim), np.float32)
+        self._postings: dict[str, list[tuple[int, int]]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._lengths: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(self, claim_ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Index new claims (a claim already indexed keeps its row: its text never changes)."""
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(claim_ids), self.dim)
+        for claim_id, text, vector in zip(claim_ids, texts, vectors, strict=True):
+            if claim_id in self.row:
+                continue
+            r = len(self.ids)
+            self.ids.append(claim_id)
+            self.row[claim_id] = r
+            self._vectors.append(vector)
+            terms = Counter(tokens(text))
+            self._lengths.append(sum(terms.values()))
+            for term, tf in terms.items():
+                self._postings.setdefault(term, []).append((r, tf))
+                self._arrays.pop(term, None)
+        self._matrix = None
+
+    def _mat(self) -> np.ndarray:
+        if self._matrix is None:
+            self._matrix = np.stack(self._vectors) if self._vectors else np.zeros((0, self.dim), np.float32)
+            self._vectors = list(self._matrix)  # views of the matrix: one copy in memory
+        return self._matrix
+
+    def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        found = self._arrays.get(term)
+        if found is None:
+            plist = self._postings.get(term)
+            if not plist:
+                return None
+            rows, tfs = zip(*plist, strict=True)
+            found = self._arrays[term] = (np.asarray(rows, np.int64), np.asarray(tfs, np.float32))
+        return found
+
+    def dense(self, query: np.ndarray, mask: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
+        """The ``depth`` best rows under ``mask`` by cosine similarity, best first."""
+        mat = self._mat()
+        if not len(mat) or not mask.any():
+            return [], []
+        scores = mat @ np.asarray(query, np.float32)
+        scores = np.where(mask, scores, -np.inf)
+        return self._top(scores, depth)
+
+    def bm25(self, query: str, mask: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
+        """The ``depth`` best rows under ``mask`` by BM25 (rows sharing no term with the query left out)."""
+        n = len(self.ids)
+        terms = set(tokens(query))
+        if not n or not terms:
+            return [], []
+        lengths = np.asarray(self._lengths, np.float32)
+        avg = float(lengths.mean()) or 1.0
+        scores = np.zeros(n, np.float32)
+        matched = np.zeros(n, bool)
+        for term in terms:
+            posting = self._posting(term)
+            if posting is None:
+                continue
+            rows, tf = posting
+            idf = math.log(1 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
+            norm = tf + K1 * (1 - B + B * lengths[rows] / avg)
+            scores[rows] += idf * tf * (K1 + 1) / norm
+            matched[rows] = True
+        scores = np.where(matched & mask, scores, -np.inf)
+        return self._top(scores, depth)
+
+    def _top(self, scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
+        finite = int(np.isfinite(scores).sum())
+        depth = min(depth, finite)
+        if depth <= 0:
+            return [], []
+        top = np.argpartition(-scores, depth - 1)[:depth] if depth < len(scores) else np.arange(len(scores))
+        top = top[np.argsort(-scores[top], kind="stable")][:depth]
+        return [self.ids[i] for i in top], [float(scores[i]) for i in top]
+
+    def mask(self, keep: Callable[[str], bool]) -> np.ndarray:
+        """A boolean row mask of the claims ``keep`` accepts."""
+        return np.fromiter((keep(cid) for cid in self.ids), bool, len(self.ids))
+
+    def search(
+        self,
+        query: str,
+        vector: np.ndarray | None,
+        mask: np.ndarray,
+        k: int,
+        *,
+        fusion: str = "convex",
+        weights: dict[str, float] | None = None,
+        rrf_k: int = 60,
+        depth: int = 50,
+    ) -> list[tuple[str, float, int | None, int | None]]:
+        """``(claim id, fused score, dense rank, bm25 rank)`` of the ``k`` best claims under ``mask``, the legs
+        fused as the lake's searches fuse theirs (:data:`kbflow.retrieve.fusion.FUSIONS`)."""
+        depth = max(depth, k)
+        legs: dict[str, tuple[list[str], list[float]]] = {}
+        if vector is not None:
+            legs["dense"] = self.dense(vector, mask, depth)
+        legs["bm25"] = self.bm25(query, mask, depth)
+        fused = FUSIONS[fusion]({n: leg for n, leg in legs.items() if leg[0]}, weights=weights, rrf_k=rrf_k)
+        rank = {name: {cid: r for r, cid in enumerate(ids, 1)} for name, (ids, _) in legs.items()}
+        return [(cid, score, rank.get("dense", {}).get(cid), rank["bm25"].get(cid)) for cid, score in fused[:k]]

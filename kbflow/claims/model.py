@@ -1,0 +1,411 @@
+"""Claims, their evidence and their lifecycle: plain values and pure rules, no storage.
+
+A :class:`Claim` is something learned from the corpus ("payments-service uses
+the saga pattern"), never without :class:`Evidence`. Its status moves only
+along :data:`TRANSITIONS`; every change is an event of the claim's history
+(:mod:`kbflow.claims.store` keeps them).
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from kbflow import scopes
+from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError
+
+if TYPE_CHECKING:
+    from kbflow.lake.lake import Lake
+    from kbflow.records import Hit
+
+__all__ = [
+    "ACTIVE",
+    "ACTOR_TYPES",
+    "EVIDENCE_KINDS",
+    "INITIAL",
+    "STATUSES",
+    "TRANSITIONS",
+    "Actor",
+    "Claim",
+    "Evidence",
+    "StaleEvidence",
+    "check_transition",
+]
+
+HYPOTHESIS, INFERRED, OBSERVED, VERIFIED, DISPUTED, SUPERSEDED = (
+    "hypothesis", "inferred", "observed", "verified", "disputed", "superseded"
+)  # fmt: skip
+STATUSES = (HYPOTHESIS, INFERRED, OBSERVED, VERIFIED, DISPUTED, SUPERSEDED)
+#: the statuses a claim may be learned with
+INITIAL = (HYPOTHESIS, INFERRED, OBSERVED)
+#: the statuses :meth:`Claims.recall <kbflow.claims.store.Claims.recall>` returns unless told otherwise
+ACTIVE = (OBSERVED, INFERRED, VERIFIED)
+
+#: status -> the statuses it may move to. ``superseded`` is reached only through ``supersede(old, new)``.
+TRANSITIONS: dict[str, tuple[str, ...]] = {
+    HYPOTHESIS: (OBSERVED, DISPUTED),
+    INFERRED: (VERIFIED, DISPUTED),
+    OBSERVED: (VERIFIED, DISPUTED, SUPERSEDED),
+    VERIFIED: (DISPUTED, SUPERSEDED),
+    DISPUTED: (VERIFIED, SUPERSEDED),
+    SUPERSEDED: (),
+}
+
+ACTOR_TYPES = ("agent", "user", "system", "tool")
+CITATION, URL, TOOL_OUTPUT, MODEL_INFERENCE = "citation", "url", "tool_output", "model_inference"
+EVIDENCE_KINDS = (CITATION, URL, TOOL_OUTPUT, MODEL_INFERENCE)
+
+#: the longest claim text, tool-output snippet or reason kept (characters)
+MAX_TEXT = 4_000
+MAX_SNIPPET = 20_000
+MAX_EVIDENCE = 50
+
+
+def check_transition(claim_id: str, current: str, wanted: str, *, via_supersede: bool = False) -> None:
+    """Raise :class:`ClaimTransitionError` unless a claim in ``current`` may move to ``wanted``.
+
+    ``superseded`` is allowed only ``via_supersede`` (:meth:`Claims.supersede`).
+    """
+    allowed = TRANSITIONS.get(current, ())
+    if wanted not in STATUSES:
+        raise ClaimError(f"claim {claim_id}: unknown status {wanted!r}; statuses are {', '.join(STATUSES)}")
+    if wanted == SUPERSEDED and not via_supersede and wanted in allowed:
+        raise ClaimTransitionError(
+            f"claim {claim_id}: {current} -> superseded only through supersede(old, new), which names the "
+            "claim that replaces it",
+            claim_id,
+            current,
+            wanted,
+            allowed,
+        )
+    if wanted not in allowed:
+        shown = ", ".join(allowed) if allowed else "none (superseded is final)"
+        raise ClaimTransitionError(
+            f"claim {claim_id}: cannot move from {current} to {wanted}; from {current} a claim may move to: {shown}",
+            claim_id,
+            current,
+            wanted,
+            allowed,
+        )
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who did something: ``type`` is one of :data:`ACTOR_TYPES`, ``id`` names them."""
+
+    type: str
+    id: str
+
+    def __post_init__(self) -> None:
+        if self.type not in ACTOR_TYPES:
+            raise ClaimError(f"actor type must be one of {', '.join(ACTOR_TYPES)}, got {self.type!r}")
+        if not isinstance(self.id, str) or not self.id.strip() or len(self.id) > 200:
+            raise ClaimError(f"actor id must be a non-empty string of at most 200 characters, got {self.id!r}")
+
+    @classmethod
+    def coerce(cls, value: Actor | tuple[str, str] | str | None) -> Actor:
+        """An actor from ``("agent", "reviewer-1")``, ``"agent:reviewer-1"``, an :class:`Actor`, or ``None``
+        (the person running this process: ``("user", <login name>)``)."""
+        if value is None:
+            try:
+                name = getpass.getuser()
+            except Exception:  # no login name (a container without one)
+                name = "unknown"
+            return cls("user", name)
+        if isinstance(value, Actor):
+            return value
+        if isinstance(value, str):
+            kind, sep, ident = value.partition(":")
+            if not sep:
+                raise ClaimError(f"actor must read TYPE:ID (e.g. agent:reviewer-1), got {value!r}")
+            return cls(kind, ident)
+        if isinstance(value, Sequence) and len(value) == 2:
+            return cls(str(value[0]), str(value[1]))
+        raise ClaimError(f"actor must be (type, id), 'type:id' or an Actor, got {value!r}")
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.id}"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of evidence for a claim, typed honestly.
+
+    ``kind``:
+
+    - ``citation``: a kbflow chunk. ``ref`` is its chunk id, ``digest`` its
+      content hash (``chunk_hash``), ``citation`` its full citation
+      (:meth:`Citation.to_dict <kbflow.records.Citation.to_dict>`) and
+      ``text`` the text cited, so the evidence resolves, and shows what it
+      said, after any re-ingest. Build it with :meth:`from_hit` or
+      :meth:`from_chunk`.
+    - ``url``: a web address; ``text`` an optional quote from it.
+    - ``tool_output``: ``ref`` names the tool, ``text`` is the stored output
+      snippet and ``digest`` its sha256.
+    - ``model_inference``: ``ref`` names the model, ``text`` its rationale.
+      Weak evidence: allowed only for claims in ``hypothesis`` or ``inferred``
+      with a confidence below 1.
+    """
+
+    kind: str
+    ref: str
+    text: str | None = None
+    digest: str | None = None
+    citation: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in EVIDENCE_KINDS:
+            raise ClaimError(f"evidence kind must be one of {', '.join(EVIDENCE_KINDS)}, got {self.kind!r}")
+        if not isinstance(self.ref, str) or not self.ref.strip():
+            raise ClaimError(f"{self.kind} evidence needs a non-empty ref (chunk id, URL, tool or model name)")
+        if self.text is not None and not isinstance(self.text, str):
+            raise ClaimError(f"{self.kind} evidence text must be a string")
+        if self.kind == CITATION:
+            if not self.digest or not isinstance(self.citation, Mapping) or self.text is None:
+                raise ClaimError(
+                    f"citation evidence {self.ref!r} needs the chunk's hash, citation and text; build it with "
+                    "Evidence.from_hit(hit) or Evidence.from_chunk(chunk_id, lake)"
+                )
+        elif self.kind == URL:
+            if not self.ref.startswith(("http://", "https://")):
+                raise ClaimError(f"url evidence must be an http(s) URL, got {self.ref!r}")
+        elif self.kind == TOOL_OUTPUT:
+            if not self.text:
+                raise ClaimError(f"tool_output evidence of {self.ref!r} needs the output snippet")
+            if len(self.text) > MAX_SNIPPET:
+                raise ClaimError(
+                    f"tool_output evidence of {self.ref!r}: {len(self.text):,} characters; store a snippet of at "
+                    f"most {MAX_SNIPPET:,}"
+                )
+            if self.digest is not None and self.digest != _digest(self.text):
+                raise ClaimError(f"tool_output evidence of {self.ref!r}: the digest does not match the snippet")
+            if self.digest is None:
+                object.__setattr__(self, "digest", _digest(self.text))
+        elif self.kind == MODEL_INFERENCE and not self.text:
+            raise ClaimError(f"model_inference evidence of {self.ref!r} needs the model's rationale")
+
+    # --- constructors ---------------------------------------------------------------
+    @classmethod
+    def from_hit(cls, hit: Hit) -> Evidence:
+        """Citation evidence of a search hit (its chunk id, hash, citation and text)."""
+        return cls(CITATION, hit.chunk_id, hit.text, hit.citation.chunk_hash, hit.citation.to_dict())
+
+    @classmethod
+    def from_chunk(cls, chunk_id: str, lake: Lake | str) -> Evidence:
+        """Citation evidence of the chunk ``chunk_id`` as the lake holds it now."""
+        from kbflow import schema as S
+        from kbflow.lake.lake import Lake
+        from kbflow.records import Citation
+
+        lake = lake if isinstance(lake, Lake) else Lake(lake, create=False)
+        if not isinstance(chunk_id, str) or not chunk_id or len(chunk_id) > 200:
+            raise ClaimError(f"chunk id must be a non-empty string of at most 200 characters, got {chunk_id!r}")
+        columns = [S.CHUNK_ID, S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.TITLE, S.CONTENT_HASH, S.CHUNK_HASH, S.LOCATOR]
+        rows = lake.scan(S.CHUNKS, [*columns, S.TEXT], f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
+        if not rows:
+            raise ClaimError(f"no chunk {chunk_id!r} in {lake.uri}; cite a chunk id a search returned")
+        row = rows[0]
+        return cls(CITATION, chunk_id, row[S.TEXT], row[S.CHUNK_HASH], Citation.from_row(row).to_dict())
+
+    @classmethod
+    def url(cls, url: str, quote: str | None = None) -> Evidence:
+        return cls(URL, url, quote)
+
+    @classmethod
+    def tool_output(cls, tool: str, output: str) -> Evidence:
+        return cls(TOOL_OUTPUT, tool, output)
+
+    @classmethod
+    def model_inference(cls, model: str, rationale: str) -> Evidence:
+        return cls(MODEL_INFERENCE, model, rationale)
+
+    @classmethod
+    def coerce(cls, value: Evidence | Hit | Mapping[str, Any]) -> Evidence:
+        """Evidence from an :class:`Evidence`, a :class:`~kbflow.records.Hit` or a :meth:`to_dict` object."""
+        from kbflow.records import Hit
+
+        if isinstance(value, Evidence):
+            return value
+        if isinstance(value, Hit):
+            return cls.from_hit(value)
+        if isinstance(value, Mapping):
+            return cls.from_dict(value)
+        raise ClaimError(f"evidence must be Evidence, a search Hit or a dict, got {type(value).__name__}")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Evidence:
+        unknown = set(data) - {"kind", "ref", "text", "digest", "citation"}
+        if unknown or "kind" not in data or "ref" not in data:
+            raise ClaimError(f"evidence is {{kind, ref, text?, digest?, citation?}}, got keys {sorted(data)}")
+        return cls(data["kind"], data["ref"], data.get("text"), data.get("digest"), data.get("citation"))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "ref": self.ref}
+        for name in ("text", "digest", "citation"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = dict(value) if name == "citation" else value
+        return out
+
+    def render(self) -> str:
+        """A short human string: the citation rendered, the URL, the tool or the model."""
+        if self.kind == CITATION and self.citation:
+            from kbflow.records import Citation
+
+            try:
+                return f"{Citation.from_dict(self.citation).render()} ({self.ref})"
+            except (KeyError, TypeError, ValueError):
+                return self.ref
+        return f"{self.kind} {self.ref}"
+
+
+def evidence_json(evidence: Iterable[Evidence]) -> str:
+    return json.dumps([e.to_dict() for e in evidence], ensure_ascii=False, separators=(",", ":"))
+
+
+def evidence_from_json(text: str | None) -> tuple[Evidence, ...]:
+    return tuple(Evidence.from_dict(e) for e in json.loads(text or "[]"))
+
+
+@dataclass(frozen=True)
+class StaleEvidence:
+    """A citation evidence whose source no longer holds what it cited (:meth:`Claims.check_evidence`)."""
+
+    evidence: int  # its index in the claim's evidence
+    chunk_id: str
+    reason: str
+    old_text: str | None
+    new_text: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "evidence": self.evidence,
+            "chunk_id": self.chunk_id,
+            "reason": self.reason,
+            "old_text": self.old_text,
+            "new_text": self.new_text,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StaleEvidence:
+        return cls(int(data["evidence"]), data["chunk_id"], data["reason"], data.get("old_text"), data.get("new_text"))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim's current state (its history is :meth:`Claims.history`)."""
+
+    claim_id: str
+    text: str
+    status: str
+    confidence: float
+    scope: str
+    evidence: tuple[Evidence, ...]
+    actor: Actor
+    created_at: datetime
+    updated_at: datetime
+    domain: str | None = None
+    tags: tuple[str, ...] = ()
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    #: the citation evidence its sources no longer hold (empty: none known)
+    stale: tuple[StaleEvidence, ...] = ()
+    #: how many events of its history this state folds in, and the last one's number
+    seq: int = 0
+    n: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def evidence_stale(self) -> bool:
+        return bool(self.stale)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claim_id": self.claim_id,
+            "text": self.text,
+            "status": self.status,
+            "confidence": self.confidence,
+            "scope": self.scope,
+            "domain": self.domain,
+            "tags": list(self.tags),
+            "actor": {"type": self.actor.type, "id": self.actor.id},
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "evidence": [e.to_dict() for e in self.evidence],
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+            "evidence_stale": self.evidence_stale,
+            "stale": [s.to_dict() for s in self.stale],
+            "seq": self.seq,
+        }
+
+    def with_(self, **changes: Any) -> Claim:
+        return replace(self, **changes)
+
+
+def check_fields(
+    text: str, confidence: float, status: str, scope: str, domain: str | None, tags: Iterable[str]
+) -> tuple[str, float, str, str | None, tuple[str, ...]]:
+    """The claim's fields checked and normalized (raises :class:`ClaimError` naming the field)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ClaimError("a claim needs a non-empty text")
+    if len(text) > MAX_TEXT:
+        raise ClaimError(f"a claim's text is at most {MAX_TEXT:,} characters, got {len(text):,}; state one fact")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        raise ClaimError(f"confidence must be a number in 0..1, got {confidence!r}")
+    if isinstance(confidence, float) and math.isnan(confidence):
+        raise ClaimError("confidence must be a number in 0..1, got nan")
+    if status not in INITIAL:
+        raise ClaimError(
+            f"a claim is learned as {', '.join(INITIAL)}, not {status!r}; verified, disputed and superseded "
+            "are reached through verify(), dispute() and supersede()"
+        )
+    try:
+        scope = scopes.normalize(scope)
+    except ConfigError as exc:
+        raise ClaimError(str(exc)) from None
+    if domain is not None and (not isinstance(domain, str) or not domain.strip() or len(domain) > 200):
+        raise ClaimError(f"domain must be a non-empty string of at most 200 characters, got {domain!r}")
+    tags = tuple(dict.fromkeys(tags or ()))
+    if any(not isinstance(t, str) or not t.strip() or len(t) > 100 for t in tags) or len(tags) > 50:
+        raise ClaimError("tags are at most 50 non-empty strings of at most 100 characters each")
+    return text.strip(), float(confidence), scope, domain, tags
+
+
+def check_evidence_for(
+    claim_id: str, evidence: Sequence[Evidence], status: str, confidence: float, *, required: bool = True
+) -> None:
+    """Evidence rules: at least one (``required``), at most :data:`MAX_EVIDENCE`, and ``model_inference``
+    only for a ``hypothesis`` or ``inferred`` claim with a confidence below 1."""
+    if required and not evidence:
+        raise ClaimError(
+            f"claim {claim_id}: a claim needs at least one piece of evidence (a citation, url, tool_output, "
+            "or model_inference for a hypothesis); none was given"
+        )
+    if len(evidence) > MAX_EVIDENCE:
+        raise ClaimError(f"claim {claim_id}: at most {MAX_EVIDENCE} pieces of evidence, got {len(evidence)}")
+    if any(e.kind == MODEL_INFERENCE for e in evidence):
+        if status not in (HYPOTHESIS, INFERRED):
+            raise ClaimError(
+                f"claim {claim_id}: model_inference evidence is allowed only for a hypothesis or inferred claim, "
+                f"not {status}; cite the corpus (a citation), a url or a tool_output instead"
+            )
+        if confidence >= 1:
+            raise ClaimError(
+                f"claim {claim_id}: a claim resting on model_inference cannot have confidence 1; give one below 1"
+            )
+
+
+def has_direct_evidence(evidence: Iterable[Evidence]) -> bool:
+    """Whether any evidence is more than a model's inference."""
+    return any(e.kind != MODEL_INFERENCE for e in evidence)
