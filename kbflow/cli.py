@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from kbflow._cliopts import _lake_option
 from kbflow.config import BACKENDS, MODES
 from kbflow.errors import KbflowError
 from kbflow.retrieve.fusion import FUSIONS
@@ -83,23 +84,6 @@ def main(ctx: click.Context, lake: str | None) -> None:
 
     limit_malloc_arenas()  # before Lance starts its threads: freed memory stays reusable (see kbflow.lake.malloc)
     ctx.ensure_object(dict).setdefault("lake", lake)
-
-
-def _lake_option(fn):
-    """``--lake URI`` after the subcommand too (``kbflow add PATH --lake X``); it wins over the group's."""
-
-    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-        if value is not None:
-            ctx.ensure_object(dict)["lake"] = value
-
-    return click.option(
-        "--lake",
-        default=None,
-        metavar="URI",
-        expose_value=False,
-        callback=remember,
-        help="The lake (as before the command): a folder or any Lance URI.",
-    )(fn)
 
 
 def _wait_option(fn):
@@ -718,13 +702,15 @@ def keys_revoke(ctx, key_id) -> None:
     click.echo(f"revoked {key.key_id} ({key.role} of scope {key.scope})")
 
 
-def _add_eval() -> None:
+def _add_groups() -> None:
+    from kbflow.claims.cli import claims_command
     from kbflow.evaluate.cli import eval_command
 
     main.add_command(eval_command)
+    main.add_command(claims_command)
 
 
-_add_eval()
+_add_groups()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

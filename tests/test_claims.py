@@ -533,3 +533,46 @@ def test_evidence_from_a_chunk_id_reads_the_lake(ingested):
     assert ev == Evidence.from_hit(hit)
     with pytest.raises(ClaimError, match="no chunk 'nope'"):
         Evidence.from_chunk("nope", ingested)
+
+
+# --- the CLI ------------------------------------------------------------------------------------------
+def test_the_cli_learns_recalls_transitions_and_checks(ingested, docs_dir, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from kbflow.cli import main
+
+    monkeypatch.setenv("KBFLOW_LAKE", ingested.uri)
+    run = CliRunner().invoke
+    hit = _cite(ingested, "reciprocal rank fusion dense keyword legs", "guide.md")
+    out = run(main, ["claims", "learn", "Ranks are fused by RRF", "--cite", hit.chunk_id, "--scope", "proj",
+                     "--actor", "agent:cli-test", "--tag", "fusion"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    cid = out.output.strip()
+    other = run(main, ["claims", "learn", "Ranks are fused by convex combination", "--url", "https://example.com/c"])
+    new_id = other.output.strip()
+    recalled = run(main, ["claims", "recall", "how are ranks fused", "--json", "--scope", "proj"])
+    assert [h["claim"]["claim_id"] for h in json.loads(recalled.output)["hits"]][:1] in ([cid], [new_id])
+    assert run(main, ["claims", "verify", cid, "--actor", "user:ana", "--reason", "read the code"]).exit_code == 0
+    refused = run(main, ["claims", "verify", cid])
+    assert refused.exit_code == 1 and "cannot move from verified to verified" in refused.output
+    assert run(main, ["claims", "supersede", cid, new_id, "--reason", "the default is convex"]).exit_code == 0
+    history = run(main, ["claims", "history", cid]).output.splitlines()
+    assert [line.split()[3] for line in history] == ["learn", "verify", "verify", "supersede"]
+    assert "(refused)" in history[2]
+    shown = run(main, ["claims", "show", cid, "--json"])
+    assert json.loads(shown.output)["superseded_by"] == new_id
+    bad = run(main, ["claims", "learn", "no evidence here"])
+    assert bad.exit_code == 1 and "needs at least one piece of evidence" in bad.output
+    assert run(main, ["claims", "learn", "x", "--cite", "nope"]).exit_code == 1
+
+    # a live claim on the guide, then the guide changes: `check` flags it and exits 4
+    live = run(main, ["claims", "learn", "The legs are dense and keyword", "--cite", hit.chunk_id]).output.strip()
+    assert run(main, ["claims", "check"]).exit_code == 0
+    guide = docs_dir / "guide.md"
+    guide.write_text(guide.read_text().replace("Ranks from the dense", "Scores from the dense"))
+    checked = run(main, ["claims", "check"])
+    assert checked.exit_code == 4 and live in checked.output and "STALE evidence" in checked.output
+    assert cid not in checked.output  # superseded claims are not checked
+    assert "[stale evidence]" in run(main, ["claims", "list", "--stale"]).output

@@ -383,26 +383,26 @@ def check_fields(
 
 
 def check_evidence_for(
-    claim_id: str, evidence: Sequence[Evidence], status: str, confidence: float, *, required: bool = True
+    claim: str, evidence: Sequence[Evidence], status: str, confidence: float, *, required: bool = True
 ) -> None:
     """Evidence rules: at least one (``required``), at most :data:`MAX_EVIDENCE`, and ``model_inference``
-    only for a ``hypothesis`` or ``inferred`` claim with a confidence below 1."""
+    only for a ``hypothesis`` or ``inferred`` claim with a confidence below 1. ``claim`` names the claim in errors."""
     if required and not evidence:
         raise ClaimError(
-            f"claim {claim_id}: a claim needs at least one piece of evidence (a citation, url, tool_output, "
+            f"claim {claim}: a claim needs at least one piece of evidence (a citation, url, tool_output, "
             "or model_inference for a hypothesis); none was given"
         )
     if len(evidence) > MAX_EVIDENCE:
-        raise ClaimError(f"claim {claim_id}: at most {MAX_EVIDENCE} pieces of evidence, got {len(evidence)}")
+        raise ClaimError(f"claim {claim}: at most {MAX_EVIDENCE} pieces of evidence, got {len(evidence)}")
     if any(e.kind == MODEL_INFERENCE for e in evidence):
         if status not in (HYPOTHESIS, INFERRED):
             raise ClaimError(
-                f"claim {claim_id}: model_inference evidence is allowed only for a hypothesis or inferred claim, "
+                f"claim {claim}: model_inference evidence is allowed only for a hypothesis or inferred claim, "
                 f"not {status}; cite the corpus (a citation), a url or a tool_output instead"
             )
         if confidence >= 1:
             raise ClaimError(
-                f"claim {claim_id}: a claim resting on model_inference cannot have confidence 1; give one below 1"
+                f"claim {claim}: a claim resting on model_inference cannot have confidence 1; give one below 1"
             )
 
 

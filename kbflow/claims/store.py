@@ -65,6 +65,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _label(text: str) -> str:
+    """How an error names a claim not stored yet: its text, clipped."""
+    text = " ".join(str(text).split())
+    return repr(text if len(text) <= 60 else text[:59] + "…")
+
+
 def new_claim_id() -> str:
     return "cl_" + uuid.uuid4().hex[:16]
 
@@ -702,7 +708,7 @@ class Claims:
                 item.get("tags") or (),
             )  # fmt: skip
             claim_id = new_claim_id()
-            M.check_evidence_for(claim_id, evidence, status, confidence)
+            M.check_evidence_for(_label(text), evidence, status, confidence)
             data = {"text": text, "confidence": confidence, "scope": scope, "domain": domain, "tags": list(tags)}
             actor = Actor.coerce(item["actor"]) if item.get("actor") is not None else self.actor
             built.append(_Pending(claim_id, "learn", APPLIED, None, status, actor, evidence=evidence, data=data))
@@ -1047,8 +1053,8 @@ class NullClaims:
                 item.get("domain"),
                 item.get("tags") or (),
             )
+            M.check_evidence_for(_label(item.get("text")), evidence, status, confidence)
             claim_id = new_claim_id()
-            M.check_evidence_for(claim_id, evidence, status, confidence)
             out.append(claim_id)
         return out
 

@@ -1,0 +1,285 @@
+"""``kbflow claims ...``: learn, recall, show, verify, dispute, supersede, history, list and check claims."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from kbflow._cliopts import _lake_option
+from kbflow.errors import ClaimError
+
+__all__ = ["claims_command"]
+
+#: exit status of ``kbflow claims check`` when some claim's evidence is stale (as ``kbflow resolve``)
+EXIT_STALE = 4
+_STATUSES = ["hypothesis", "inferred", "observed", "verified", "disputed", "superseded"]
+
+
+def _store(ctx: click.Context, actor: str | None = None):
+    from kbflow.claims import Claims
+    from kbflow.config import Settings
+    from kbflow.lake import Lake
+
+    settings = Settings.coerce(None, lake=(ctx.obj or {}).get("lake"))
+    return Claims.open(Lake(settings.lake), settings=settings, actor=actor)
+
+
+def _evidence_options(fn):
+    options = [
+        click.option(
+            "--cite", "cites", multiple=True, metavar="CHUNK_ID",
+            help="Cite a chunk of the lake (an id a search printed); repeatable.",
+        ),
+        click.option("--url", "urls", multiple=True, metavar="URL", help="A web page as evidence; repeatable."),
+        click.option(
+            "--tool-output", "tool_outputs", multiple=True, metavar="TOOL=FILE",
+            help="A tool's output as evidence: the tool's name and a file holding the snippet ('-': stdin).",
+        ),
+        click.option(
+            "--inferred-by", "inferences", multiple=True, metavar="MODEL=RATIONALE",
+            help="A model's inference (weak evidence: only for --status hypothesis or inferred).",
+        ),
+    ]  # fmt: skip
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _evidence(ctx: click.Context, store, cites, urls, tool_outputs, inferences) -> list:
+    from kbflow.claims import Evidence
+
+    out = [Evidence.from_chunk(c, store.lake) for c in cites]
+    out += [Evidence.url(u) for u in urls]
+    for item in tool_outputs:
+        tool, sep, path = item.partition("=")
+        if not sep or not tool or not path:
+            raise ClaimError(f"--tool-output takes TOOL=FILE, got {item!r}")
+        try:
+            text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8", errors="replace").read()
+        except OSError as exc:
+            raise ClaimError(f"{path}: cannot read the tool output ({exc.strerror or exc})") from None
+        out.append(Evidence.tool_output(tool, text))
+    for item in inferences:
+        model, sep, rationale = item.partition("=")
+        if not sep or not model or not rationale:
+            raise ClaimError(f"--inferred-by takes MODEL=RATIONALE, got {item!r}")
+        out.append(Evidence.model_inference(model, rationale))
+    return out
+
+
+def _actor_option(fn):
+    return click.option(
+        "--actor", default=None, metavar="TYPE:ID",
+        help="Who acts: agent|user|system|tool and a name (default user:<your login name>).",
+    )(fn)  # fmt: skip
+
+
+def _json_option(fn):
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+
+
+def _show(claim, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(claim.to_dict(), default=str))
+        return
+    flag = "  [stale evidence]" if claim.evidence_stale else ""
+    click.echo(f"{claim.claim_id}  {claim.status}  confidence {claim.confidence:g}  scope {claim.scope}{flag}")
+    click.echo(f"  {claim.text}")
+    meta = [f"by {claim.actor}", f"created {claim.created_at:%Y-%m-%d %H:%M}"]
+    if claim.domain:
+        meta.append(f"domain {claim.domain}")
+    if claim.tags:
+        meta.append("tags " + ",".join(claim.tags))
+    if claim.supersedes:
+        meta.append(f"supersedes {claim.supersedes}")
+    if claim.superseded_by:
+        meta.append(f"superseded by {claim.superseded_by}")
+    click.echo("  " + ", ".join(meta))
+    for i, ev in enumerate(claim.evidence):
+        click.echo(f"  evidence {i}: {ev.render()}")
+    for s in claim.stale:
+        click.echo(f"  STALE evidence {s.evidence} ({s.chunk_id}): {s.reason}")
+        click.echo(f"    cited: {_clip(s.old_text)}")
+        click.echo(f"    now:   {_clip(s.new_text) if s.new_text is not None else '(gone)'}")
+
+
+def _clip(text: str | None, width: int = 160) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@click.group("claims")
+def claims_command() -> None:
+    """Claims learned from the corpus: evidence required, a lifecycle, an append-only history.
+
+    \b
+    Statuses: hypothesis -> observed | disputed; inferred -> verified | disputed;
+    observed -> verified | disputed | superseded; verified -> disputed | superseded;
+    disputed -> verified | superseded (superseded only via `kbflow claims supersede`).
+    """
+
+
+@claims_command.command("learn")
+@_lake_option
+@click.argument("text")
+@_evidence_options
+@click.option(
+    "--scope", default="global", show_default=True, help="The claim's scope path (seen where its chunks are)."
+)
+@click.option("--status", type=click.Choice(["observed", "inferred", "hypothesis"]), default=None,
+              help="Default: observed; inferred when the only evidence is --inferred-by.")  # fmt: skip
+@click.option("--confidence", type=click.FloatRange(0, 1), default=None, help="0..1 (default by status).")
+@click.option("--domain", default=None, help="A domain label, e.g. finance or payments.")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeatable.")
+@_actor_option
+@_json_option
+@click.pass_context
+def learn(ctx, text, cites, urls, tool_outputs, inferences, scope, status, confidence, domain, tags, actor, as_json):
+    """Learn TEXT, with at least one piece of evidence (--cite, --url, --tool-output, --inferred-by)."""
+    store = _store(ctx, actor)
+    evidence = _evidence(ctx, store, cites, urls, tool_outputs, inferences)
+    cid = store.learn(text, evidence, scope=scope, status=status, confidence=confidence, domain=domain, tags=tags)
+    _show(store.get(cid), as_json) if as_json else click.echo(cid)
+
+
+@claims_command.command("recall")
+@_lake_option
+@click.argument("query")
+@click.option("-k", type=click.IntRange(1, 100), default=5, show_default=True)
+@click.option("--scope", default=None, help="Only claims visible in this scope (it, its ancestors, global).")
+@click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
+              help="Only these statuses; repeatable (default: observed, inferred, verified).")  # fmt: skip
+@click.option("--all", "all_statuses", is_flag=True, help="Every status.")
+@click.option("--domain", default=None)
+@click.option("--tag", "tags", multiple=True)
+@_json_option
+@click.pass_context
+def recall(ctx, query, k, scope, statuses, all_statuses, domain, tags, as_json):
+    """The claims best matching QUERY (hybrid search over claim texts); stale evidence is marked."""
+    from kbflow.claims import ACTIVE
+
+    chosen: Any = None if all_statuses else (statuses or ACTIVE)
+    hits = _store(ctx).recall(query, k, scope=scope, statuses=chosen, domain=domain, tags=tags or None)
+    if as_json:
+        click.echo(json.dumps({"query": query, "hits": hits.to_dicts()}, default=str))
+        return
+    if not hits:
+        click.echo("no claims match")
+    for h in hits:
+        stale = "  [stale evidence]" if h.stale else ""
+        click.echo(f"{h.rank:>2}. {h.claim.claim_id}  {h.claim.status:<10} {h.claim.confidence:.2f}{stale}")
+        click.echo(f"    {h.claim.text}")
+
+
+@claims_command.command("show")
+@_lake_option
+@click.argument("claim_id")
+@_json_option
+@click.pass_context
+def show(ctx, claim_id, as_json):
+    """A claim: status, evidence (stale evidence with the old and new text), links."""
+    _show(_store(ctx).get(claim_id), as_json)
+
+
+@claims_command.command("list")
+@_lake_option
+@click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES), help="Repeatable.")
+@click.option("--scope", default=None)
+@click.option("--stale", is_flag=True, help="Only claims with stale evidence.")
+@_json_option
+@click.pass_context
+def list_claims(ctx, statuses, scope, stale, as_json):
+    """Every claim (of these statuses, visible in SCOPE), oldest first."""
+    for claim in _store(ctx).list(statuses=statuses or None, scope=scope, stale=True if stale else None):
+        if as_json:
+            click.echo(json.dumps(claim.to_dict(), default=str))
+        else:
+            flag = "  [stale evidence]" if claim.evidence_stale else ""
+            click.echo(f"{claim.claim_id}  {claim.status:<10} {claim.scope}  {_clip(claim.text, 100)}{flag}")
+
+
+@claims_command.command("verify")
+@_lake_option
+@click.argument("claim_id")
+@click.option("--reason", default=None)
+@click.option("--confidence", type=click.FloatRange(0, 1), default=None, help="The claim's new confidence.")
+@click.option("--expect", default=None, metavar="STATUS", help="Refuse unless the claim is still in STATUS.")
+@_evidence_options
+@_actor_option
+@_json_option
+@click.pass_context
+def verify(ctx, claim_id, reason, confidence, expect, cites, urls, tool_outputs, inferences, actor, as_json):
+    """Mark CLAIM_ID verified (from observed, inferred or disputed)."""
+    store = _store(ctx, actor)
+    evidence = _evidence(ctx, store, cites, urls, tool_outputs, inferences)
+    _show(store.verify(claim_id, reason=reason, evidence=evidence, confidence=confidence, expect=expect), as_json)
+
+
+@claims_command.command("dispute")
+@_lake_option
+@click.argument("claim_id")
+@click.option("--reason", required=True, help="Why the claim no longer holds.")
+@click.option("--expect", default=None, metavar="STATUS", help="Refuse unless the claim is still in STATUS.")
+@_evidence_options
+@_actor_option
+@_json_option
+@click.pass_context
+def dispute(ctx, claim_id, reason, expect, cites, urls, tool_outputs, inferences, actor, as_json):
+    """Mark CLAIM_ID disputed, with a reason (and evidence, if any)."""
+    store = _store(ctx, actor)
+    evidence = _evidence(ctx, store, cites, urls, tool_outputs, inferences)
+    _show(store.dispute(claim_id, reason=reason, evidence=evidence, expect=expect), as_json)
+
+
+@claims_command.command("supersede")
+@_lake_option
+@click.argument("old_id")
+@click.argument("new_id")
+@click.option("--reason", default=None)
+@_actor_option
+@_json_option
+@click.pass_context
+def supersede(ctx, old_id, new_id, reason, actor, as_json):
+    """Replace OLD_ID by NEW_ID (learn the new claim first)."""
+    _show(_store(ctx, actor).supersede(old_id, new_id, reason=reason), as_json)
+
+
+@claims_command.command("history")
+@_lake_option
+@click.argument("claim_id")
+@_json_option
+@click.pass_context
+def history(ctx, claim_id, as_json):
+    """Every event of CLAIM_ID in order: applied and refused attempts, by whom, why."""
+    for event in _store(ctx).history(claim_id):
+        click.echo(json.dumps(event.to_dict(), default=str) if as_json else event.render())
+
+
+@claims_command.command("check")
+@_lake_option
+@click.option("--lake-only", is_flag=True, help="Check against the lake only, not the source files.")
+@_json_option
+@click.pass_context
+def check(ctx, lake_only, as_json):
+    """Check every claim's citations; flag claims whose sources no longer hold the cited text (exit 4 if any)."""
+    store = _store(ctx)
+    report = store.check_evidence(against_sources=not lake_only)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), default=str))
+    else:
+        click.echo(
+            f"checked {report.evidence_checked} citation(s) of {report.claims_checked} claim(s): "
+            f"{len(report.stale)} claim(s) with stale evidence ({len(report.newly_stale)} new, "
+            f"{len(report.cleared)} cleared)"
+        )
+        for cid in report.stale:
+            click.echo("")
+            _show(store.get(cid), False)
+        for cid, problems in report.unchecked.items():
+            for problem in problems:
+                click.echo(f"could not check {cid}: {problem}", err=True)
+    if report.stale:
+        sys.exit(EXIT_STALE)
