@@ -372,3 +372,83 @@ def test_serve_refuses_a_public_address_without_keys(open_lake):
 def test_client_errors_are_kbflow_errors(open_server):
     with pytest.raises(QueryError, match="k must be"):
         Client(open_server.url).search("x", k=0)
+
+
+# --- claims over REST and MCP --------------------------------------------------------------
+def _post(server, path, token, body):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.post(server.url + path, json=body, headers=headers, timeout=60)
+
+
+def test_claims_over_rest_and_mcp_with_keys_scopes_and_roles(keyed):
+    editor, reader, billing = keyed.keys["acme_editor"], keyed.keys["payments_reader"], keyed.keys["billing_editor"]
+    hits = _get(keyed, "/v1/search", editor, q=QUERY, k=10, scope="acme/payments").json()["hits"]
+    payments_chunk = next(h["chunk_id"] for h in hits if h["citation"]["source_id"] == "payments")
+    billing_hits = _get(keyed, "/v1/search", billing, q=QUERY, k=10).json()["hits"]
+    billing_chunk = next(h["chunk_id"] for h in billing_hits if h["citation"]["source_id"] == "billing")
+    body = {"text": "Payments signing keys are rotated with rotate.sh", "scope": "acme/payments",
+            "evidence": [{"kind": "citation", "ref": payments_chunk}], "tags": ["ops"]}  # fmt: skip
+    # writes need an editor of the claim's scope
+    assert _post(keyed, "/v1/claims", reader, body).json()["error"]["code"] == "forbidden"
+    assert _post(keyed, "/v1/claims", billing, body).status_code == 403
+    created = _post(keyed, "/v1/claims", editor, body)
+    assert created.status_code == 201, created.text
+    claim = created.json()
+    assert claim["status"] == "observed" and claim["actor"]["type"] == "user"
+    assert claim["evidence"][0]["citation"]["source_id"] == "payments"
+    cid = claim["claim_id"]
+    # evidence outside the key's scope is not even found
+    outside = {**body, "scope": "acme/billing"}
+    assert _post(keyed, "/v1/claims", billing, outside).status_code == 404
+    inside = {**outside, "evidence": [{"kind": "citation", "ref": billing_chunk}], "text": "Invoices are signed"}
+    assert _post(keyed, "/v1/claims", billing, inside).status_code == 201
+    no_evidence = _post(keyed, "/v1/claims", editor, {**body, "evidence": []})
+    assert no_evidence.status_code == 400 and no_evidence.json()["error"]["code"] == "invalid_claim"
+    # readers recall what their scope sees; a key of another scope does not even see it
+    recalled = _get(keyed, "/v1/claims", reader, q="how are payment keys rotated").json()
+    assert [h["claim"]["claim_id"] for h in recalled["hits"]] == [cid]
+    seen_by_billing = _get(keyed, "/v1/claims", billing, q="how are payment keys rotated", k=10).json()["hits"]
+    assert cid not in [h["claim"]["claim_id"] for h in seen_by_billing]
+    assert _get(keyed, f"/v1/claims/{cid}", billing).status_code == 404
+    assert _get(keyed, f"/v1/claims/{cid}", reader).json()["text"] == body["text"]
+    assert _get(keyed, "/v1/claims", reader).json()["claims"][0]["claim_id"] == cid  # the newest, without q
+    # transitions: editors only; a refused one is a 409 and in the history
+    assert _post(keyed, f"/v1/claims/{cid}/verify", reader, {}).status_code == 403
+    assert _post(keyed, f"/v1/claims/{cid}/verify", editor, {"reason": "ran it"}).json()["status"] == "verified"
+    again = _post(keyed, f"/v1/claims/{cid}/verify", editor, {})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "invalid_transition"
+    assert _post(keyed, f"/v1/claims/{cid}/promote", editor, {}).status_code == 404
+    events = _get(keyed, f"/v1/claims/{cid}/history", reader).json()["events"]
+    assert [(e["event"], e["outcome"]) for e in events] == [("learn", "applied"), ("verify", "applied"),
+                                                              ("verify", "refused")]  # fmt: skip
+    # MCP: an agent learns, recalls and disputes with the same key; no supersede or history tools
+    learned = _mcp_http(keyed.url, "learn", {"text": "Acme keys rotate every ninety days", "scope": "acme",
+                                              "chunk_ids": [payments_chunk]}, token=editor)  # fmt: skip
+    assert not learned.is_error, learned.content[0].text
+    agent_claim = learned.structured_content
+    assert agent_claim["actor"]["type"] == "agent"
+    found = _mcp_http(keyed.url, "recall", {"query": "how often do keys rotate", "k": 3}, token=reader)
+    assert agent_claim["claim_id"] in [h["claim"]["claim_id"] for h in found.structured_content["hits"]]
+    disputed = _mcp_http(keyed.url, "dispute", {"claim_id": agent_claim["claim_id"], "reason": "now sixty days"},
+                         token=editor)  # fmt: skip
+    assert disputed.structured_content["status"] == "disputed"
+    refused = _mcp_http(keyed.url, "learn", {"text": "guessing", "scope": "acme"}, token=editor)
+    assert refused.is_error and "at least one piece of evidence" in refused.content[0].text
+    denied = _mcp_http(keyed.url, "verify", {"claim_id": cid}, token=reader)
+    assert denied.is_error and "reader" in denied.content[0].text
+
+    async def tool_names():
+        import httpx2
+        from mcp import Client as McpClient
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {editor}"}, timeout=60) as http:
+            async with McpClient(streamable_http_client(f"{keyed.url}/mcp", http_client=http)) as client:
+                return {t.name for t in (await client.list_tools()).tools}
+
+    names = asyncio.run(tool_names())
+    assert {"learn", "recall", "verify", "dispute"} <= names and not {"supersede", "history"} & names
+    # the stale-evidence check spans every scope: a global editor only
+    assert _post(keyed, "/v1/claims/check", editor, {}).status_code == 403
+    report = _post(keyed, "/v1/claims/check", keyed.keys["admin"], {}).json()
+    assert report["claims_checked"] >= 1 and report["stale"] == {}

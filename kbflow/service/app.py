@@ -25,6 +25,8 @@ from kbflow import __version__
 from kbflow.errors import (
     AccessDeniedError,
     AuthError,
+    ClaimError,
+    ClaimTransitionError,
     ConfigError,
     DatasetError,
     EmbedError,
@@ -62,6 +64,8 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     (LakeStorageError, 507, "storage_error"),
     (LakeNotFoundError, 503, "lake_not_ready"),
     (LakeError, 500, "lake_error"),
+    (ClaimTransitionError, 409, "invalid_transition"),
+    (ClaimError, 400, "invalid_claim"),
     (QueryError, 400, "invalid_request"),
     (ConfigError, 400, "invalid_request"),
     (DatasetError, 400, "invalid_request"),
@@ -161,6 +165,34 @@ class CitationsIn(BaseModel):
     chunk_ids: list[str] = Field(min_length=1, max_length=100)
     query_id: str | None = Field(None, max_length=200)
     turn_id: str | None = Field(None, max_length=200)
+
+
+class ClaimIn(BaseModel):
+    """``POST /v1/claims``: a claim and its evidence."""
+
+    text: str = Field(max_length=4000)
+    evidence: list[dict[str, Any]] = Field(
+        max_length=50,
+        description='At least one: {"kind": "citation", "ref": CHUNK_ID}, {"kind": "url", "ref": URL, "text"?}, '
+        '{"kind": "tool_output", "ref": TOOL, "text": OUTPUT}, {"kind": "model_inference", "ref": MODEL, "text": WHY}',
+    )
+    scope: str | None = Field(None, max_length=512)
+    status: str | None = Field(None, description="observed (default), inferred or hypothesis")
+    confidence: float | None = Field(None, ge=0, le=1)
+    domain: str | None = Field(None, max_length=200)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    actor_type: str | None = Field(None, description="agent, user (default) or tool; the key names the actor")
+
+
+class ClaimActionIn(BaseModel):
+    """``POST /v1/claims/{id}/verify|dispute|supersede``."""
+
+    reason: str | None = Field(None, max_length=4000)
+    evidence: list[dict[str, Any]] = Field(default_factory=list, max_length=50)
+    confidence: float | None = Field(None, ge=0, le=1, description="verify: the claim's new confidence")
+    expect: str | None = Field(None, description="refuse unless the claim is still in this status")
+    new_id: str | None = Field(None, max_length=200, description="supersede: the claim that replaces this one")
+    actor_type: str | None = None
 
 
 def create_app(service: Service, *, mcp: bool = True, host: str = "127.0.0.1"):
@@ -292,6 +324,44 @@ def create_app(service: Service, *, mcp: bool = True, host: str = "127.0.0.1"):
             service.cite, key(request), body.chunk_ids, query_id=body.query_id, turn_id=body.turn_id
         )
         return {"recorded": count}
+
+    @app.get("/v1/claims", summary="Recall claims matching q (hybrid search), or list the newest without q")
+    async def claims(
+        request: Request,
+        q: Annotated[str | None, Query(max_length=1000)] = None,
+        k: Annotated[int, Query(ge=1, le=100)] = 5,
+        scope: Annotated[str | None, Query(max_length=512)] = None,
+        status: Annotated[list[str] | None, Query(description="Statuses; repeatable (default active)")] = None,
+        all_statuses: bool = False,
+        domain: Annotated[str | None, Query(max_length=200)] = None,
+        tag: Annotated[list[str] | None, Query()] = None,
+    ):
+        return await run_in_threadpool(
+            service.recall_claims, key(request), q, k, scope=scope, statuses=status, domain=domain, tags=tag,
+            all_statuses=all_statuses,
+        )  # fmt: skip
+
+    @app.post("/v1/claims", status_code=201, summary="Learn a claim, with evidence (editor)")
+    async def learn_claim(request: Request, body: ClaimIn):
+        return await run_in_threadpool(service.learn_claim, key(request), body.model_dump())
+
+    @app.get("/v1/claims/{claim_id}", summary="A claim: status, evidence, stale evidence, links")
+    async def claim(request: Request, claim_id: str):
+        return await run_in_threadpool(service.claim, key(request), claim_id)
+
+    @app.get("/v1/claims/{claim_id}/history", summary="A claim's events in order, applied and refused")
+    async def claim_history(request: Request, claim_id: str):
+        return await run_in_threadpool(service.claim_history, key(request), claim_id)
+
+    @app.post("/v1/claims/{claim_id}/{action}", summary="verify, dispute or supersede a claim (editor)")
+    async def claim_action(request: Request, claim_id: str, action: str, body: ClaimActionIn):
+        if action not in ("verify", "dispute", "supersede"):
+            raise HTTPException(404, f"no claim action {action!r}; verify, dispute or supersede")
+        return await run_in_threadpool(service.transition_claim, key(request), claim_id, action, body.model_dump())
+
+    @app.post("/v1/claims/check", summary="Flag claims whose cited sources changed (global editor)")
+    async def claims_check(request: Request):
+        return await run_in_threadpool(service.check_claims, key(request))
 
     @app.get("/v1/insights", summary="Top queries, content gaps, most and never cited sources (global key)")
     async def insights(

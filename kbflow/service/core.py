@@ -109,6 +109,7 @@ class Service:
         self._retriever: Retriever | None = None
         self._checked = float("-inf")
         self._older: dict[tuple[int | None, str | None], Retriever] = {}
+        self._claims = None
 
     # --- the current version ----------------------------------------------------------
     def retriever(self) -> Retriever:
@@ -316,6 +317,140 @@ class Service:
         self._editable(key, source_id)
         summary = run_ingest(self.settings, [source_id], runner="auto")
         return summary.to_dict()
+
+    # --- claims ---------------------------------------------------------------------------
+    def claims(self):
+        """The lake's claims store (opened once, on first use)."""
+        with self._lock:
+            if self._claims is None:
+                from kbflow.claims import Claims
+
+                self._claims = Claims.open(self.lake, settings=self.settings)
+            return self._claims
+
+    @staticmethod
+    def _actor(key: ApiKey | None, kind: str | None, default: str):
+        """Who acts for a request: the given kind (agent, user or tool), named by the key (or ``local``)."""
+        from kbflow.claims import Actor
+
+        kind = kind or default
+        if kind not in ("agent", "user", "tool"):
+            raise QueryError(f"actor_type must be agent, user or tool, got {kind!r}")
+        return Actor(kind, (key.name or key.key_id) if key is not None else "local")
+
+    def _evidence(self, key: ApiKey | None, items: Sequence[Mapping[str, Any]] | None) -> list:
+        """Evidence from request JSON; a citation names only its chunk (``{"kind": "citation", "ref": id}``) and is
+        read from the lake, within the key's scope."""
+        from kbflow.claims import Evidence
+
+        out = []
+        for item in items or ():
+            if not isinstance(item, Mapping):
+                raise QueryError("each evidence item is an object {kind, ref, text?}")
+            if item.get("kind") == "citation":
+                row = self._chunk_row(key, item.get("ref") or item.get("chunk_id"))
+                out.append(Evidence("citation", row[S.CHUNK_ID], row[S.TEXT], row[S.CHUNK_HASH],
+                                    Citation.from_row(row).to_dict()))  # fmt: skip
+            else:
+                out.append(Evidence.from_dict({k: v for k, v in item.items() if k in ("kind", "ref", "text")}))
+        return out
+
+    def _visible_claim(self, key: ApiKey | None, claim_id: str, *, write: bool = False):
+        claim = self.claims().get(claim_id)
+        if key is not None:
+            if not key.can_see(claim.scope):
+                raise NotFoundError(f"no claim {claim_id!r} in this store")
+            if write:
+                key.require(claim.scope, write=True)
+        return claim
+
+    def learn_claim(
+        self, key: ApiKey | None, body: Mapping[str, Any], *, actor_default: str = "user"
+    ) -> dict[str, Any]:
+        """Learn a claim (``{"text", "evidence", "scope"?, "status"?, "confidence"?, "domain"?, "tags"?}``); an
+        editor of the claim's scope only."""
+        scope = body.get("scope") or (key.scope if key is not None else scopes.GLOBAL)
+        if key is not None:
+            try:
+                key.require(scopes.normalize(scope), write=True)
+            except ConfigError as exc:
+                raise QueryError(str(exc)) from None
+        store = self.claims()
+        claim_id = store.learn(
+            body.get("text"),
+            self._evidence(key, body.get("evidence")),
+            scope=scope,
+            actor=self._actor(key, body.get("actor_type"), actor_default),
+            confidence=body.get("confidence"),
+            status=body.get("status"),
+            domain=body.get("domain"),
+            tags=body.get("tags") or (),
+        )
+        return store.get(claim_id).to_dict()
+
+    def recall_claims(
+        self,
+        key: ApiKey | None,
+        query: str | None,
+        k: int = 5,
+        *,
+        scope: str | None = None,
+        statuses: Sequence[str] | None = None,
+        domain: str | None = None,
+        tags: Sequence[str] | None = None,
+        all_statuses: bool = False,
+    ) -> dict[str, Any]:
+        """Claims matching ``query`` (or, without one, the newest ``k``) that the key may see."""
+        from kbflow.claims import ACTIVE
+
+        scope = self._scope_for(key, scope)
+        chosen = None if all_statuses else (tuple(statuses) if statuses else ACTIVE)
+        store = self.claims()
+        visible = (lambda c: key.can_see(c.scope)) if key is not None else None
+        if query:
+            hits = store.recall(query, k, scope=scope, statuses=chosen, domain=domain, tags=tags, visible=visible)
+            return {"query": query, "hits": hits.to_dicts()}
+        if not 1 <= k <= 100:
+            raise QueryError(f"k must be in 1..100, got {k}")
+        listed = [c for c in store.list(statuses=chosen, scope=scope) if visible is None or visible(c)]
+        listed = [c for c in listed if (domain is None or c.domain == domain) and (not tags or set(tags) & set(c.tags))]
+        return {"query": None, "claims": [c.to_dict() for c in listed[-k:][::-1]]}
+
+    def claim(self, key: ApiKey | None, claim_id: str) -> dict[str, Any]:
+        return self._visible_claim(key, claim_id).to_dict()
+
+    def claim_history(self, key: ApiKey | None, claim_id: str) -> dict[str, Any]:
+        self._visible_claim(key, claim_id)
+        return {"claim_id": claim_id, "events": [e.to_dict() for e in self.claims().history(claim_id)]}
+
+    def transition_claim(
+        self, key: ApiKey | None, claim_id: str, action: str, body: Mapping[str, Any], *, actor_default: str = "user"
+    ) -> dict[str, Any]:
+        """``verify``, ``dispute`` or ``supersede`` a claim (an editor of its scope only)."""
+        self._visible_claim(key, claim_id, write=True)
+        store = self.claims()
+        actor = self._actor(key, body.get("actor_type"), actor_default)
+        if action == "verify":
+            claim = store.verify(claim_id, by=actor, reason=body.get("reason"), evidence=self._evidence(
+                key, body.get("evidence")), confidence=body.get("confidence"), expect=body.get("expect"))  # fmt: skip
+        elif action == "dispute":
+            claim = store.dispute(claim_id, reason=body.get("reason"), evidence=self._evidence(
+                key, body.get("evidence")), by=actor, expect=body.get("expect"))  # fmt: skip
+        elif action == "supersede":
+            new_id = body.get("new_id")
+            if not isinstance(new_id, str):
+                raise QueryError("supersede needs new_id, the claim that replaces this one (learn it first)")
+            self._visible_claim(key, new_id)
+            claim = store.supersede(claim_id, new_id, by=actor, reason=body.get("reason"))
+        else:
+            raise QueryError(f"unknown claim action {action!r}; verify, dispute or supersede")
+        return claim.to_dict()
+
+    def check_claims(self, key: ApiKey | None) -> dict[str, Any]:
+        """Check every claim's citations (:meth:`Claims.check_evidence`); it spans every scope: a global editor."""
+        if key is not None and (key.scope != scopes.GLOBAL or key.role != "editor"):
+            raise AccessDeniedError(f"key {key.key_id}: checking claims spans every scope; use a global editor key")
+        return self.claims().check_evidence().to_dict()
 
     # --- insights -----------------------------------------------------------------------
     def insights(self, key: ApiKey | None, since: str | None = "7d", top: int = 20) -> dict[str, Any]:

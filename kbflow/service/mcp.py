@@ -12,6 +12,11 @@ Tools:
 - ``resolve_citation(chunk_id, indexed=False)``: the source text the chunk's
   citation points at, re-read (an error when the source changed since).
 - ``list_sources()``: the sources the caller may see, with status and counts.
+- ``learn(text, chunk_ids, urls, ...)``, ``recall(query, k, scope)``,
+  ``verify(claim_id, reason)``, ``dispute(claim_id, reason, chunk_ids)``: the
+  claims store (:mod:`kbflow.claims`), acting as ``agent`` named by the
+  caller's key. ``supersede`` and ``history`` are deliberately not offered to
+  agents: replacing a claim is a person's call (CLI, REST, Python).
 
 Resources: ``kbflow://source/{source_id}`` and ``kbflow://chunk/{chunk_id}``.
 
@@ -125,6 +130,94 @@ def build_mcp(service: Service, origin: str = "mcp"):
             content=[TextContent(type="text", text="\n".join(lines) or "no sources")],
             structured_content={"sources": sources},
         )
+
+    def _error(exc: KbflowError) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
+
+    def _claim_result(claim: dict[str, Any]) -> CallToolResult:
+        stale = " (its evidence is stale: a cited source changed)" if claim["evidence_stale"] else ""
+        line = f"{claim['claim_id']} [{claim['status']}, confidence {claim['confidence']:g}]{stale}: {claim['text']}"
+        return CallToolResult(content=[TextContent(type="text", text=line)], structured_content=claim)
+
+    def _evidence_items(chunk_ids, urls, inference_model=None, inference_rationale=None) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = [{"kind": "citation", "ref": c} for c in chunk_ids or ()]
+        items += [{"kind": "url", "ref": u} for u in urls or ()]
+        if inference_model or inference_rationale:
+            items.append({"kind": "model_inference", "ref": inference_model or "", "text": inference_rationale})
+        return items
+
+    @server.tool(
+        description="Remember a claim learned from the knowledge base, with evidence: chunk_ids from "
+        "knowledge_search hits (preferred), urls, or, for a hypothesis or inferred claim, your own inference "
+        "(inference_model and inference_rationale). A claim without evidence is refused."
+    )
+    async def learn(
+        text: str,
+        ctx: Context,
+        chunk_ids: list[str] | None = None,
+        urls: list[str] | None = None,
+        inference_model: str | None = None,
+        inference_rationale: str | None = None,
+        status: str | None = None,
+        confidence: float | None = None,
+        scope: str | None = None,
+        tags: list[str] | None = None,
+    ) -> CallToolResult:
+        body = {
+            "text": text,
+            "evidence": _evidence_items(chunk_ids, urls, inference_model, inference_rationale),
+            "status": status,
+            "confidence": confidence,
+            "scope": scope,
+            "tags": tags or [],
+        }
+        try:
+            claim = await run(service.learn_claim, _key_of(ctx), body, actor_default="agent")
+        except KbflowError as exc:
+            return _error(exc)
+        return _claim_result(claim)
+
+    @server.tool(
+        description="Recall claims learned before that match a question (observed, inferred and verified by "
+        "default). Claims whose cited sources changed are marked stale: re-check them before relying on them."
+    )
+    async def recall(
+        query: str, ctx: Context, k: int = 5, scope: str | None = None, statuses: list[str] | None = None
+    ) -> CallToolResult:
+        try:
+            out = await run(service.recall_claims, _key_of(ctx), query, k, scope=scope, statuses=statuses)
+        except KbflowError as exc:
+            return _error(exc)
+        lines = []
+        for hit in out["hits"]:
+            c = hit["claim"]
+            stale = " STALE EVIDENCE" if hit["stale"] else ""
+            lines.append(f"{hit['rank']}. {c['claim_id']} [{c['status']}, {c['confidence']:g}]{stale}: {c['text']}")
+        return CallToolResult(
+            content=[TextContent(type="text", text="\n".join(lines) or "no claims match")], structured_content=out
+        )
+
+    @server.tool(description="Confirm a claim (observed, inferred or disputed -> verified), saying why.")
+    async def verify(
+        claim_id: str, ctx: Context, reason: str | None = None, chunk_ids: list[str] | None = None
+    ) -> CallToolResult:
+        body = {"reason": reason, "evidence": _evidence_items(chunk_ids, None)}
+        try:
+            claim = await run(service.transition_claim, _key_of(ctx), claim_id, "verify", body, actor_default="agent")
+        except KbflowError as exc:
+            return _error(exc)
+        return _claim_result(claim)
+
+    @server.tool(description="Dispute a claim that no longer holds, with a reason and, if you have it, evidence.")
+    async def dispute(
+        claim_id: str, reason: str, ctx: Context, chunk_ids: list[str] | None = None, urls: list[str] | None = None
+    ) -> CallToolResult:
+        body = {"reason": reason, "evidence": _evidence_items(chunk_ids, urls)}
+        try:
+            claim = await run(service.transition_claim, _key_of(ctx), claim_id, "dispute", body, actor_default="agent")
+        except KbflowError as exc:
+            return _error(exc)
+        return _claim_result(claim)
 
     @server.resource(
         "kbflow://source/{source_id}", mime_type="application/json", description="A source: status, counts, errors."
