@@ -198,7 +198,8 @@ def ingest(
 
     Loads, chunks and embeds each changed source, then brings the search table
     and its indexes up to date and runs the asset checks. Exits 1 if a source
-    failed or a check did not pass.
+    failed or a check did not pass. Claims citing text the lake no longer holds
+    are flagged and counted (`kbflow claims list --stale`); they do not fail the run.
     """
     from kbflow.pipeline import run_ingest
 
@@ -218,6 +219,14 @@ def ingest(
             click.echo(f"check {c['name']}: {'passed' if c['passed'] else 'FAILED ' + json.dumps(c['metadata'])}")
         for table, n in summary.repaired.items():
             click.echo(f"repaired {table}: removed {n} rows whose key another row already held")
+        if summary.claims and summary.claims.get("error"):
+            click.echo(f"claims: could not check their evidence: {summary.claims['error']}", err=True)
+        elif summary.claims and summary.claims["stale"]:
+            c = summary.claims
+            click.echo(
+                f"claims: {len(c['stale'])} of {c['claims_checked']} cite text the lake no longer holds "
+                f"({len(c['newly_stale'])} new); review them with `kbflow claims list --stale`"
+            )
         versions = ", ".join(f"{k} v{v}" for k, v in summary.versions.items())
         click.echo(f"versions: {versions}; {summary.seconds:.1f}s")
     if summary.index_error:

@@ -23,12 +23,14 @@ from typing import Any
 import dagster as dg
 
 from kbflow import pipeline
+from kbflow import schema as S
 from kbflow.config import Settings
 from kbflow.errors import LakeStorageError
 from kbflow.index.search import IndexResult
 from kbflow.lake import Lake
 from kbflow.lake.lease import lease
 from kbflow.pipeline.results import ChunkResult, EmbedResult, IngestSummary, LoadResult
+from kbflow_dagster.claims import claims_evidence
 from kbflow_dagster.corpus import CHECKS, ERROR_KIND, PER_SOURCE, RESULT, search_index, sources_partitions
 from kbflow_dagster.resources import KbflowResource
 from kbflow_dagster.sensors import partition_requests
@@ -183,10 +185,20 @@ def _run(
             summary.index_error = _error(result)
     if bar is not None:
         bar.close()
-    summary.checks = [
-        {"name": ev.check_name, "passed": ev.passed, "metadata": {k: v.value for k, v in ev.metadata.items()}}
-        for ev in result.get_asset_check_evaluations()
-    ]
+    summary.checks = _check_summaries(result)
+    if summary.index_error is None and lake.has_table(S.CLAIMS):
+        # the claims' trouble is not the ingest's: reported beside it, never failing the run
+        claims = dg.materialize(
+            [claims_evidence], instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET
+        )
+        summary.claims = _result(claims, "claims_evidence") if claims.success else {"error": _error(claims)}
     summary.versions = lake.versions()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _check_summaries(result: dg.ExecuteInProcessResult) -> list[dict[str, Any]]:
+    return [
+        {"name": ev.check_name, "passed": ev.passed, "metadata": {k: v.value for k, v in ev.metadata.items()}}
+        for ev in result.get_asset_check_evaluations()
+    ]

@@ -20,9 +20,10 @@ def test_definitions_load_and_graph():
 
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {
-        "documents", "chunks", "embeddings", "search_index", "insights", "eval_lake", "eval_run", "eval_summary"
+        "documents", "chunks", "embeddings", "search_index", "claims_evidence", "insights", "eval_lake", "eval_run",
+        "eval_summary",
     }  # fmt: skip
-    assert len(defs.resolve_asset_graph().asset_check_keys) == 5
+    assert len(defs.resolve_asset_graph().asset_check_keys) == 6
 
 
 def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jsonl_file):
@@ -159,7 +160,7 @@ def test_stale_sensor_is_off_by_default_and_requests_stale_partitions(ingested, 
 def test_help_lists_commands():
     out = CliRunner().invoke(main, ["--help"])
     for command in ("add", "ingest", "search", "status", "resolve", "remove", "tag", "versions", "gc", "serve", "mcp",
-                    "insights", "keys"):  # fmt: skip
+                    "insights", "keys", "claims"):  # fmt: skip
         assert command in out.output
 
 
@@ -187,3 +188,39 @@ def test_insights_asset_materializes_the_report(ingested):
     assert result.success
     metadata = result.asset_materializations_for_node("insights")[0].metadata
     assert metadata["queries"].value == 1 and "Top queries" in metadata["report"].value
+
+
+def test_a_dagster_ingest_flags_exactly_the_claim_whose_cited_line_changed(ingested, docs_dir):
+    from kbflow import Claims, Evidence, Retriever
+    from kbflow.config import Settings
+    from kbflow.pipeline import run_ingest
+    from kbflow_dagster.claims import claims_evidence, claims_evidence_fresh
+    from kbflow_dagster.resources import KbflowResource
+
+    hits = Retriever.open(ingested).search("reciprocal rank fusion dense keyword legs", k=20)
+    guide = next(h for h in hits if h.citation.locator.path == "guide.md" and "Ranks from" in h.text)
+    notes = next(h for h in Retriever.open(ingested).search("bridges rivers", k=20) if "notes" in h.citation.render())
+    claims = Claims.open(ingested, settings={"model": FAST_MODEL})
+    flagged = claims.learn("The legs are fused by RRF", [Evidence.from_hit(guide)])
+    kept = claims.learn("The notes are about bridges", [Evidence.from_hit(notes)])
+    (docs_dir / "guide.md").write_text((docs_dir / "guide.md").read_text().replace("Ranks from", "Scores from"))
+    settings = Settings.coerce(None, lake=ingested.uri, model=FAST_MODEL)
+    summary = run_ingest(settings, runner="dagster")
+    assert summary.ok and summary.claims["stale"] == [flagged] and summary.claims["newly_stale"] == [flagged]
+    reopened = Claims.open(ingested, settings={"model": FAST_MODEL})
+    assert reopened.get(flagged).evidence_stale and not reopened.get(kept).evidence_stale
+    stale = reopened.get(flagged).stale[0]
+    assert "Ranks from" in stale.old_text and "Scores from" in (stale.new_text or "")
+    # the asset on its own, with its check: a warning naming the claim, not a failure
+    result = dg.materialize(
+        [claims_evidence, claims_evidence_fresh],
+        resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)},
+    )
+    assert result.success
+    meta = result.asset_materializations_for_node("claims_evidence")[0].metadata
+    assert meta["stale_claims"].value == 1 and flagged in meta["summary"].value
+    evaluations = result.get_asset_check_evaluations()
+    assert [(e.check_name, e.passed, e.severity) for e in evaluations] == [
+        ("claims_evidence_fresh", False, dg.AssetCheckSeverity.WARN)
+    ]
+    assert evaluations[0].metadata["claim_ids"].value == [flagged]

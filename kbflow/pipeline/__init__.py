@@ -40,6 +40,7 @@ from kbflow.pipeline.results import (
     split_issues,
 )
 from kbflow.pipeline.run import (
+    check_claims,
     failed_report,
     finish_index,
     ingest,
@@ -59,6 +60,7 @@ __all__ = [
     "RemoveResult",
     "SourceReport",
     "StaleSource",
+    "check_claims",
     "chunk_source",
     "embed_source",
     "failed_report",

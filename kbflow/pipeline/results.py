@@ -138,6 +138,9 @@ class IngestSummary:
     repaired: dict[str, int] = field(default_factory=dict)
     #: the search-table version published after each phase (small sources first, then each big one alone)
     published: list[int] = field(default_factory=list)
+    #: the claims check after the index (claims checked, ``stale`` and ``newly_stale`` claim ids); ``None``
+    #: when the lake has no claims. Stale evidence is for a person to review: it does not make the run fail
+    claims: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -157,6 +160,7 @@ class IngestSummary:
             "index_error": self.index_error,
             "repaired": dict(self.repaired),
             "published": list(self.published),
+            "claims": self.claims,
         }
 
 

@@ -117,6 +117,23 @@ def finish_index(lake: Lake, settings: Settings):
     return result
 
 
+def check_claims(lake: Lake, settings: Settings) -> dict[str, Any] | None:
+    """Check the lake's claims against what it now holds (:meth:`kbflow.claims.Claims.check_evidence`, the
+    lake only: it was just ingested); ``None`` when the lake has no claims."""
+    if not lake.has_table(S.CLAIMS):
+        return None
+    from kbflow.claims import Claims
+
+    report = Claims.open(lake, settings=settings, actor=("system", "ingest")).check_evidence(against_sources=False)
+    return {
+        "claims_checked": report.claims_checked,
+        "evidence_checked": report.evidence_checked,
+        "stale": sorted(report.stale),
+        "newly_stale": report.newly_stale,
+        "cleared": report.cleared,
+    }
+
+
 def check_summaries(lake: Lake, settings: Settings) -> list[dict[str, Any]]:
     """Every data-quality check of :mod:`kbflow.checks`, as summary dicts."""
     from kbflow.checks import run_checks
@@ -141,7 +158,8 @@ def ingest(
     callback for the embed step, or ``True`` for progress bars on stderr. A failing source is
     reported (``status="failed"``) and the others go on. With ``checks``, the
     data-quality checks run after the index (as the Dagster runner's asset
-    checks do).
+    checks do). Claims whose cited text the lake no longer holds are then
+    flagged (``summary.claims``; :mod:`kbflow.claims`).
 
     The run holds the lake's exclusive write lease (:mod:`kbflow.lake.lease`;
     a second writer waits up to ``wait`` seconds, then gets
@@ -188,6 +206,11 @@ def ingest(
                 raise error from exc
         if checks and summary.index_error is None:
             summary.checks = check_summaries(lake, settings)
+        if summary.index_error is None:
+            try:
+                summary.claims = check_claims(lake, settings)
+            except KbflowError as exc:  # the claims store's trouble, not the ingest's: reported beside it
+                summary.claims = {"error": str(exc)}
     summary.versions = lake.versions()
     summary.seconds = time.perf_counter() - t0
     return summary
