@@ -420,6 +420,27 @@ class Hit:
             **{name: data.get(name) for name in _OPTIONAL_HIT_FIELDS},
         )
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the citation, then the page with the chunk's regions outlined (PDF hits), the cited
+        lines (code hits), or the text (:mod:`kbflow.render`)."""
+        from kbflow.render import hit_figure
+
+        return hit_figure(self)
+
+    def show(self, width: int = 640) -> Any:
+        """Display the hit's picture in a notebook (``width`` pixels wide for PDF pages); returns the HTML
+        object (IPython's ``HTML``), or the HTML string outside IPython."""
+        from kbflow.render import hit_figure
+
+        markup = hit_figure(self, width=width)
+        try:
+            from IPython.display import HTML, display
+        except ImportError:
+            return markup
+        shown = HTML(markup)
+        display(shown)
+        return shown
+
     def as_prompt(self, boundary: str | None = None) -> str:
         """The hit's text wrapped as untrusted content, for an agent.
 
@@ -519,15 +540,18 @@ class Hits(list):
         def rel(h: Hit) -> str:
             return "" if h.relevance is None else f"{h.relevance:.2f}"
 
+        from kbflow.render import thumbnail
+
         rows = "".join(
             f"<tr><td>{h.rank}</td><td>{h.score:.4f}</td><td>{rel(h)}</td>"
-            f"<td><code>{html.escape(h.citation.render())}</code></td><td>{html.escape(h.text[:160])}</td></tr>"
+            f"<td><code>{html.escape(h.citation.render())}</code></td><td>{html.escape(h.text[:160])}</td>"
+            f"<td>{thumbnail(h)}</td></tr>"
             for h in self
         )
         confidence = "" if self.confidence is None else f", confidence {self.confidence:.2f}"
         flag = " <b>no good match</b>" if self.low_confidence else ""
         return (
             f"<p>{len(self)} hits for <b>{html.escape(self.query)}</b> ({self.mode}{confidence}){flag}</p>"
-            "<table><tr><th>rank</th><th>score</th><th>relevance</th><th>citation</th><th>text</th></tr>"
+            "<table><tr><th>rank</th><th>score</th><th>relevance</th><th>citation</th><th>text</th><th>page</th></tr>"
             f"{rows}</table>"
         )

@@ -309,7 +309,7 @@ ROLE = "role"
 NAME = "name"
 REVOKED_AT = "revoked_at"
 #: where a search came from (the query log's ``origin``)
-ORIGINS = ("python", "notebook", "cli", "rest", "mcp")
+ORIGINS = ("python", "notebook", "cli", "rest", "mcp", "web")
 
 QUERY_LOG_SCHEMA = pa.schema(
     [

@@ -172,6 +172,39 @@ def test_every_allowed_transition_applies_and_every_other_is_refused_and_recorde
         assert (events[-1].from_status, events[-1].to_status) == (current, wanted)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_random_walks_keep_the_invariants(seed):
+    """Random operations on a few claims: the state always folds from the history, refusals change nothing,
+    and every call is one event (or two for a supersede: the new claim records it too)."""
+    import random
+
+    from kbflow.claims.store import apply_event
+
+    rng = random.Random(seed)
+    claims = _store()
+    ids = [_in_status(claims, status) for status in ("hypothesis", "inferred", "observed", "observed")]
+    for _ in range(60):
+        cid = rng.choice(ids)
+        before = claims.get(cid)
+        wanted = rng.choice(["observed", "verified", "disputed", "superseded"])
+        try:
+            _attempt(claims, cid, wanted)
+            assert wanted in TRANSITIONS[before.status]
+        except ClaimTransitionError:
+            assert wanted not in TRANSITIONS[before.status]
+            assert claims.get(cid).status == before.status
+        if wanted == "superseded":
+            ids.append(next(c.claim_id for c in claims.list() if c.claim_id not in ids))
+    for claim in claims.list(statuses=None):
+        folded = None
+        for row in claims.tables.events(0, claim.claim_id):
+            folded = apply_event(folded, row)
+        assert folded == claim
+        assert claim.status != "superseded" or claim.superseded_by in {c.claim_id for c in claims.list()}
+    numbers = [n for _, n in claims.tables.event_keys()]
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
 def test_supersede_links_both_claims_and_needs_a_standing_replacement():
     claims = _store()
     old, new = claims.learn("k is 50", [URL]), claims.learn("k is 60", [URL])
@@ -508,7 +541,8 @@ def test_editing_a_cited_line_flags_exactly_that_claim(ingested, docs_dir, fast_
     assert list(before.stale) == [on_fusion] and before.newly_stale == [on_fusion]
     assert before.stale[on_fusion][0].reason.startswith("the source no longer holds")
 
-    pipeline.ingest(ingested, fast_settings)
+    summary = pipeline.ingest(ingested, fast_settings)  # every ingest checks the claims against the lake
+    assert summary.claims["stale"] == [on_fusion] and summary.claims["claims_checked"] == 3
     after = claims.check_evidence(against_sources=False)  # the lake alone now says so
     assert list(after.stale) == [on_fusion] and after.newly_stale == []
     found = after.stale[on_fusion][0]
@@ -521,10 +555,11 @@ def test_editing_a_cited_line_flags_exactly_that_claim(ingested, docs_dir, fast_
     assert claims.history(on_fusion)[-1].event == "evidence_stale"
 
     guide.write_text(original)
-    pipeline.ingest(ingested, fast_settings)
-    cleared = claims.check_evidence()
-    assert cleared.stale == {} and cleared.cleared == [on_fusion]
-    assert not _lake_store(ingested.uri).get(on_fusion).evidence_stale
+    summary = pipeline.ingest(ingested, fast_settings)
+    assert summary.claims["stale"] == [] and summary.claims["cleared"] == [on_fusion]
+    assert claims.check_evidence().stale == {}
+    assert not claims.get(on_fusion).evidence_stale
+    assert [e.event for e in claims.history(on_fusion)][-1] == "evidence_fresh"
 
 
 def test_evidence_from_a_chunk_id_reads_the_lake(ingested):

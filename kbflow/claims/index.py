@@ -37,53 +37,96 @@ K1, B = 1.2, 0.75
 def tokens(text: str) -> list[str]:
     """The BM25 terms of ``text``: lower-cased words, camelCase split too, stop words left out."""
     out = []
-    for match in _WORD.finditer(text):
-        word = match.group()
+    for word in _WORD.findall(text):
         lower = word.lower()
         if lower not in STOPWORDS:
             out.append(lower)
-        out.extend(p for p in split_identifier(word) if p not in STOPWORDS)
+        if word != lower and not word.isupper() and word[1:] != lower[1:]:  # a case change inside the word
+            out.extend(p for p in split_identifier(word) if p not in STOPWORDS)
     return out
 
 
 class ClaimIndex:
-    """Rows of (claim id, text, vector) with a per-row mutable filter payload."""
+    """Rows of (claim id, text, vector), with each row's status and scope as codes for vectorized filters."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.ids: list[str] = []
         self.row: dict[str, int] = {}
-        self._vectors: list[np.ndarray] = []
-        self._matrix: np.ndarray | None = np.zeros((0, dim), np.float32)
+        self._matrix = np.zeros((64, dim), np.float32)  # grown by doubling; rows past len(self) are unused
+        self._status = np.zeros(64, np.int8)
+        self._scope = np.zeros(64, np.int32)
+        self._codes: dict[str, int] = {}  # status or scope -> its code
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self._lengths: list[int] = []
+        self._lengths: list[int] = []  # terms per row, for the rows whose terms are indexed
+        self._texts: list[str] = []
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def add(self, claim_ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray) -> None:
+    def _code(self, value: str) -> int:
+        return self._codes.setdefault(value, len(self._codes) + 1)
+
+    def add(
+        self,
+        claim_ids: Sequence[str],
+        texts: Sequence[str],
+        vectors: np.ndarray,
+        statuses: Sequence[str],
+        scopes: Sequence[str],
+    ) -> None:
         """Index new claims (a claim already indexed keeps its row: its text never changes)."""
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(claim_ids), self.dim)
-        for claim_id, text, vector in zip(claim_ids, texts, vectors, strict=True):
+        need = len(self.ids) + len(claim_ids)
+        if need > len(self._matrix):
+            size = max(need, 2 * len(self._matrix))
+            for name in ("_matrix", "_status", "_scope"):
+                old = getattr(self, name)
+                grown = np.zeros((size, *old.shape[1:]), old.dtype)
+                grown[: len(self.ids)] = old[: len(self.ids)]
+                setattr(self, name, grown)
+        for claim_id, text, vector, status, scope in zip(claim_ids, texts, vectors, statuses, scopes, strict=True):
             if claim_id in self.row:
                 continue
             r = len(self.ids)
             self.ids.append(claim_id)
             self.row[claim_id] = r
-            self._vectors.append(vector)
-            terms = Counter(tokens(text))
+            self._matrix[r] = vector
+            self._status[r] = self._code(status)
+            self._scope[r] = self._code(scope)
+            self._texts.append(text)
+
+    def _build(self) -> None:
+        """Index the terms of the rows added since the last keyword search (done on first need: a store
+        opened only to write never tokenizes its claims)."""
+        for r in range(len(self._lengths), len(self._texts)):
+            terms = Counter(tokens(self._texts[r]))
             self._lengths.append(sum(terms.values()))
             for term, tf in terms.items():
                 self._postings.setdefault(term, []).append((r, tf))
                 self._arrays.pop(term, None)
-        self._matrix = None
+
+    def set_status(self, claim_id: str, status: str) -> None:
+        r = self.row.get(claim_id)
+        if r is not None:
+            self._status[r] = self._code(status)
+
+    def vector(self, claim_id: str) -> np.ndarray:
+        return self._matrix[self.row[claim_id]]
 
     def _mat(self) -> np.ndarray:
-        if self._matrix is None:
-            self._matrix = np.stack(self._vectors) if self._vectors else np.zeros((0, self.dim), np.float32)
-            self._vectors = list(self._matrix)  # views of the matrix: one copy in memory
-        return self._matrix
+        return self._matrix[: len(self.ids)]
+
+    def filter_mask(self, statuses: Sequence[str] | None, scopes: Sequence[str] | None) -> np.ndarray:
+        """Rows whose status is one of ``statuses`` and scope one of ``scopes`` (``None``: any)."""
+        n = len(self.ids)
+        mask = np.ones(n, bool)
+        for values, codes in ((statuses, self._status[:n]), (scopes, self._scope[:n])):
+            if values is not None:
+                wanted = [self._codes[v] for v in values if v in self._codes]
+                mask &= np.isin(codes, np.asarray(wanted, codes.dtype))
+        return mask
 
     def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         found = self._arrays.get(term)
@@ -110,6 +153,7 @@ class ClaimIndex:
         terms = set(tokens(query))
         if not n or not terms:
             return [], []
+        self._build()
         lengths = np.asarray(self._lengths, np.float32)
         avg = float(lengths.mean()) or 1.0
         scores = np.zeros(n, np.float32)
@@ -135,9 +179,17 @@ class ClaimIndex:
         top = top[np.argsort(-scores[top], kind="stable")][:depth]
         return [self.ids[i] for i in top], [float(scores[i]) for i in top]
 
-    def mask(self, keep: Callable[[str], bool]) -> np.ndarray:
-        """A boolean row mask of the claims ``keep`` accepts."""
-        return np.fromiter((keep(cid) for cid in self.ids), bool, len(self.ids))
+    def mask(self, keep: Callable[[str], bool], within: np.ndarray | None = None) -> np.ndarray:
+        """A boolean row mask of the claims ``keep`` accepts (checked only where ``within`` is true)."""
+        out = (
+            np.zeros(len(self.ids), bool)
+            if within is not None
+            else np.fromiter((keep(cid) for cid in self.ids), bool, len(self.ids))
+        )
+        if within is not None:
+            for r in np.flatnonzero(within):
+                out[r] = keep(self.ids[r])
+        return out
 
     def search(
         self,

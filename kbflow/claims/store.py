@@ -37,6 +37,7 @@ import numpy as np
 
 from kbflow import schema as S
 from kbflow import scopes
+from kbflow._lazy import require
 from kbflow.claims import model as M
 from kbflow.claims.index import ClaimIndex
 from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
@@ -288,6 +289,53 @@ def claim_from_row(row: Mapping[str, Any]) -> Claim:
     )
 
 
+class _States:
+    """Claim id -> :class:`Claim`, read lazily from the stored rows: opening a large store builds no claim
+    object until one is asked for (a recall builds only its hits)."""
+
+    def __init__(self) -> None:
+        self._claims: dict[str, Claim] = {}
+        self._rows: dict[str, int] = {}
+        self._table: Any = None
+
+    def load(self, table: Any, claim_ids: list[str]) -> None:
+        self._table = table
+        self._rows = {cid: i for i, cid in enumerate(claim_ids)}
+
+    def get(self, claim_id: str, default: Claim | None = None) -> Claim | None:
+        claim = self._claims.get(claim_id)
+        if claim is None:
+            i = self._rows.get(claim_id)
+            if i is None or self._table is None:
+                return default
+            claim = self._claims[claim_id] = claim_from_row(self._table.slice(i, 1).to_pylist()[0])
+        return claim
+
+    def __getitem__(self, claim_id: str) -> Claim:
+        claim = self.get(claim_id)
+        if claim is None:
+            raise KeyError(claim_id)
+        return claim
+
+    def __setitem__(self, claim_id: str, claim: Claim) -> None:
+        self._claims[claim_id] = claim
+
+    def __contains__(self, claim_id: object) -> bool:
+        return claim_id in self._claims or claim_id in self._rows
+
+    def __len__(self) -> int:
+        return len(self._rows) + sum(1 for c in self._claims if c not in self._rows)
+
+    def values(self) -> list[Claim]:
+        if self._table is not None:  # build every claim not built yet, once
+            missing = [i for cid, i in self._rows.items() if cid not in self._claims]
+            if missing:
+                for row in self._table.take(missing).to_pylist():
+                    self._claims[row[S.CLAIM_ID]] = claim_from_row(row)
+            self._table = None
+        return list(self._claims.values())
+
+
 @dataclass
 class _Pending:
     """An event about to be written (its ``n`` and ``seq`` are given at commit)."""
@@ -351,7 +399,7 @@ class Claims:
         self.model_id = settings.vector_space
         self.audit_failures = 0
         self._mutex = threading.RLock()
-        self._state: dict[str, Claim] = {}
+        self._state = _States()
         self._persisted: dict[str, int] = {}  # claim id -> the event number its stored row folds in
         self._n = 0
         self._version: Any = None
@@ -421,29 +469,33 @@ class Claims:
     # --- state --------------------------------------------------------------------------------
     def _load(self) -> None:
         """Read the stored claims, then repair: fold in events their rows miss, and write missing audit rows."""
-        rows = self.tables.claims()
-        dim = None
-        texts_to_embed: list[int] = []
-        vectors: list[np.ndarray | None] = []
-        for i, row in enumerate(rows):
-            claim = claim_from_row(row)
-            self._state[claim.claim_id] = claim
-            self._persisted[claim.claim_id] = claim.n
-            if row[S.MODEL_ID] == self.model_id and row[S.VECTOR]:
-                vectors.append(np.asarray(row[S.VECTOR], np.float32))
-                dim = len(row[S.VECTOR])
-            else:
-                vectors.append(None)
-                texts_to_embed.append(i)
-        self._n = max((c.n for c in self._state.values()), default=0)
-        if rows:
-            if texts_to_embed:  # stored under another model: embedded again for this one (memory only)
-                fresh = self._vectors([rows[i][S.TEXT] for i in texts_to_embed])
-                for i, v in zip(texts_to_embed, fresh, strict=True):
-                    vectors[i] = v
-                dim = fresh.shape[1]
-            self._index = ClaimIndex(dim or self.embedder.dim)
-            self._index.add([r[S.CLAIM_ID] for r in rows], [r[S.TEXT] for r in rows], np.stack(vectors))
+        pc = require("pyarrow.compute")
+        table = self.tables.claims_arrow()
+        if table.num_rows:
+            ids = table.column(S.CLAIM_ID).to_pylist()
+            numbers = table.column(S.EVENT_N).to_pylist()
+            models = table.column(S.MODEL_ID).to_pylist()
+            column = table.column(S.VECTOR).combine_chunks()
+            lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
+            same = np.asarray([m == self.model_id for m in models]) & (lengths == lengths.max())
+            dim = int(lengths.max()) if same.any() else self.embedder.dim
+            vectors = np.zeros((len(ids), dim), np.float32)
+            texts = table.column(S.TEXT).to_pylist()
+            if same.all():  # the usual case: one model, one flat buffer
+                vectors[:] = column.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), dim)
+            else:  # stored under another model: embedded again for this one (in memory only)
+                for i in np.flatnonzero(same):
+                    vectors[i] = np.asarray(column[int(i)].as_py(), np.float32)
+                redo = np.flatnonzero(~same)
+                vectors[redo] = self._vectors([texts[i] for i in redo])
+            self._state.load(table.drop_columns([S.VECTOR]), ids)
+            self._persisted = dict(zip(ids, numbers, strict=True))
+            self._n = max(numbers)
+            if self._index is None:
+                self._index = ClaimIndex(dim)
+            self._index.add(
+                ids, texts, vectors, table.column(S.STATUS).to_pylist(), table.column(S.SCOPE).to_pylist()
+            )
         self._repair()
 
     def _repair(self) -> None:
@@ -508,7 +560,7 @@ class Claims:
             before = self._state.get(row[S.CLAIM_ID])
             after = apply_event(before, row)
             if after is not None:
-                self._state[after.claim_id] = after
+                self._put(after)
                 touched[after.claim_id] = None
                 if before is None:
                     new.append(after)
@@ -520,7 +572,16 @@ class Claims:
     def _index_add(self, claims: Sequence[Claim], vectors: np.ndarray) -> None:
         if self._index is None:
             self._index = ClaimIndex(vectors.shape[1] if len(vectors) else self.embedder.dim)
-        self._index.add([c.claim_id for c in claims], [c.text for c in claims], vectors)
+        self._index.add(
+            [c.claim_id for c in claims], [c.text for c in claims], vectors, [c.status for c in claims],
+            [c.scope for c in claims],
+        )  # fmt: skip
+
+    def _put(self, claim: Claim) -> None:
+        """Make ``claim`` the current state (and its status the index's)."""
+        self._state[claim.claim_id] = claim
+        if self._index is not None:
+            self._index.set_status(claim.claim_id, claim.status)
 
     def _refresh(self) -> None:
         """On reads: pick up other writers' events, at most every :data:`RECHECK` seconds."""
@@ -532,9 +593,8 @@ class Claims:
             self._sync()
 
     def _vector_of(self, claim_id: str) -> np.ndarray:
-        index = self._index
-        assert index is not None
-        return index._mat()[index.row[claim_id]]
+        assert self._index is not None
+        return self._index.vector(claim_id)
 
     # --- writing ------------------------------------------------------------------------------
     def _commit(self, plan: Callable[[], list[_Pending]], vectors: dict[str, np.ndarray] | None = None) -> list[Claim]:
@@ -579,7 +639,7 @@ class Claims:
                 before = self._state.get(row[S.CLAIM_ID])
                 after = apply_event(before, row)
                 if after is not None:
-                    self._state[after.claim_id] = after
+                    self._put(after)
                     if before is None:
                         new.append(after)
                 self._n = row[S.EVENT_N]
@@ -965,7 +1025,10 @@ class Claims:
             if index is None or not len(index):
                 return ClaimHits(query=query)
             state = self._state
-            mask = index.mask(lambda cid: keep(state[cid]) and (visible is None or visible(state[cid])))
+            seen = scopes.visible(scopes.normalize(scope)) if scope is not None else None
+            mask = index.filter_mask(tuple(statuses) if statuses is not None else None, seen)
+            if domain is not None or tags or visible is not None:
+                mask = index.mask(lambda cid: keep(state[cid]) and (visible is None or visible(state[cid])), mask)
             if not mask.any():
                 return ClaimHits(query=query)
             vector = np.asarray(self.embedder.embed_query(query), np.float32)

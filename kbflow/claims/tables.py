@@ -64,6 +64,11 @@ class Tables(ABC):
     def upsert_claims(self, rows: Sequence[dict[str, Any]]) -> None:
         """Insert or replace claim rows (keyed by ``claim_id``) in one commit."""
 
+    def claims_arrow(self):
+        """Every claim row as an Arrow table."""
+        pa = require("pyarrow")
+        return pa.Table.from_pylist(self.claims(), schema=S.CLAIMS_SCHEMA)
+
     def version(self) -> Any:
         """Something that changes whenever another writer appended events (``None``: always check)."""
         return None
@@ -184,8 +189,8 @@ class LakeTables(Tables):
             out.extend(self._scan(S.CLAIMS, columns, S.sql_in(S.CLAIM_ID, ids[start : start + 500])).to_pylist())
         return out
 
-    def claims_arrow(self, columns: Sequence[str] | None = None):
-        return self._scan(S.CLAIMS, columns)
+    def claims_arrow(self):
+        return self._scan(S.CLAIMS)
 
     def audit(self, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
         rows = self._scan(S.CLAIM_AUDIT, columns).to_pylist()
