@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export DAGSTER_HOME := $(CURDIR)
 export KBFLOW_LAKE ?= $(CURDIR)/data/lake
 
-.PHONY: install demo lint test test-fast bench dagster clean
+.PHONY: install demo lint browser test test-fast bench dagster clean
 
 $(BIN)/kbflow: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,16 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: install lint
-	$(BIN)/python -m pytest -q
+# the web page's tests drive a real browser: Debian's Chromium (Playwright cannot download one here)
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "make: chromium is missing; installing it from Debian for the web page's browser tests (apt-get install chromium, about 500 MB)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+			|| { echo "make: could not install chromium (run as root, or install it yourself)"; exit 1; }; \
+	fi
+
+test: install lint browser
+	KBFLOW_BROWSER_TESTS=require $(BIN)/python -m pytest -q
 
 test-fast: install lint
 	$(BIN)/python -m pytest -q -m "not e2e"

@@ -427,9 +427,9 @@ class Hit:
 
         return hit_figure(self)
 
-    def show(self, width: int = 640) -> Any:
-        """Display the hit's picture in a notebook (``width`` pixels wide for PDF pages); returns the HTML
-        object (IPython's ``HTML``), or the HTML string outside IPython."""
+    def show(self, width: int = 640) -> str | None:
+        """Display the hit's picture in a notebook (``width`` pixels wide for PDF pages); outside IPython,
+        return its HTML instead."""
         from kbflow.render import hit_figure
 
         markup = hit_figure(self, width=width)
@@ -437,9 +437,8 @@ class Hit:
             from IPython.display import HTML, display
         except ImportError:
             return markup
-        shown = HTML(markup)
-        display(shown)
-        return shown
+        display(HTML(markup))
+        return None
 
     def as_prompt(self, boundary: str | None = None) -> str:
         """The hit's text wrapped as untrusted content, for an agent.

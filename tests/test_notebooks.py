@@ -24,7 +24,9 @@ def _text(nb) -> str:
     out = []
     for cell in nb.cells:
         for o in cell.get("outputs", []):
-            out.append(o.get("text", "") or o.get("data", {}).get("text/plain", ""))
+            data = o.get("data", {})
+            out.append(o.get("text", "") or data.get("text/plain", ""))
+            out.append(data.get("text/html", ""))
     return "\n".join(out)
 
 
@@ -42,6 +44,8 @@ def test_quickstart_runs(tmp_path, monkeypatch):
     text = _text(_run("quickstart.ipynb"))
     assert "minisearch/fusion.py" in text  # the known question lands on the right file
     assert "'docs': 'updated'" in text and "faq.md" in text
+    assert "kbflow-guide.pdf p.1" in text  # hit.show(): the PDF hit's page, its regions outlined
+    assert 'class="region"' in text and "data:image/png;base64," in text
 
 
 def test_evaluate_retrieval_runs(tmp_path, monkeypatch):

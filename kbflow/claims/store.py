@@ -493,9 +493,7 @@ class Claims:
             self._n = max(numbers)
             if self._index is None:
                 self._index = ClaimIndex(dim)
-            self._index.add(
-                ids, texts, vectors, table.column(S.STATUS).to_pylist(), table.column(S.SCOPE).to_pylist()
-            )
+            self._index.add(ids, texts, vectors, table.column(S.STATUS).to_pylist(), table.column(S.SCOPE).to_pylist())
         self._repair()
 
     def _repair(self) -> None:

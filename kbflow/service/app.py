@@ -12,6 +12,7 @@ browsable at ``/docs``.
 # no `from __future__ import annotations`: FastAPI reads the route signatures' annotations at run time
 import contextlib
 import logging
+import urllib.parse
 from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Query, Request
@@ -75,7 +76,7 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     (KbflowError, 500, "error"),
 ]
 
-_OPEN_PATHS = ("/v1/health", "/docs", "/openapi.json", "/docs/oauth2-redirect")
+_OPEN_PATHS = ("/v1/health", "/docs", "/openapi.json", "/docs/oauth2-redirect", "/login")
 
 
 def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
@@ -90,11 +91,32 @@ def status_of(exc: Exception) -> tuple[int, str]:
 
 
 def token_of(headers) -> str | None:
-    """The API key a request carries: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``."""
+    """The API key a request carries: ``Authorization: Bearer <key>``, ``X-API-Key: <key>``, or the web page's
+    sign-in cookie."""
     auth = headers.get("authorization")
     if auth and auth.lower().startswith("bearer "):
         return auth[7:].strip()
-    return headers.get("x-api-key")
+    if headers.get("x-api-key"):
+        return headers.get("x-api-key")
+    cookie = headers.get("cookie")
+    if cookie:
+        from http.cookies import SimpleCookie
+
+        from kbflow.service.web import COOKIE
+
+        jar = SimpleCookie()
+        try:
+            jar.load(cookie)
+        except Exception:
+            return None
+        if COOKIE in jar:
+            return jar[COOKIE].value
+    return None
+
+
+def _is_page(path: str) -> bool:
+    """A web page (answered with a sign-in redirect), not the API or MCP (answered with JSON)."""
+    return not (path.startswith("/v1/") or path.startswith("/mcp") or path in _OPEN_PATHS)
 
 
 class _Guard:
@@ -125,6 +147,11 @@ class _Guard:
 
                 key = await anyio.to_thread.run_sync(self.service.principal, token_of(headers))
             except AuthError as exc:
+                if _is_page(scope["path"]):
+                    from starlette.responses import RedirectResponse
+
+                    target = "/login?" + urllib.parse.urlencode({"next": scope["path"], "error": str(exc)})
+                    return await RedirectResponse(target, 303)(scope, receive, send)
                 return await refuse(401, "unauthorized", str(exc))
             scope.setdefault("state", {})["kbflow_key"] = key
         received = 0
@@ -195,8 +222,9 @@ class ClaimActionIn(BaseModel):
     actor_type: str | None = None
 
 
-def create_app(service: Service, *, mcp: bool = True, host: str = "127.0.0.1"):
-    """The FastAPI app of ``kbflow serve`` over ``service`` (``mcp``: mount the MCP tools at ``/mcp``)."""
+def create_app(service: Service, *, mcp: bool = True, web: bool = True, host: str = "127.0.0.1"):
+    """The FastAPI app of ``kbflow serve`` over ``service`` (``mcp``: mount the MCP tools at ``/mcp``; ``web``:
+    the web page at ``/``, :mod:`kbflow.service.web`)."""
     mcp_server = None
     if mcp:
         from kbflow.service.mcp import build_mcp
@@ -371,6 +399,10 @@ def create_app(service: Service, *, mcp: bool = True, host: str = "127.0.0.1"):
     ):
         return await run_in_threadpool(service.insights, key(request), since or None, top)
 
+    if web:
+        from kbflow.service.web import mount_web
+
+        mount_web(app, service)
     app.add_middleware(_Guard, service=service)
     return app
 

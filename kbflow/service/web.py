@@ -13,6 +13,7 @@ Every value shown is escaped; unknown chunks and sources get a 404 page.
 # no `from __future__ import annotations`: FastAPI reads the route signatures' annotations at run time
 import html
 import os
+import re
 import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
@@ -168,14 +169,14 @@ def mount_web(app: FastAPI, service: Service) -> None:
             return _layout("Search", form, active="search")
         try:
             n = int(k)
+        except ValueError:
+            error = f"<p class=error id=error>k must be a whole number, got {_e(k)}</p>"
+            return _layout("Search", form + error, active="search", status=400)
+        try:
             hits, version = await call(
                 service.search, key(request), q, n, origin="web", mode=mode or None, scope=scope or None,
                 kinds=kinds or None, source_types=types or None, tag=tag or None,
             )  # fmt: skip
-        except ValueError:
-            return _layout(
-                "Search", form + f"<p class=error id=error>k must be a whole number, got {_e(k)}</p>", active="search"
-            )
         except KbflowError as exc:
             return _layout("Search", form + f"<p class=error id=error>{_e(exc)}</p>", active="search", status=400)
         confidence = "" if hits.confidence is None else f", confidence {hits.confidence:.2f}"
@@ -232,7 +233,8 @@ def mount_web(app: FastAPI, service: Service) -> None:
         quoted = urllib.parse.quote(chunk_id)
         head = (
             f"<h1 class=cite id=citation>{_e(citation.render())}</h1>"
-            f"<p class=muted>source <a href='/sources/{_e(urllib.parse.quote(row[S.SOURCE_ID]))}'>{_e(row[S.SOURCE_ID])}</a>"
+            f"<p class=muted>source <a href='/sources/{_e(urllib.parse.quote(row[S.SOURCE_ID]))}'>"
+            f"{_e(row[S.SOURCE_ID])}</a>"
             f" ({_e(row[S.SOURCE_TYPE])}), kind {_e(row[S.CONTENT_KIND])}, scope {_e(row[S.SCOPE])}, "
             f"chunk <code>{_e(chunk_id)}</code> · <a id=original href='/chunks/{_e(quoted)}/file"
             f"{'#page=' + str(loc.page) if loc.kind == 'pdf' and loc.page else ''}'>open the original</a></p>"
@@ -245,13 +247,15 @@ def mount_web(app: FastAPI, service: Service) -> None:
             except ResolveError as exc:
                 figure = f"<p class=error>the page cannot be rendered: {_e(exc)}</p>"
             others = "".join(
-                f"<li>{'<b>this chunk</b>' if s[S.CHUNK_ID] == chunk_id else ''} <a href='/chunks/{_e(urllib.parse.quote(s[S.CHUNK_ID]))}'>"
+                f"<li>{'<b>this chunk</b>' if s[S.CHUNK_ID] == chunk_id else ''} "
+                f"<a href='/chunks/{_e(urllib.parse.quote(s[S.CHUNK_ID]))}'>"
                 f"{_e(s[S.TEXT][:90])}…</a></li>"
                 for s in view["siblings"]
             )
             body = (
                 f"{head}<div style='display:flex;gap:20px;align-items:flex-start'><div>{figure}</div>"
-                f"<div style='max-width:420px'><h3>The chunk</h3><div class=doc>{render.highlight(row[S.TEXT], q)}</div>"
+                f"<div style='max-width:420px'><h3>The chunk</h3>"
+                f"<div class=doc>{render.highlight(row[S.TEXT], q)}</div>"
                 f"<h3>Chunks of this page</h3><ol id=siblings>{others}</ol></div></div>"
             )
             return _layout(citation.render(), body)
@@ -267,7 +271,8 @@ def mount_web(app: FastAPI, service: Service) -> None:
             for d in view["thread"]:
                 mine = (d[S.LOCATOR] or {}).get("comment_id") == loc.comment_id
                 posts.append(
-                    f"<div class='post{' cited' if mine else ''}'{' id=cited' if mine else ''}><pre>{_e(d[S.TEXT])}</pre></div>"
+                    f"<div class='post{' cited' if mine else ''}'{' id=cited' if mine else ''}>"
+                    f"<pre>{_e(d[S.TEXT])}</pre></div>"
                 )
             content = f"<p>ticket <b>{_e(loc.ticket_id)}</b>, comment <b>{_e(loc.comment_id)}</b></p>" + "".join(posts)
         elif loc.char_start is not None and loc.char_end is not None and unit is not None:
@@ -350,9 +355,10 @@ def mount_web(app: FastAPI, service: Service) -> None:
             )  # fmt: skip
             rows.append(
                 f"<tr id='source-{_e(s['source_id'])}'><td><a href='/sources/{_e(sid)}'>{_e(s['source_id'])}</a>"
-                f"<br><span class=muted>{_e(s['uri'])}</span></td><td>{_e(s['source_type'])}</td><td>{_e(s['scope'])}</td>"
-                f"<td>{_pill(s['pill'])}</td><td>{s['chunk_count'] or 0}</td><td>{_e((s['last_indexed'] or '')[:19])}</td>"
-                f"<td class=error>{_e(s['last_error'] or '')}<ul class=muted>{issues}{more}</ul></td><td>{actions}</td></tr>"
+                f"<br><span class=muted>{_e(s['uri'])}</span></td><td>{_e(s['source_type'])}</td>"
+                f"<td>{_e(s['scope'])}</td><td>{_pill(s['pill'])}</td><td>{s['chunk_count'] or 0}</td>"
+                f"<td>{_e((s['last_indexed'] or '')[:19])}</td><td class=error>{_e(s['last_error'] or '')}"
+                f"<ul class=muted>{issues}{more}</ul></td><td>{actions}</td></tr>"
             )
         message = (
             f"<p class=error id=error>{_e(error)}</p>" if error else (f"<p id=done>{_e(done)}</p>" if done else "")
@@ -361,7 +367,8 @@ def mount_web(app: FastAPI, service: Service) -> None:
             "<h3>Add a source</h3><form method=post action='/sources/add'>"
             "<input name=uri placeholder='path or URL' size=40 required> "
             f"<select name=type>{_options(S.SOURCE_TYPES, 'docs')}</select> "
-            "<input name=id placeholder='id (optional)' size=14> <input name=scope placeholder='scope (optional)' size=14> "
+            "<input name=id placeholder='id (optional)' size=14> "
+            "<input name=scope placeholder='scope (optional)' size=14> "
             "<button>Add</button></form><p class=muted>Then refresh it to ingest it.</p>"
             if editor else ""
         )  # fmt: skip
@@ -441,7 +448,8 @@ def mount_web(app: FastAPI, service: Service) -> None:
             for d in sorted(view["docs"], key=lambda d: d[S.UNIT_KEY] or "")[:2000]
         )
         body = (
-            f"<h1>{_e(source_id)} {_pill(s['status'])}</h1><p>{_e(s['source_type'])} · {_e(s['uri'])} · scope {_e(s['scope'])}"
+            f"<h1>{_e(source_id)} {_pill(s['status'])}</h1>"
+            f"<p>{_e(s['source_type'])} · {_e(s['uri'])} · scope {_e(s['scope'])}"
             f" · {s['chunk_count'] or 0} chunks · last indexed {_e(s['last_indexed'] or 'never')}</p>"
             + (f"<p class=error>{_e(s['last_error'])}</p>" if s["last_error"] else "")
         )
@@ -452,7 +460,10 @@ def mount_web(app: FastAPI, service: Service) -> None:
                 for c in chunks
             )
             body += f"<h3>Chunks of this document</h3><ol id=chunks>{items}</ol>"
-        body += f"<h3>Documents ({len(view['docs'])})</h3><table id=documents><tr><th>unit</th><th>characters</th><th>chunks</th></tr>{docs}</table>"
+        body += (
+            f"<h3>Documents ({len(view['docs'])})</h3><table id=documents><tr><th>unit</th><th>characters</th>"
+            f"<th>chunks</th></tr>{docs}</table>"
+        )
         return _layout(source_id, body, active="sources")
 
     # --- versions ------------------------------------------------------------------------------
@@ -515,12 +526,13 @@ def mount_web(app: FastAPI, service: Service) -> None:
                 return f"<h3>{_e(title)}</h3><p class=muted id={element}>none</p>"
             cols = list(rows[0])
             head = "".join(f"<th>{_e(c)}</th>" for c in cols)
-            body = "".join("<tr>" + "".join(f"<td>{_e(row[c])}</td>" for c in cols) + "</tr>" for row in rows[:20])
+            body = "".join("<tr>" + "".join(f"<td>{_cell(row[c])}</td>" for c in cols) + "</tr>" for row in rows[:20])
             return f"<h3>{_e(title)}</h3><table id={element}><tr>{head}</tr>{body}</table>"
 
-        zero = [g for g in r["content_gaps"] if not g.get("results")] if r["content_gaps"] else []
+        zero = [g for g in r["content_gaps"] if g.get("reason") == "no hits"]
         body = (
-            f"<h1>Insights</h1><p>{r['queries']} searches, {r['citations']} citations since {_e(r['since'] or 'the start')}"
+            f"<h1>Insights</h1><p>{r['queries']} searches, {r['citations']} citations "
+            f"since {_cell(r['since'] or 'the start')}"
             f" · <a href='/insights?since=1d'>1 day</a> · <a href='/insights?since=7d'>7 days</a> · "
             f"<a href='/insights?since=30d'>30 days</a></p>"
             + _latency_chart(view["latency"])
@@ -532,6 +544,16 @@ def mount_web(app: FastAPI, service: Service) -> None:
             + table("Searches by origin", r["by_origin"], "by-origin")
         )
         return _layout("Insights", body, active="insights")
+
+
+def _cell(value: Any) -> str:
+    """A report value as a table cell: numbers rounded, times to the second."""
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    text = str(value) if value is not None else ""
+    if re.match(r"\d{4}-\d\d-\d\dT?\s?\d\d:\d\d:\d\d", text):
+        text = text[:19].replace("T", " ")
+    return _e(text)
 
 
 def _latency_chart(points: list[tuple[str, float]], width: int = 640, height: int = 160) -> str:
