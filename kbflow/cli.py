@@ -589,6 +589,7 @@ def _service(ctx: click.Context, no_log: bool, source_roots: tuple[str, ...] = (
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (needs API keys off loopback).")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
 @click.option("--no-mcp", is_flag=True, help="Serve only the REST API (no MCP at /mcp).")
+@click.option("--no-web", is_flag=True, help="No web page at / (the REST API and MCP only).")
 @click.option("--no-log", "no_log", is_flag=True, help="Do not add searches to the lake's query log.")
 @click.option(
     "--source-root",
@@ -598,13 +599,13 @@ def _service(ctx: click.Context, no_log: bool, source_roots: tuple[str, ...] = (
     help="A folder under which editors may add local sources over the network; repeatable.",
 )
 @click.pass_context
-def serve(ctx, host, port, no_mcp, no_log, source_roots) -> None:
-    """Serve the lake: REST API under /v1 (OpenAPI at /docs) and MCP over streamable HTTP at /mcp.
+def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots) -> None:
+    """Serve the lake: a web page at /, the REST API under /v1 (OpenAPI at /docs), MCP at /mcp.
 
     \b
     With API keys in the lake (`kbflow keys create`), every request needs one
-    (Authorization: Bearer kbf_...). Without any, the server is local and
-    trusted: it binds to 127.0.0.1 only.
+    (Authorization: Bearer kbf_...; a browser signs in at /login). Without
+    any, the server is local and trusted: it binds to 127.0.0.1 only.
     """
     from kbflow.service.app import serve as run_server
 
@@ -617,9 +618,9 @@ def serve(ctx, host, port, no_mcp, no_log, source_roots) -> None:
                 "create one with `kbflow keys create --scope SCOPE --role reader|editor`"
             )
         click.echo("no API keys in this lake: serving on the loopback address only, without authentication", err=True)
-    parts = "REST /v1, OpenAPI /docs" + ("" if no_mcp else ", MCP /mcp")
+    parts = ("" if no_web else "web page /, ") + "REST /v1, OpenAPI /docs" + ("" if no_mcp else ", MCP /mcp")
     click.echo(f"serving {service.lake.uri} at http://{host}:{port} ({parts})", err=True)
-    run_server(service, host, port, mcp=not no_mcp)
+    run_server(service, host, port, mcp=not no_mcp, web=not no_web)
 
 
 @main.command()

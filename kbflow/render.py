@@ -114,8 +114,11 @@ def region_boxes(citation: Citation, scale: float) -> list[tuple[float, float, f
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of a query worth marking in a text (two letters or more)."""
-    return sorted({w.lower() for w in re.findall(r"[^\W_]{2,}", query or "")}, key=len, reverse=True)
+    """The words of a query worth marking in a text (two letters or more, not a function word)."""
+    from kbflow.terms import ENGLISH_STOPWORDS
+
+    words = {w.lower() for w in re.findall(r"[^\W_]{2,}", query or "")} - ENGLISH_STOPWORDS
+    return sorted(words, key=len, reverse=True)
 
 
 def highlight(text: str, query: str) -> str:

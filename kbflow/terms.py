@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["identifier_words", "query_identifiers", "split_identifier", "symbol_name"]
+__all__ = ["ENGLISH_STOPWORDS", "identifier_words", "query_identifiers", "split_identifier", "symbol_name"]
 
 # a run of letters and digits, as Lance's tokenizer cuts words
 _WORD = re.compile(r"[^\W_]+")
@@ -23,6 +23,16 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # a word with a case change in it: a lower-case letter or digit before an upper-case one, or an
 # upper-case run before a lower-case letter that does not start the word (HTTPServer, not Server)
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+
+#: English function words (NLTK's list): not worth ranking by in short texts (claims), nor marking in a hit
+ENGLISH_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves""".split()
+)
 
 #: identifier words added to one text at most (a generated file full of names stays bounded)
 MAX_WORDS = 256

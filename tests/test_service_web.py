@@ -3,6 +3,7 @@ Chromium) for search, the PDF citation view's outlined regions, sources, refresh
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -35,11 +36,12 @@ def web_lake(tmp_path_factory) -> Lake:
     lake.register(Source("docs", "docs", str(SAMPLES / "docs"), scope="kbflow"))
     lake.register(Source("code", "repo", str(SAMPLES / "repo" / "minisearch"), scope="kbflow"))
     lake.register(Source("tickets", "ticket", str(SAMPLES / "tickets"), scope="kbflow"))
+    lake.register(Source("pages", "web", str(SAMPLES / "web"), scope="kbflow"))
     broken = root / "broken"
     broken.mkdir()
     (broken / "issues.json").write_text("{ this is not json")
     lake.register(Source("broken-tickets", "ticket", str(broken)))
-    ingest(lake, Settings.coerce(None, lake=lake.uri, model=FAST_MODEL))
+    ingest(lake, Settings.coerce(None, lake=lake.uri))  # the real model: the screenshots show real rankings
     later = root / "later"
     later.mkdir()
     (later / "later.md").write_text("# Later\n\nA page registered after the first ingest, about lighthouses.\n")
@@ -49,7 +51,7 @@ def web_lake(tmp_path_factory) -> Lake:
 
 @pytest.fixture(scope="module")
 def web(web_lake):
-    service = Service(web_lake, Settings.coerce(None, lake=web_lake.uri, model=FAST_MODEL))
+    service = Service(web_lake, Settings.coerce(None, lake=web_lake.uri))
     with Server(service) as server:
         server.lake = web_lake
         yield server
@@ -60,7 +62,7 @@ def _get(server, path, **params):
 
 
 def _pdf_hit(lake):
-    hits = Retriever.open(lake, settings=Settings.coerce(None, lake=lake.uri, model=FAST_MODEL)).search(PDF_QUERY, k=10)
+    hits = Retriever.open(lake).search(PDF_QUERY, k=10)
     return next(h for h in hits if h.citation.locator.kind == "pdf")
 
 
@@ -95,7 +97,7 @@ def test_the_citation_views_of_each_kind(web, web_lake):
     assert image.status_code == 200 and image.content[:8] == b"\x89PNG\r\n\x1a\n"
     original = _get(web, f"/chunks/{pdf.chunk_id}/file")
     assert original.headers["content-type"] == "application/pdf" and original.content[:4] == b"%PDF"
-    r = Retriever.open(web_lake, settings=Settings.coerce(None, lake=web_lake.uri, model=FAST_MODEL))
+    r = Retriever.open(web_lake)
     code = next(h for h in r.search("bm25 score", k=20, kinds=["code"]))
     page = _get(web, f"/chunks/{code.chunk_id}").text
     assert 'class="cited"' in page and f'<td class="ln">{code.citation.locator.line_start}</td>' in page
@@ -104,6 +106,11 @@ def test_the_citation_views_of_each_kind(web, web_lake):
     assert "post cited" in page and f"ticket <b>{ticket.citation.locator.ticket_id}</b>" in page
     doc = next(h for h in r.search("install", k=20, source_types=["docs"]))
     assert '<mark id="cited">' in _get(web, f"/chunks/{doc.chunk_id}").text
+    webpage = next(h for h in r.search("snapshot", k=20, source_types=["web"]))
+    page = _get(web, f"/chunks/{webpage.chunk_id}").text
+    assert (
+        '<mark id="cited">' in page and f"element <code>{html.escape(webpage.citation.locator.css_path)}</code>" in page
+    )
 
 
 def test_unknown_ids_get_a_404_page_not_a_stack_trace(web):

@@ -17,20 +17,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from kbflow.retrieve.fusion import FUSIONS
-from kbflow.terms import split_identifier
+from kbflow.terms import ENGLISH_STOPWORDS, split_identifier
 
 __all__ = ["ClaimIndex", "tokens"]
 
 _WORD = re.compile(r"[^\W_]+")
-#: words too common to rank by: English function words (NLTK's list, which questions are full of)
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her here
-    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
-    off on once only or other our ours ourselves out over own same she should so some such than that the their
-    theirs them themselves then there these they this those through to too under until up very was we were what
-    when where which while who whom why will with would you your yours yourself yourselves""".split()
-)
+STOPWORDS = ENGLISH_STOPWORDS
 K1, B = 1.2, 0.75
 
 

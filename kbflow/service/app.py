@@ -407,8 +407,8 @@ def create_app(service: Service, *, mcp: bool = True, web: bool = True, host: st
     return app
 
 
-def serve(service: Service, host: str, port: int, *, mcp: bool = True) -> None:
+def serve(service: Service, host: str, port: int, *, mcp: bool = True, web: bool = True) -> None:
     """Run the app with uvicorn until interrupted (``kbflow serve``)."""
     import uvicorn
 
-    uvicorn.run(create_app(service, mcp=mcp, host=host), host=host, port=port, log_level="info")
+    uvicorn.run(create_app(service, mcp=mcp, web=web, host=host), host=host, port=port, log_level="info")
