@@ -381,7 +381,8 @@ def _post(server, path, token, body):
 
 
 def test_claims_over_rest_and_mcp_with_keys_scopes_and_roles(keyed):
-    editor, reader, billing = keyed.keys["acme_editor"], keyed.keys["payments_reader"], keyed.keys["billing_editor"]
+    editor, reader = keyed.keys["acme_editor"], keyed.keys["payments_reader"]
+    billing = create_key(keyed.lake, "acme/billing", "editor")[1]  # the module's billing key may be revoked
     hits = _get(keyed, "/v1/search", editor, q=QUERY, k=10, scope="acme/payments").json()["hits"]
     payments_chunk = next(h["chunk_id"] for h in hits if h["citation"]["source_id"] == "payments")
     billing_hits = _get(keyed, "/v1/search", billing, q=QUERY, k=10).json()["hits"]

@@ -11,22 +11,20 @@
 - :mod:`kbflow.claims.store`: :class:`Claims`, the event-sourced store;
 - :mod:`kbflow.claims.index`: hybrid recall over claim texts;
 - :mod:`kbflow.claims.evidence`: stale-evidence detection;
-- :mod:`kbflow.claims.tables`: where the tables live (the lake, or memory).
+- :mod:`kbflow.claims.tables`: where the tables live (the lake, or memory);
+- :mod:`kbflow.claims.cli`: ``kbflow claims ...``.
+
+Names load on first use, so ``kbflow --help`` imports none of this.
 """
 
-from kbflow.claims.model import (
-    ACTIVE,
-    EVIDENCE_KINDS,
-    STATUSES,
-    TRANSITIONS,
-    Actor,
-    Claim,
-    Evidence,
-    StaleEvidence,
-    check_transition,
-)
-from kbflow.claims.store import ClaimEvent, ClaimHit, ClaimHits, Claims, EvidenceReport, NullClaims
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_MODEL = ("ACTIVE", "EVIDENCE_KINDS", "STATUSES", "TRANSITIONS", "Actor", "Claim", "Evidence", "StaleEvidence",
+          "check_transition")  # fmt: skip
+_STORE = ("ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims")
 __all__ = [
     "ACTIVE",
     "EVIDENCE_KINDS",
@@ -44,3 +42,27 @@ __all__ = [
     "StaleEvidence",
     "check_transition",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = "kbflow.claims.model" if name in _MODEL else "kbflow.claims.store" if name in _STORE else None
+    if module is None:
+        raise AttributeError(f"module 'kbflow.claims' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kbflow.claims.model import (
+        ACTIVE,
+        EVIDENCE_KINDS,
+        STATUSES,
+        TRANSITIONS,
+        Actor,
+        Claim,
+        Evidence,
+        StaleEvidence,
+        check_transition,
+    )
+    from kbflow.claims.store import ClaimEvent, ClaimHit, ClaimHits, Claims, EvidenceReport, NullClaims
