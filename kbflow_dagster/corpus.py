@@ -9,6 +9,7 @@ seconds), plus the whole result under ``result`` so a runner can rebuild it
 # no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime
 
 import dataclasses
+import warnings
 
 import dagster as dg
 
@@ -56,30 +57,86 @@ def _step(fn, lake, *args, exclusive: bool = False, wait: float = 600.0):
         raise dg.Failure(description=str(error), metadata={ERROR_KIND: type(error).__name__}) from exc
 
 
+#: the tag an observation's data version is recorded under (Dagster's own)
+DATA_VERSION_TAG = "dagster/data_version"
+
 #: One partition per registered source; kept in step with the lake's registry.
 sources_partitions = dg.DynamicPartitionsDefinition(name="sources")
+
+
+def fingerprints(lake, source_ids=None) -> dict:
+    """``{source id: DataVersion}``: each source's fingerprint now (its files' bytes, as ``kbflow status --stale``
+    computes it; nothing is parsed). A source that cannot be read gets no version (and a warning)."""
+    from kbflow.errors import KbflowError
+    from kbflow.sources.base import get_loader
+
+    out = {}
+    for source in lake.sources(source_ids):
+        loader = get_loader(source.source_type)
+        loader.lake_uri, loader.keep_fetched = lake.uri, False
+        try:
+            out[source.source_id] = dg.DataVersion(loader.fingerprint(source))
+        except KbflowError as exc:
+            warnings.warn(f"{source.source_id}: cannot fingerprint the source ({exc})", stacklevel=2)
+    return out
+
+
+def _observe_sources(kbflow: KbflowResource) -> dg.DataVersionsByPartition:
+    lake = kbflow.open_lake()
+    return dg.DataVersionsByPartition(fingerprints(lake) if lake.has_table("sources") else {})
+
+
+with warnings.catch_warnings():  # observable source assets are "beta" in Dagster 1.13; the API is the documented one
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    source_files = dg.observable_source_asset(
+        name="source_files",
+        partitions_def=sources_partitions,
+        group_name="corpus",
+        description="The registered sources' files as they are now: one data version per source, its fingerprint. "
+        "When a source's files change, its partitions downstream show as stale.",
+    )(_observe_sources)
+
+
+def _versions() -> tuple[str, str]:
+    """Code versions of ``chunks`` and ``embeddings``: the chunker (its revision and default settings) and the
+    model's vector space, as configured where the code location loads (a change marks every partition stale)."""
+    from kbflow.config import ChunkSettings, Settings
+
+    try:
+        space = Settings().vector_space
+    except Exception:  # a bad $KBFLOW_BACKEND: reported when a run starts, not at load
+        space = "unknown"
+    return ChunkSettings().fingerprint(), space
+
+
+CHUNKER_VERSION, MODEL_VERSION = _versions()
 
 
 @dg.asset(
     partitions_def=sources_partitions,
     group_name="corpus",
-    description="Raw units (files, records) of one source, loaded unless its bytes are unchanged.",
+    deps=[source_files],
+    description="Raw units (files, records) of one source, loaded unless its bytes are unchanged. Its data version "
+    "is the source's fingerprint as loaded.",
 )
 def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
+    lake = kbflow.open_lake()
     with load_bar(context.partition_key, kbflow.progress) as progress:
-        result = _step(pipeline.load_source, kbflow.open_lake(), context.partition_key, progress)
+        result = _step(pipeline.load_source, lake, context.partition_key, progress)
     skipped, failed = pipeline.split_issues(result.issues)
     if skipped:
         context.log.warning(f"left out {len(skipped)} files: {'; '.join(_line(i) for i in skipped[:10])}")
     if failed:
         context.log.error(f"could not read {len(failed)} files: {'; '.join(_line(i) for i in failed[:10])}")
+    loaded = lake.get_source(context.partition_key).loaded_hash
     return dg.MaterializeResult(
         metadata=_metadata(
             result,
             files_left_out=len(skipped),
             files_unreadable=len(failed),
             issues=_issues_table(result.issues),
-        )
+        ),
+        data_version=dg.DataVersion(loaded) if loaded else None,
     )
 
 
@@ -106,6 +163,7 @@ def _issues_table(issues: list[dict]) -> dg.TableMetadataValue:
     partitions_def=sources_partitions,
     group_name="corpus",
     deps=[documents],
+    code_version=CHUNKER_VERSION,
     description="Structure-aware chunks of one source; unchanged units are not re-chunked.",
 )
 def chunks(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
@@ -117,6 +175,7 @@ def chunks(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.Mate
     partitions_def=sources_partitions,
     group_name="corpus",
     deps=[chunks],
+    code_version=MODEL_VERSION,
     description="One vector per distinct chunk text per model; texts already embedded are never embedded again.",
 )
 def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:

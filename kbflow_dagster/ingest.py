@@ -31,7 +31,16 @@ from kbflow.lake import Lake
 from kbflow.lake.lease import lease
 from kbflow.pipeline.results import ChunkResult, EmbedResult, IngestSummary, LoadResult
 from kbflow_dagster.claims import claims_evidence
-from kbflow_dagster.corpus import CHECKS, ERROR_KIND, PER_SOURCE, RESULT, search_index, sources_partitions
+from kbflow_dagster.corpus import (
+    CHECKS,
+    DATA_VERSION_TAG,
+    ERROR_KIND,
+    PER_SOURCE,
+    RESULT,
+    search_index,
+    source_files,
+    sources_partitions,
+)
 from kbflow_dagster.resources import KbflowResource
 from kbflow_dagster.sensors import partition_requests
 
@@ -53,6 +62,36 @@ def instance_for(lake: Lake) -> dg.DagsterInstance:
         with open(config, "w") as fh:
             fh.write(_INSTANCE_YAML)
     return dg.DagsterInstance.from_config(home)
+
+
+def observe_sources(settings: Settings, instance: dg.DagsterInstance | None = None) -> dict[str, str]:
+    """Observe ``source_files`` now (every registered source's fingerprint) in the lake's Dagster instance, so
+    Dagster marks the partitions of changed sources stale; returns ``{source id: data version}``."""
+    from dagster._core.definitions.observe import observe  # Dagster's in-process observation (as `materialize`)
+
+    lake = Lake(settings.lake, create=False)
+    if instance is None:
+        instance = instance_for(lake)
+        _sync_partitions(instance, {s.source_id for s in lake.sources()})
+    result = observe(
+        [source_files], instance=instance, resources={"kbflow": _resource(settings)}, raise_on_error=False,
+        run_config=_QUIET,
+    )  # fmt: skip
+    out = {}
+    for event in result.get_asset_observation_events():
+        obs = event.asset_observation_data.asset_observation
+        out[obs.partition] = obs.tags.get(DATA_VERSION_TAG)
+    return out
+
+
+def _resource(settings: Settings, progress: bool = False) -> KbflowResource:
+    return KbflowResource(
+        lake=settings.lake,
+        model=settings.model,
+        backend=settings.backend,
+        embed_threads=settings.embed_threads or 0,
+        progress=progress,
+    )
 
 
 def _error(result: dg.ExecuteInProcessResult) -> str:
@@ -129,15 +168,11 @@ def _run(
     warnings.filterwarnings("ignore", module="dagster")
     instance = instance_for(lake)
     _sync_partitions(instance, set(registered))
-    resources = {
-        "kbflow": KbflowResource(
-            lake=settings.lake,
-            model=settings.model,
-            backend=settings.backend,
-            embed_threads=settings.embed_threads or 0,
-            progress=progress,
-        )
-    }
+    resources = {"kbflow": _resource(settings, progress)}
+    # what the sources hold now, as Dagster data versions: each partition materialized below records it as its
+    # input, so a later change of a source's files marks exactly its partitions stale (in the UI, and for
+    # automation)
+    observe_sources(settings, instance)
 
     bar = None
     if progress and ids:
@@ -152,7 +187,8 @@ def _run(
             if bar is not None:
                 bar.set_postfix_str(sid)
             result = dg.materialize(
-                PER_SOURCE,
+                [source_files, *PER_SOURCE],
+                selection=PER_SOURCE,
                 partition_key=sid,
                 instance=instance,
                 resources=resources,

@@ -20,8 +20,8 @@ def test_definitions_load_and_graph():
 
     keys = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {
-        "documents", "chunks", "embeddings", "search_index", "claims_evidence", "insights", "eval_lake", "eval_run",
-        "eval_summary",
+        "source_files", "documents", "chunks", "embeddings", "search_index", "claims_evidence", "insights",
+        "eval_lake", "eval_run", "eval_summary",
     }  # fmt: skip
     assert len(defs.resolve_asset_graph().asset_check_keys) == 6
 
@@ -224,3 +224,46 @@ def test_a_dagster_ingest_flags_exactly_the_claim_whose_cited_line_changed(inges
         ("claims_evidence_fresh", False, dg.AssetCheckSeverity.WARN)
     ]
     assert evaluations[0].metadata["claim_ids"].value == [flagged]
+
+
+def test_dagster_marks_exactly_the_changed_source_stale(tmp_path):
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._core.loader import LoadingContextForTest
+
+    from kbflow.config import Settings
+    from kbflow.lake import Lake
+    from kbflow.pipeline import run_ingest
+    from kbflow.records import Source
+    from kbflow_dagster.definitions import defs
+    from kbflow_dagster.ingest import instance_for, observe_sources
+
+    lake = Lake(str(tmp_path / "lake"))
+    for sid in ("alpha", "beta"):
+        (tmp_path / sid).mkdir()
+        (tmp_path / sid / "page.md").write_text(f"# {sid}\n\nA page about {sid}.\n")
+        lake.register(Source(sid, "docs", str(tmp_path / sid)))
+    settings = Settings.coerce(None, lake=lake.uri, model=FAST_MODEL)
+    assert run_ingest(settings, runner="dagster").ok
+
+    def status() -> dict:
+        resolver = CachingStaleStatusResolver(
+            instance_for(lake), defs.resolve_asset_graph(), loading_context=LoadingContextForTest(instance_for(lake))
+        )
+        return {
+            (key, sid): resolver.get_status(dg.AssetKey(key), sid).value
+            for key in ("documents", "chunks", "embeddings")
+            for sid in ("alpha", "beta")
+        }
+
+    versions = observe_sources(settings)
+    assert set(versions) == {"alpha", "beta"} and set(status().values()) == {"FRESH"}, (status(), versions)
+    (tmp_path / "alpha" / "page.md").write_text("# alpha\n\nA page about alpha, edited.\n")
+    changed = observe_sources(settings)
+    assert changed["alpha"] != versions["alpha"] and changed["beta"] == versions["beta"]
+    now = status()
+    assert now[("documents", "alpha")] == "STALE"
+    assert {k: v for k, v in now.items() if k != ("documents", "alpha")} == dict.fromkeys(
+        [k for k in now if k != ("documents", "alpha")], "FRESH"
+    )
+    assert run_ingest(settings, runner="dagster").ok
+    assert set(status().values()) == {"FRESH"}
