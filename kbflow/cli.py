@@ -122,6 +122,12 @@ def _settings(ctx: click.Context, **overrides: Any):
     help="Size limit of one file in MiB, stored with the source. Defaults: repo 1, docs 4, web 16, ticket 64, "
     "pdf 256, jsonl none. Larger files are left out and reported.",
 )
+@click.option(
+    "--refresh",
+    default=None,
+    metavar="CRON",
+    help="Refresh this source on a schedule, e.g. '0 */6 * * *': a Dagster schedule of its own ('none' removes it).",
+)
 @click.pass_context
 def add(
     ctx: click.Context,
@@ -131,6 +137,7 @@ def add(
     scope: str,
     title: str | None,
     max_file_mb: float | None,
+    refresh: str | None,
 ) -> None:
     """Register PATH as a source (nothing is loaded until `kbflow ingest`).
 
@@ -140,18 +147,30 @@ def add(
     """
     from kbflow.lake import Lake
     from kbflow.records import Source
-    from kbflow.sources.base import MAX_FILE_MB_OPTION, get_loader, slugify
+    from kbflow.sources.base import MAX_FILE_MB_OPTION, REFRESH_OPTION, check_cron, get_loader, slugify
     from kbflow.sources.web import is_url
 
     loader = get_loader(source_type)
     uri = path if is_url(path) else os.path.abspath(os.path.expanduser(path))
-    options = {MAX_FILE_MB_OPTION: max_file_mb} if max_file_mb is not None else {}
-    loader.check(uri, options)
     lake = Lake(_settings(ctx).lake)
-    source = lake.register(
-        Source(source_id or slugify(uri), source_type, uri, scope=scope, title=title, options=options)
-    )
+    sid = source_id or slugify(uri)
+    known = {s.source_id: s for s in lake.sources()} if lake.has_table("sources") else {}
+    options = dict(known[sid].options or {}) if sid in known else {}  # re-adding keeps what it does not change
+    if max_file_mb is not None:
+        options[MAX_FILE_MB_OPTION] = max_file_mb
+    if refresh is not None:
+        if refresh.strip().lower() == "none":
+            options.pop(REFRESH_OPTION, None)
+        else:
+            options[REFRESH_OPTION] = check_cron(refresh)
+    loader.check(uri, options)
+    source = lake.register(Source(sid, source_type, uri, scope=scope, title=title, options=options))
     click.echo(f"registered {source.source_id} ({source.source_type}, scope {source.scope}): {source.uri}")
+    if options.get(REFRESH_OPTION):
+        click.echo(
+            f"  refreshed on the schedule '{options[REFRESH_OPTION]}' by Dagster (schedule refresh_{source.source_id};"
+            " reload the code location of a running `dagster dev` to pick it up)"
+        )
     for issue in loader.issues[:10]:
         click.echo(f"  will be left out: {issue}")
     if len(loader.issues) > 10:

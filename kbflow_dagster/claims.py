@@ -19,6 +19,7 @@ def _clip(text, width: int = 80) -> str:
 @dg.asset(
     group_name="claims",
     deps=[search_index],
+    automation_condition=dg.AutomationCondition.eager(),  # after every publish of the search index
     description="Every citation of every claim not superseded, checked against the lake: claims whose cited "
     "text is gone are flagged evidence_stale (old and new text kept) for a person to review; statuses stay.",
 )

@@ -187,6 +187,8 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
 @dg.asset(
     group_name="corpus",
     deps=[embeddings],
+    # publish once the partitions it depends on updated and none is still running (kbflow_automation evaluates it)
+    automation_condition=dg.AutomationCondition.eager(),
     description="Chunks joined with the active model's vectors, with BM25, scalar and vector indexes "
     "covering every row.",
 )

@@ -8,12 +8,15 @@ from kbflow_dagster.claims import claims_evidence, claims_evidence_fresh
 from kbflow_dagster.corpus import CHECKS, PER_SOURCE, search_index, source_files
 from kbflow_dagster.evaluation import build_eval_assets
 from kbflow_dagster.resources import KbflowResource
+from kbflow_dagster.schedules import automation_sensor, build_schedules, refresh_job
 from kbflow_dagster.sensors import refresh_stale_sources, sync_source_partitions
 from kbflow_dagster.usage import insights
 
 defs = dg.Definitions(
     assets=[source_files, *PER_SOURCE, search_index, claims_evidence, insights, *build_eval_assets()],
     asset_checks=[*CHECKS, claims_evidence_fresh],
-    sensors=[sync_source_partitions, refresh_stale_sources],
+    jobs=[refresh_job],
+    schedules=build_schedules(),
+    sensors=[sync_source_partitions, refresh_stale_sources, automation_sensor],
     resources={"kbflow": KbflowResource()},
 )

@@ -8,6 +8,7 @@ from conftest import FAST_MODEL
 
 from kbflow.cli import main
 from kbflow.retrieve.prompt import parse_blocks
+from kbflow_dagster.corpus import search_index
 
 
 def run(lake, *args):
@@ -267,3 +268,42 @@ def test_dagster_marks_exactly_the_changed_source_stale(tmp_path):
     )
     assert run_ingest(settings, runner="dagster").ok
     assert set(status().values()) == {"FRESH"}
+
+
+def test_refresh_schedules_from_the_registry_and_search_index_follows(tmp_path, docs_dir):
+    from kbflow.config import Settings
+    from kbflow.lake import Lake
+    from kbflow.pipeline import run_ingest
+    from kbflow_dagster.corpus import PER_SOURCE, embeddings, source_files
+    from kbflow_dagster.definitions import defs
+    from kbflow_dagster.ingest import _resource, instance_for
+    from kbflow_dagster.schedules import build_schedules
+
+    lake = str(tmp_path / "lake")
+    bad = run(lake, "add", str(docs_dir), "--type", "docs", "--id", "guide", "--refresh", "every hour")
+    assert bad.exit_code == 1 and "not a cron expression of 5 fields" in bad.output
+    out = run(lake, "add", str(docs_dir), "--type", "docs", "--id", "guide", "--refresh", "0 */6 * * *",
+              "--max-file-mb", "2")  # fmt: skip
+    assert out.exit_code == 0 and "schedule refresh_guide" in out.output
+    again = run(lake, "add", str(docs_dir), "--type", "docs", "--id", "guide")  # re-adding keeps the options
+    assert again.exit_code == 0
+    assert Lake(lake).get_source("guide").options == {"refresh": "0 */6 * * *", "max_file_mb": 2.0}
+    [schedule] = build_schedules(lake)
+    assert schedule.name == "refresh_guide" and schedule.cron_schedule == "0 */6 * * *"
+    assert schedule.default_status == dg.DefaultScheduleStatus.RUNNING
+
+    settings = Settings.coerce(None, lake=lake, model=FAST_MODEL)
+    assert run_ingest(settings, runner="dagster").ok  # adds the partition, publishes the index
+    instance = instance_for(Lake(lake))
+    request = schedule(dg.build_schedule_context(instance=instance))
+    assert isinstance(request, dg.RunRequest) and request.partition_key == "guide"
+    # a refreshed partition (as the schedule's run does) makes search_index due, once
+    graph = defs.resolve_asset_graph()
+    first = dg.evaluate_automation_conditions(defs, instance)  # what the sensor's first tick sees: nothing to do
+    assert first.get_num_requested(search_index.key) == 0
+    dg.materialize([source_files, *PER_SOURCE], selection=[embeddings], partition_key="guide", instance=instance,
+                   resources={"kbflow": _resource(settings)})  # fmt: skip
+    result = dg.evaluate_automation_conditions(defs, instance, cursor=first.cursor)
+    assert result.get_num_requested(search_index.key) == 1 and graph.get(search_index.key).automation_condition
+    assert run(lake, "add", str(docs_dir), "--type", "docs", "--id", "guide", "--refresh", "none").exit_code == 0
+    assert build_schedules(lake) == []

@@ -34,6 +34,8 @@ from kbflow.sources.walk import FileIssue, format_size, walk_files
 __all__ = [
     "LOADERS",
     "MAX_FILE_MB_OPTION",
+    "REFRESH_OPTION",
+    "check_cron",
     "FileIssue",
     "FileSetLoader",
     "Loader",
@@ -55,6 +57,23 @@ LOADERS: Registry[Loader] = Registry(
 
 #: the source option (``kbflow add --max-file-mb``) overriding a type's size limit
 MAX_FILE_MB_OPTION = "max_file_mb"
+#: a source's refresh schedule, a cron expression (``kbflow add --refresh``; a Dagster schedule per source)
+REFRESH_OPTION = "refresh"
+_CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$|^[A-Za-z]{3}(-[A-Za-z]{3})?$")
+
+
+def check_cron(expr: str) -> str:
+    """``expr`` if it reads as a 5-field cron expression (minute hour day month weekday), else a
+    :class:`SourceError` saying what a valid one looks like."""
+    fields = expr.split() if isinstance(expr, str) else []
+    if len(fields) != 5 or not all(_CRON_FIELD.match(f) for f in fields):
+        raise SourceError(
+            f"refresh schedule {expr!r} is not a cron expression of 5 fields (minute hour day month weekday), "
+            "e.g. '0 */6 * * *' (every 6 hours) or '30 2 * * mon-fri'"
+        )
+    return " ".join(fields)
+
+
 #: issues named in a "nothing left to load" message before "and N more"
 _SHOWN = 5
 
