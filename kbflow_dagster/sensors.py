@@ -41,7 +41,7 @@ def stale_run_requests(stale_ids: list[str], known: set[str]) -> list:
     asset_selection=dg.AssetSelection.assets(*PER_SOURCE),
     description="Off by default. Fingerprints every source (nothing is parsed) and requests a run "
     "of documents → chunks → embeddings for each one whose files changed since it was indexed. "
-    "Materialize search_index afterwards (or schedule it) to publish the changes.",
+    "The kbflow_automation sensor then publishes search_index.",
 )
 def refresh_stale_sources(context: dg.SensorEvaluationContext, kbflow: KbflowResource) -> dg.SensorResult:
     from kbflow.pipeline import stale_sources
