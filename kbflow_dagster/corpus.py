@@ -195,7 +195,59 @@ def embeddings(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.
 def search_index(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()
     result = _step(pipeline.finish_index, lake, kbflow.settings(), exclusive=True)
-    return dg.MaterializeResult(metadata=_metadata(result, table_versions=dg.MetadataValue.json(lake.versions())))
+    sources = lake.sources()
+    return dg.MaterializeResult(
+        metadata=_metadata(
+            result,
+            table_versions=dg.MetadataValue.json(lake.versions()),
+            sources=_sources_table(sources),
+            summary=dg.MetadataValue.md(_summary(sources, lake.versions())),
+        )
+    )
+
+
+def _sources_table(sources) -> dg.TableMetadataValue:
+    """Every registered source with its status and chunk count, as a table in the Dagster UI."""
+    schema = dg.TableSchema(
+        columns=[
+            dg.TableColumn("source_id", "string"),
+            dg.TableColumn("type", "string"),
+            dg.TableColumn("scope", "string"),
+            dg.TableColumn("status", "string"),
+            dg.TableColumn("chunks", "int"),
+            dg.TableColumn("files_left_out", "int"),
+            dg.TableColumn("last_error", "string"),
+        ]
+    )
+    records = [
+        dg.TableRecord(
+            {
+                "source_id": s.source_id,
+                "type": s.source_type,
+                "scope": s.scope,
+                "status": s.status,
+                "chunks": int(s.chunk_count or 0),
+                "files_left_out": len(s.skipped) + len(s.failed_files),
+                "last_error": s.last_error or "",
+            }
+        )
+        for s in sources
+    ]
+    return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def _summary(sources, versions: dict) -> str:
+    """The index in a few Markdown lines: sources by status, chunks, what failed."""
+    by_status: dict[str, int] = {}
+    for s in sources:
+        by_status[s.status] = by_status.get(s.status, 0) + 1
+    lines = [
+        f"**{sum(int(s.chunk_count or 0) for s in sources):,} chunks** from {len(sources)} sources "
+        f"({', '.join(f'{n} {status}' for status, n in sorted(by_status.items()))}); search table "
+        f"v{versions.get('search', '?')}."
+    ]
+    lines += [f"- `{s.source_id}` failed: {s.last_error}" for s in sources if s.status == "failed"]
+    return "\n".join(lines)
 
 
 def _check(result: kchecks.CheckResult) -> dg.AssetCheckResult:

@@ -256,6 +256,13 @@ def test_dagster_marks_exactly_the_changed_source_stale(tmp_path):
             for sid in ("alpha", "beta")
         }
 
+    published = instance_for(lake).get_latest_materialization_event(dg.AssetKey("search_index")).asset_materialization
+    table = published.metadata["sources"]
+    assert isinstance(table, dg.TableMetadataValue) and [r.data["source_id"] for r in table.records] == [
+        "alpha",
+        "beta",
+    ]
+    assert "from 2 sources (2 indexed)" in published.metadata["summary"].value
     versions = observe_sources(settings)
     assert set(versions) == {"alpha", "beta"} and set(status().values()) == {"FRESH"}, (status(), versions)
     (tmp_path / "alpha" / "page.md").write_text("# alpha\n\nA page about alpha, edited.\n")
