@@ -201,6 +201,13 @@ def add(
     help="dagster (the assets, in this process), local (the library steps, no orchestrator), "
     "or auto (dagster where installed).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Sources materialized side by side, each in a worker process of its own (the dagster runner).",
+)
 @_wait_option
 @click.pass_context
 def ingest(
@@ -211,6 +218,7 @@ def ingest(
     as_json: bool,
     progress: bool | None,
     runner: str,
+    workers: int,
     wait: float,
 ) -> None:
     """Materialize the registered sources (or SOURCE_IDS) through the Dagster assets.
@@ -224,7 +232,7 @@ def ingest(
 
     settings = _settings(ctx, model=model, backend=backend)
     show = sys.stderr.isatty() if progress is None else progress
-    summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show, wait=wait)
+    summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show, wait=wait, workers=workers)
     if as_json:
         click.echo(json.dumps(summary.to_dict()))
     else:

@@ -143,6 +143,7 @@ def run_ingest(
     progress: bool = False,
     checks: bool = True,
     wait: float = 0.0,
+    workers: int = 1,
 ) -> IngestSummary:
     """Materialize the assets for ``source_ids`` (default: every registered source).
 
@@ -151,15 +152,61 @@ def run_ingest(
     ``search_index`` with it. Like it, the run holds the lake's exclusive
     write lease (waiting up to ``wait`` seconds for another writer) and first
     repairs duplicate keys.
+
+    ``workers`` > 1 materializes the partitions of different sources side by
+    side, one Dagster run per source in each of that many worker processes
+    (each loads the model once). Their concurrent commits to the same tables
+    are reconciled by Lance (appends, deletes and merges of different sources
+    never conflict; a conflicting commit is retried on the new version); an
+    embedding two sources added at once is deduplicated before the index is
+    published.
     """
     t0 = time.perf_counter()
+    if not isinstance(workers, int) or not 1 <= workers <= 64:
+        from kbflow.errors import ConfigError
+
+        raise ConfigError(f"workers must be in 1..64, got {workers!r}")
+    if workers > 1 and settings.embed_threads is None:  # the workers share the cores instead of each taking all
+        from dataclasses import replace
+
+        settings = replace(settings, embed_threads=max(1, (os.cpu_count() or 1) // workers))
     lake = Lake(settings.lake)
     with lease(lake.uri, "kbflow ingest", wait=wait):
-        return _run(lake, settings, source_ids, progress, checks, t0)
+        return _run(lake, settings, source_ids, progress, checks, t0, workers)
+
+
+def _materialize_source(
+    settings: Settings, source_id: str, progress: bool, instance: dg.DagsterInstance | None = None
+) -> tuple[str, Any]:
+    """Materialize one source's partition (in this process); ``("ok", {step: result})`` or ``("failed", error)``."""
+    result = dg.materialize(
+        [source_files, *PER_SOURCE],
+        selection=PER_SOURCE,
+        partition_key=source_id,
+        instance=instance if instance is not None else instance_for(Lake(settings.lake)),
+        resources={"kbflow": _resource(settings, progress)},
+        raise_on_error=False,
+        run_config=_QUIET,
+    )
+    if not result.success:
+        return "failed", _error(result)
+    return "ok", {step: _result(result, step) for step in ("documents", "chunks", "embeddings")}
+
+
+def _worker_init(lake_path: str) -> None:
+    """A worker of an ingest run: the run holds the lake's lease for it; Dagster's warnings stay quiet."""
+    os.environ["KBFLOW_LEASE_HELD"] = lake_path
+    warnings.filterwarnings("ignore", module="dagster")
 
 
 def _run(
-    lake: Lake, settings: Settings, source_ids: list[str] | None, progress: bool, checks: bool, t0: float
+    lake: Lake,
+    settings: Settings,
+    source_ids: list[str] | None,
+    progress: bool,
+    checks: bool,
+    t0: float,
+    workers: int = 1,
 ) -> IngestSummary:
     repaired = pipeline.prepare_lake(lake)
     registered = [s.source_id for s in lake.sources()]
@@ -182,45 +229,68 @@ def _run(
     reports = []
     summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
     phases = pipeline.plan_phases(lake, ids)
-    for n, phase in enumerate(phases, start=1):
-        for sid in phase:
-            if bar is not None:
-                bar.set_postfix_str(sid)
+    pool = None
+    if workers > 1 and len(ids) > 1:
+        import concurrent.futures
+        import multiprocessing
+
+        pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(workers, len(ids)),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+            initargs=(lake.uri.removeprefix("file://"),),
+        )
+    try:
+        for n, phase in enumerate(phases, start=1):
+            if pool is not None and len(phase) > 1:
+                futures = [pool.submit(_materialize_source, settings, sid, False) for sid in phase]
+                outcomes = []
+                for sid, future in zip(phase, futures, strict=True):
+                    try:
+                        outcomes.append(future.result())
+                    except Exception as exc:  # a worker that died: the source failed, the others go on
+                        outcomes.append(("failed", f"worker process failed: {type(exc).__name__}: {exc}"))
+                    if bar is not None:
+                        bar.set_postfix_str(sid)
+                        bar.update(1)
+                # two sources may have added the same text's embedding at once: keep one before publishing
+                pipeline.prepare_lake(lake)
+            else:
+                outcomes = []
+                for sid in phase:
+                    if bar is not None:
+                        bar.set_postfix_str(sid)
+                    outcomes.append(_materialize_source(settings, sid, progress, instance))
+                    if bar is not None:
+                        bar.update(1)
+            for sid, (state, value) in zip(phase, outcomes, strict=True):
+                if state != "ok":
+                    reports.append(pipeline.failed_report(lake, sid, value))
+                else:
+                    load = LoadResult.from_dict(value["documents"])
+                    chunk = ChunkResult.from_dict(value["chunks"])
+                    embed = EmbedResult.from_dict(value["embeddings"])
+                    reports.append(pipeline.source_report(load, chunk, embed))
+            # publish what is ready before a big source starts; the checks run after the last phase
+            last = n == len(phases)
             result = dg.materialize(
-                [source_files, *PER_SOURCE],
-                selection=PER_SOURCE,
-                partition_key=sid,
+                [search_index, *(CHECKS if checks and last else [])],
                 instance=instance,
                 resources=resources,
                 raise_on_error=False,
                 run_config=_QUIET,
             )
-            if not result.success:
-                reports.append(pipeline.failed_report(lake, sid, _error(result)))
+            if result.success:
+                summary.index = IndexResult.from_dict(_result(result, "search_index"))
+                summary.index_error = None
+                summary.published.append(summary.index.version)
             else:
-                load = LoadResult.from_dict(_result(result, "documents"))
-                chunk = ChunkResult.from_dict(_result(result, "chunks"))
-                embed = EmbedResult.from_dict(_result(result, "embeddings"))
-                reports.append(pipeline.source_report(load, chunk, embed))
-            if bar is not None:
-                bar.update(1)
-        # publish what is ready before a big source starts; the checks run after the last phase
-        last = n == len(phases)
-        result = dg.materialize(
-            [search_index, *(CHECKS if checks and last else [])],
-            instance=instance,
-            resources=resources,
-            raise_on_error=False,
-            run_config=_QUIET,
-        )
-        if result.success:
-            summary.index = IndexResult.from_dict(_result(result, "search_index"))
-            summary.index_error = None
-            summary.published.append(summary.index.version)
-        else:
-            summary.index_error = _error(result)
-    if bar is not None:
-        bar.close()
+                summary.index_error = _error(result)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        if bar is not None:
+            bar.close()
     summary.checks = _check_summaries(result)
     if summary.index_error is None and lake.has_table(S.CLAIMS):
         # the claims' trouble is not the ingest's: reported beside it, never failing the run

@@ -252,12 +252,15 @@ def run_ingest(
     progress: bool = False,
     checks: bool = True,
     wait: float = 0.0,
+    workers: int = 1,
 ) -> IngestSummary:
     """Ingest ``source_ids`` (default: every registered source) with a runner; what ``kbflow ingest`` does.
 
     ``runner`` is ``"local"`` (:func:`ingest` in this process), ``"dagster"``
     (the Dagster assets, in this process) or ``"auto"`` (Dagster where
     ``kbflow_dagster`` is installed, else local). Both report alike.
+    ``workers`` > 1 (the Dagster runner) materializes that many sources side by
+    side, each in a worker process.
     """
     lake = Lake(settings.lake)
     registered = [s.source_id for s in lake.sources()]
@@ -265,4 +268,9 @@ def run_ingest(
     unknown = sorted(set(ids or ()) - set(registered))
     if unknown:
         raise SourceNotFoundError(f"not registered in {lake.uri}: {', '.join(unknown)} (see `kbflow status`)")
-    return _runner(runner)(settings, ids, progress=progress, checks=checks, wait=wait)
+    run = _runner(runner)
+    if workers != 1:
+        if run is _local:
+            raise ConfigError("--workers needs the dagster runner (kbflow_dagster installed, --runner dagster)")
+        return run(settings, ids, progress=progress, checks=checks, wait=wait, workers=workers)
+    return run(settings, ids, progress=progress, checks=checks, wait=wait)
