@@ -449,6 +449,21 @@ def test_claims_over_rest_and_mcp_with_keys_scopes_and_roles(keyed):
 
     names = asyncio.run(tool_names())
     assert {"learn", "recall", "verify", "dispute"} <= names and not {"supersede", "history"} & names
+    # the Client speaks the same API, with kbflow's errors
+    client = Client(keyed.url, api_key=editor)
+    hit = client.search(QUERY, k=5, scope="acme/payments")[0]
+    made = client.learn("Rotation happens with a script", [hit], scope="acme/payments")
+    assert made["evidence"][0]["ref"] == hit.chunk_id and client.claim(made["claim_id"])["status"] == "observed"
+    assert client.verify(made["claim_id"], reason="read it")["status"] == "verified"
+    from kbflow.errors import ClaimError, ClaimTransitionError
+
+    with pytest.raises(ClaimTransitionError, match="cannot move from verified to verified"):
+        client.verify(made["claim_id"])
+    with pytest.raises(ClaimError, match="at least one piece of evidence"):
+        client.learn("no evidence", [], scope="acme")
+    assert [e["event"] for e in client.claim_history(made["claim_id"])] == ["learn", "verify", "verify"]
+    found = client.recall("rotation script", k=10, scope="acme/payments")  # a claim is seen where its chunks are
+    assert made["claim_id"] in [h["claim"]["claim_id"] for h in found]
     # the stale-evidence check spans every scope: a global editor only
     assert _post(keyed, "/v1/claims/check", editor, {}).status_code == 403
     report = _post(keyed, "/v1/claims/check", keyed.keys["admin"], {}).json()

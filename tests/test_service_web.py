@@ -252,3 +252,14 @@ def test_a_script_in_a_query_never_runs(page, web):
     assert page.dialogs == [] and page.locator("input[name=q]").input_value().startswith("<script>")
     page.goto(web.url + "/?" + urllib.parse.urlencode({"q": "x" * 1001}))
     assert "limit is 1000" in page.locator("#error").inner_text()
+
+
+def test_versions_lists_tags_and_searches_a_snapshot(web, web_lake):
+    if "web-v1" not in web_lake.snapshots():
+        web_lake.tag("web-v1")
+    page = _get(web, "/versions").text
+    assert "<b>web-v1</b>" in page and "href='/?tag=web-v1'" in page and "<td>search</td>" in page
+    snapshot = _get(web, "/", q=PDF_QUERY, tag="web-v1")
+    assert snapshot.status_code == 200 and "searching the snapshot <b>web-v1</b>" in snapshot.text
+    assert "id=hits" in snapshot.text
+    assert _get(web, "/", q=PDF_QUERY, tag="nope").status_code == 400  # an unknown tag: the error by the box

@@ -38,6 +38,8 @@ _ERRORS: dict[str, type[errors.KbflowError]] = {
     "too_large": errors.QueryError,
     "invalid_source": errors.SourceError,
     "model_error": errors.EmbedError,
+    "invalid_claim": errors.ClaimError,
+    "invalid_transition": errors.ClaimTransitionError,
 }
 
 
@@ -78,6 +80,8 @@ class Client:
         cls = _ERRORS.get(code, errors.KbflowError)
         if cls is errors.StaleCitationError:
             raise cls(message, error.get("current_text"), error.get("indexed_text"))
+        if cls is errors.ClaimTransitionError:
+            raise cls(f"{message} (HTTP {response.status_code})", "", "", "", ())
         raise cls(f"{message} (HTTP {response.status_code})")
 
     def search(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Hits:
@@ -138,3 +142,43 @@ class Client:
 
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/v1/health")
+
+    # --- claims (see kbflow.claims; the server acts as the key's holder) -------------------------------
+    @staticmethod
+    def _evidence(items: Iterable[Any]) -> list[dict[str, Any]]:
+        """Evidence as the API takes it: a hit or a citation evidence by its chunk id, others as they are."""
+        out = []
+        for item in items:
+            if isinstance(item, Hit):
+                out.append({"kind": "citation", "ref": item.chunk_id})
+            elif hasattr(item, "to_dict"):
+                data = item.to_dict()
+                out.append({"kind": "citation", "ref": data["ref"]} if data["kind"] == "citation" else data)
+            else:
+                out.append(dict(item))
+        return out
+
+    def learn(self, text: str, evidence: Iterable[Any], **fields: Any) -> dict[str, Any]:
+        """Learn a claim (``scope``, ``status``, ``confidence``, ``domain``, ``tags``, ``actor_type``); returns it."""
+        return self._call("POST", "/v1/claims", json={"text": text, "evidence": self._evidence(evidence), **fields})
+
+    def recall(self, query: str, k: int = 5, **filters: Any) -> list[dict[str, Any]]:
+        """Claims matching ``query`` (``scope``, ``status``, ``all_statuses``, ``domain``, ``tag``)."""
+        return self._call("GET", "/v1/claims", params={"q": query, "k": k, **filters})["hits"]
+
+    def claim(self, claim_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/claims/{claim_id}")
+
+    def claim_history(self, claim_id: str) -> list[dict[str, Any]]:
+        return self._call("GET", f"/v1/claims/{claim_id}/history")["events"]
+
+    def verify(self, claim_id: str, *, evidence: Iterable[Any] = (), **fields: Any) -> dict[str, Any]:
+        body = {"evidence": self._evidence(evidence), **fields}
+        return self._call("POST", f"/v1/claims/{claim_id}/verify", json=body)
+
+    def dispute(self, claim_id: str, reason: str, *, evidence: Iterable[Any] = (), **fields: Any) -> dict[str, Any]:
+        body = {"reason": reason, "evidence": self._evidence(evidence), **fields}
+        return self._call("POST", f"/v1/claims/{claim_id}/dispute", json=body)
+
+    def supersede(self, claim_id: str, new_id: str, *, reason: str | None = None) -> dict[str, Any]:
+        return self._call("POST", f"/v1/claims/{claim_id}/supersede", json={"new_id": new_id, "reason": reason})

@@ -132,7 +132,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             await call(service.principal, key_text.strip())
         except KbflowError as exc:
             return RedirectResponse("/login?" + urllib.parse.urlencode({"error": str(exc), "next": next}), 303)
-        target = next if next.startswith("/") and not next.startswith("//") else "/"
+        target = next if next.startswith("/") and not next.startswith(("//", "/\\")) else "/"  # never off-site
         response = RedirectResponse(target, 303)
         response.set_cookie(COOKIE, key_text.strip(), httponly=True, samesite="strict")
         return response
