@@ -9,6 +9,7 @@ seconds), plus the whole result under ``result`` so a runner can rebuild it
 # no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime
 
 import dataclasses
+import logging
 import warnings
 
 import dagster as dg
@@ -77,7 +78,7 @@ def fingerprints(lake, source_ids=None) -> dict:
         try:
             out[source.source_id] = dg.DataVersion(loader.fingerprint(source))
         except KbflowError as exc:
-            warnings.warn(f"{source.source_id}: cannot fingerprint the source ({exc})", stacklevel=2)
+            logging.getLogger("kbflow.dagster").warning("%s: cannot fingerprint the source (%s)", source.source_id, exc)
     return out
 
 

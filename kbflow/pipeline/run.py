@@ -271,6 +271,8 @@ def run_ingest(
     run = _runner(runner)
     if workers != 1:
         if run is _local:
-            raise ConfigError("--workers needs the dagster runner (kbflow_dagster installed, --runner dagster)")
+            raise ConfigError(
+                "--workers needs the dagster runner (--runner dagster, with kbflow's Dagster code location)"
+            )
         return run(settings, ids, progress=progress, checks=checks, wait=wait, workers=workers)
     return run(settings, ids, progress=progress, checks=checks, wait=wait)
