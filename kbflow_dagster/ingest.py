@@ -44,18 +44,29 @@ from kbflow_dagster.corpus import (
 from kbflow_dagster.resources import KbflowResource
 from kbflow_dagster.sensors import partition_requests
 
-__all__ = ["instance_for", "run_ingest"]
+__all__ = ["dagster_home", "instance_for", "observe_sources", "run_ingest"]
 
 # step failures are reported in the summary; keep Dagster's own log lines off the terminal
 _QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 _INSTANCE_YAML = "telemetry:\n  enabled: false\n"
 
 
+def dagster_home(lake: Lake) -> str:
+    """Where the Dagster instance of ``lake`` lives: ``$KBFLOW_DAGSTER_HOME``; else ``<lake>/.dagster`` for a
+    local lake; else (a lake on object storage, where Dagster's storage cannot live)
+    ``~/.kbflow/dagster/<hash of the lake's URI>`` on this machine."""
+    if os.environ.get("KBFLOW_DAGSTER_HOME"):
+        return os.environ["KBFLOW_DAGSTER_HOME"]
+    if lake.is_local:
+        return os.path.join(lake.uri.removeprefix("file://"), ".dagster")
+    from kbflow import ids
+
+    return os.path.join(os.path.expanduser("~"), ".kbflow", "dagster", ids.digest(lake.uri, size=8))
+
+
 def instance_for(lake: Lake) -> dg.DagsterInstance:
-    """The Dagster instance of ``lake``: ``<lake>/.dagster`` for a local lake, ephemeral otherwise."""
-    if not lake.is_local:
-        return dg.DagsterInstance.ephemeral()
-    home = os.path.join(lake.uri.removeprefix("file://"), ".dagster")
+    """The Dagster instance of ``lake``, in :func:`dagster_home` (created on first use)."""
+    home = dagster_home(lake)
     os.makedirs(home, exist_ok=True)
     config = os.path.join(home, "dagster.yaml")
     if not os.path.exists(config):

@@ -19,7 +19,7 @@ from kbflow.errors import LakeError, LakeNotFoundError, SourceError, SourceNotFo
 from kbflow.lake.lease import lease
 from kbflow.records import Source
 
-__all__ = ["Lake", "now"]
+__all__ = ["Lake", "env_storage_options", "now"]
 
 
 #: page size (and write cache) of Lance writes: bounds the writer's buffers per column
@@ -35,6 +35,23 @@ def now() -> datetime:
 def _tag_version(info: Any) -> int:
     """The version a Lance tag points at (a dict or an object, by pylance version)."""
     return int(info["version"] if isinstance(info, dict) else info.version)
+
+
+def env_storage_options() -> dict[str, str]:
+    """Object-storage options from ``$KBFLOW_STORAGE_OPTIONS`` (a JSON object, e.g. ``{"aws_endpoint": ...,
+    "allow_http": "true"}``); the standard ``AWS_*`` variables work without it."""
+    raw = os.environ.get("KBFLOW_STORAGE_OPTIONS")
+    if not raw:
+        return {}
+    import json
+
+    try:
+        options = json.loads(raw)
+    except ValueError as exc:
+        raise LakeError(f"KBFLOW_STORAGE_OPTIONS is not JSON ({exc})") from None
+    if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
+        raise LakeError('KBFLOW_STORAGE_OPTIONS must be a JSON object of strings, e.g. {"allow_http": "true"}')
+    return options
 
 
 def _is_local(uri: str) -> bool:
@@ -53,8 +70,15 @@ class Lake:
         ``False`` and get :class:`LakeNotFoundError` for a lake that is not there.
     """
 
-    def __init__(self, uri: str | os.PathLike[str] | None = None, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        uri: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        storage_options: dict[str, str] | None = None,
+    ) -> None:
         self.uri = resolve_lake(uri)
+        self.storage_options = storage_options if storage_options is not None else env_storage_options()
         if _is_local(self.uri):
             path = self.uri.removeprefix("file://")
             if os.path.exists(path) and not os.path.isdir(path):
@@ -83,7 +107,7 @@ class Lake:
         if self._db is None:
             lancedb = require("lancedb")
             try:
-                self._db = lancedb.connect(self.uri)
+                self._db = lancedb.connect(self.uri, storage_options=self.storage_options or None)
             except Exception as exc:
                 raise LakeError(f"{self.uri}: cannot open the lake ({exc})") from exc
         return self._db
@@ -178,12 +202,13 @@ class Lake:
         uri = f"{self.uri.rstrip('/')}/{name}.lance"
         read_version = self.dataset(name).version if self.has_table(name) else None
         mode = "overwrite" if read_version is not None else "create"  # "overwrite" on nothing warns
-        fragments = self._write_files(uri, reader, mode, rows_per_fragment)
+        fragments = self._write_files(uri, reader, mode, rows_per_fragment, self.storage_options)
         operation = lance.LanceOperation.Overwrite(reader.schema, fragments)
-        return lance.LanceDataset.commit(uri, operation, read_version=read_version).version
+        options = self.storage_options or None
+        return lance.LanceDataset.commit(uri, operation, read_version=read_version, storage_options=options).version
 
     @staticmethod
-    def _write_files(target, reader, mode: str, rows_per_fragment: int) -> list:
+    def _write_files(target, reader, mode: str, rows_per_fragment: int, storage_options=None) -> list:
         """Write ``reader`` as uncommitted Lance data files of at most ``rows_per_fragment`` rows each."""
         pa = require("pyarrow")
         from lance.fragment import write_fragments
@@ -204,6 +229,7 @@ class Lake:
                         mode=mode,
                         max_page_bytes=WRITE_PAGE_BYTES,
                         data_cache_bytes=WRITE_PAGE_BYTES,
+                        **({"storage_options": storage_options} if storage_options and isinstance(target, str) else {}),
                     )
                 )
                 pending.clear()
