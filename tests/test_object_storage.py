@@ -178,3 +178,13 @@ def test_a_reader_searches_while_an_ingest_commits(s3, tmp_path):
         reader.join(60)
     assert not errors, errors[:3]
     assert answered and all(n == 3 for n in answered)
+
+
+def test_fetched_pages_are_kept_in_the_bucket(s3):
+    from kbflow.lake.raw import RawStore
+
+    store = RawStore(f"s3://{BUCKET}/raw-lake", "web")
+    digest = store.put(b"<html><p>kept as fetched</p></html>", {"url": "https://example.com/"})
+    assert store.get(digest) == (b"<html><p>kept as fetched</p></html>", {"url": "https://example.com/"})
+    store.set_state({"url": "https://example.com/", "hash": digest})
+    assert RawStore(f"s3://{BUCKET}/raw-lake", "web").state()["hash"] == digest
