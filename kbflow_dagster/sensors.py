@@ -1,8 +1,10 @@
 """Keep the ``sources`` dynamic partitions in step with the lake's source registry."""
 
+import os
+
 import dagster as dg
 
-from kbflow_dagster.corpus import PER_SOURCE, sources_partitions
+from kbflow_dagster.corpus import PER_SOURCE, fingerprints, sources_partitions
 from kbflow_dagster.resources import KbflowResource
 
 
@@ -26,28 +28,36 @@ def sync_source_partitions(context: dg.SensorEvaluationContext, kbflow: KbflowRe
     return dg.SensorResult(dynamic_partitions_requests=partition_requests(registered, known))
 
 
-def stale_run_requests(stale_ids: list[str], known: set[str]) -> list:
-    """One run per stale source that has a partition (the partition sensor adds the others first)."""
+#: how often the stale-source sensor fingerprints the sources: changes within one interval are one run per source
+REFRESH_SECONDS = int(os.environ.get("KBFLOW_REFRESH_SECONDS") or 300)
+
+
+def stale_run_requests(stale: dict[str, str], known: set[str]) -> list:
+    """One run per stale source that has a partition (the partition sensor adds the others first), keyed by
+    its fingerprint: the same change is never requested twice, whatever the sensor's ticks."""
     return [
-        dg.RunRequest(run_key=None, partition_key=sid, tags={"kbflow/reason": "stale"})
-        for sid in sorted(stale_ids)
+        dg.RunRequest(run_key=f"{sid}:{fingerprint}", partition_key=sid, tags={"kbflow/reason": "stale"})
+        for sid, fingerprint in sorted(stale.items())
         if sid in known
     ]
 
 
 @dg.sensor(
-    minimum_interval_seconds=300,
-    default_status=dg.DefaultSensorStatus.STOPPED,
+    minimum_interval_seconds=REFRESH_SECONDS,
+    default_status=dg.DefaultSensorStatus.RUNNING,
     asset_selection=dg.AssetSelection.assets(*PER_SOURCE),
-    description="Off by default. Fingerprints every source (nothing is parsed) and requests a run "
-    "of documents → chunks → embeddings for each one whose files changed since it was indexed. "
-    "The kbflow_automation sensor then publishes search_index.",
+    description=f"Every {REFRESH_SECONDS} s (KBFLOW_REFRESH_SECONDS), fingerprints every source (nothing is parsed) "
+    "and requests one run of documents → chunks → embeddings for each source whose files changed since it was "
+    "indexed (several changes within an interval: one run). The kbflow_automation sensor then publishes "
+    "search_index. Turn it off in the UI to refresh by schedules or by hand only.",
 )
 def refresh_stale_sources(context: dg.SensorEvaluationContext, kbflow: KbflowResource) -> dg.SensorResult:
     from kbflow.pipeline import stale_sources
 
-    stale = [s.source_id for s in stale_sources(kbflow.open_lake()) if s.reason in ("changed", "never indexed")]
+    lake = kbflow.open_lake()
+    ids = [s.source_id for s in stale_sources(lake) if s.reason in ("changed", "never indexed")]
+    stale = {sid: version.value for sid, version in fingerprints(lake, ids).items()}
     known = set(context.instance.get_dynamic_partitions(sources_partitions.name))
     if stale:
-        context.log.info(f"stale sources: {', '.join(stale)}")
+        context.log.info(f"stale sources: {', '.join(sorted(stale))}")
     return dg.SensorResult(run_requests=stale_run_requests(stale, known))

@@ -143,21 +143,26 @@ def test_partition_sync_requests():
     assert isinstance(requests[1], dg.DeleteDynamicPartitionsRequest) and list(requests[1].partition_keys) == ["c"]
 
 
-def test_stale_sensor_is_off_by_default_and_requests_stale_partitions(ingested, docs_dir):
+def test_stale_sensor_runs_by_default_and_requests_each_change_once(ingested, docs_dir):
     from kbflow_dagster.definitions import defs
     from kbflow_dagster.resources import KbflowResource
     from kbflow_dagster.sensors import refresh_stale_sources
 
     sensor = defs.resolve_sensor_def("refresh_stale_sources")
-    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
     (docs_dir / "guide.md").write_text("# Guide\n\nRewritten.\n")
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("sources", ["docs", "repo", "recs"])
         context = dg.build_sensor_context(
             instance=instance, resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)}
         )
-        result = refresh_stale_sources(context)
-    assert [r.partition_key for r in result.run_requests] == ["docs"]
+        first = refresh_stale_sources(context).run_requests
+        again = refresh_stale_sources(context).run_requests
+        (docs_dir / "guide.md").write_text("# Guide\n\nRewritten twice.\n")
+        changed = refresh_stale_sources(context).run_requests
+    assert [r.partition_key for r in first] == ["docs"]
+    assert [r.run_key for r in again] == [r.run_key for r in first]  # the same change: the same key, one run
+    assert changed[0].run_key != first[0].run_key  # a new change: a new run
 
 
 def test_help_lists_commands():
