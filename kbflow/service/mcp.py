@@ -197,27 +197,28 @@ def build_mcp(service: Service, origin: str = "mcp"):
             content=[TextContent(type="text", text="\n".join(lines) or "no claims match")], structured_content=out
         )
 
+    async def _transition(ctx: Context, claim_id: str, action: str, body: dict[str, Any]) -> CallToolResult:
+        try:
+            claim = await run(service.transition_claim, _key_of(ctx), claim_id, action, body, actor_default="agent")
+        except KbflowError as exc:
+            return _error(exc)
+        return _claim_result(claim)
+
     @server.tool(description="Confirm a claim (observed, inferred or disputed -> verified), saying why.")
     async def verify(
         claim_id: str, ctx: Context, reason: str | None = None, chunk_ids: list[str] | None = None
     ) -> CallToolResult:
-        body = {"reason": reason, "evidence": _evidence_items(chunk_ids, None)}
-        try:
-            claim = await run(service.transition_claim, _key_of(ctx), claim_id, "verify", body, actor_default="agent")
-        except KbflowError as exc:
-            return _error(exc)
-        return _claim_result(claim)
+        return await _transition(
+            ctx, claim_id, "verify", {"reason": reason, "evidence": _evidence_items(chunk_ids, None)}
+        )
 
     @server.tool(description="Dispute a claim that no longer holds, with a reason and, if you have it, evidence.")
     async def dispute(
         claim_id: str, reason: str, ctx: Context, chunk_ids: list[str] | None = None, urls: list[str] | None = None
     ) -> CallToolResult:
-        body = {"reason": reason, "evidence": _evidence_items(chunk_ids, urls)}
-        try:
-            claim = await run(service.transition_claim, _key_of(ctx), claim_id, "dispute", body, actor_default="agent")
-        except KbflowError as exc:
-            return _error(exc)
-        return _claim_result(claim)
+        return await _transition(
+            ctx, claim_id, "dispute", {"reason": reason, "evidence": _evidence_items(chunk_ids, urls)}
+        )
 
     @server.resource(
         "kbflow://source/{source_id}", mime_type="application/json", description="A source: status, counts, errors."
