@@ -251,8 +251,12 @@ def _summary(sources, versions: dict) -> str:
     return "\n".join(lines)
 
 
-def _check(result: kchecks.CheckResult) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(passed=result.passed, metadata=result.metadata, description=result.description)
+def _check(result: kchecks.CheckResult, severity: dg.AssetCheckSeverity = dg.AssetCheckSeverity.ERROR):
+    """A kbflow check as a Dagster check result: ERROR for what makes search answers wrong, WARN for a
+    sample that can also fail because sources changed after they were indexed."""
+    return dg.AssetCheckResult(
+        passed=result.passed, metadata=result.metadata, description=result.description, severity=severity
+    )
 
 
 @dg.asset_check(asset=search_index, description="Every chunk has an embedding for the active model.")
@@ -272,7 +276,7 @@ def indexes_cover_rows(kbflow: KbflowResource) -> dg.AssetCheckResult:
 
 @dg.asset_check(asset=search_index, description="Sampled chunk locators resolve back to their text.")
 def locators_resolve(kbflow: KbflowResource) -> dg.AssetCheckResult:
-    return _check(kchecks.check_locators(kbflow.open_lake()))
+    return _check(kchecks.check_locators(kbflow.open_lake()), dg.AssetCheckSeverity.WARN)
 
 
 @dg.asset_check(asset=search_index, description="No two rows of any table share a key.")

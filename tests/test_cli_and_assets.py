@@ -410,3 +410,15 @@ def test_a_source_refreshed_by_a_run_on_dagsters_multiprocess_executor(tmp_path,
     except ImportError:
         with pytest.raises(ImportError, match="pip install dagster-k8s"):
             executor_from_env("k8s")
+
+
+def test_asset_checks_carry_their_severity(ingested):
+    from kbflow_dagster.corpus import CHECKS
+    from kbflow_dagster.resources import KbflowResource
+
+    result = dg.materialize(
+        [search_index, *CHECKS], resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)}
+    )
+    severities = {e.check_name: (e.passed, e.severity) for e in result.get_asset_check_evaluations()}
+    assert severities.pop("locators_resolve") == (True, dg.AssetCheckSeverity.WARN)
+    assert set(severities.values()) == {(True, dg.AssetCheckSeverity.ERROR)} and len(severities) == 4
