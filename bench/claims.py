@@ -14,6 +14,11 @@ times, on that store:
 
     python bench/claims.py                      # 100,000 claims, the default model (onnx)
     python bench/claims.py --claims 20000 --model hash:384
+    python bench/claims.py --quality            # recall quality on the hand-written set only
+
+``--quality`` learns the hand-written claims of ``data/samples/claims_recall.json``
+into a memory store and prints how often each question's claim comes first, and
+in the top 3 (``tests/test_claims.py`` holds the same set to its figures).
 """
 
 from __future__ import annotations
@@ -100,6 +105,19 @@ def measure(lake: str, settings: dict, qs: list[str], size: int) -> dict:
     }
 
 
+def quality(model: str | None) -> None:
+    data = json.loads((Path(__file__).resolve().parents[1] / "data" / "samples" / "claims_recall.json").read_text())
+    store = Claims.memory(model=model, actor=("agent", "bench"))
+    ids = {key: store.learn(text, EVIDENCE) for key, text in data["claims"].items()}
+    top1 = top3 = 0
+    for query, key in data["queries"].items():
+        found = [h.claim.claim_id for h in store.recall(query, k=3)]
+        top1 += found[:1] == [ids[key]]
+        top3 += ids[key] in found
+    n = len(data["queries"])
+    print(f"recall on the hand-written set ({store.model_id}): first {top1}/{n}, top 3 {top3}/{n}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--claims", type=int, default=100_000, help="the store's final size")
@@ -107,7 +125,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1_000, help="claims per learn_many call")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--model", default=None, help="embedding model (default: kbflow's default, on onnx)")
+    parser.add_argument("--quality", action="store_true", help="only the recall quality on the hand-written set")
     args = parser.parse_args()
+    if args.quality:
+        quality(args.model)
+        return
 
     settings = {"model": args.model} if args.model else {}
     texts, distinct = sentences(args.claims)

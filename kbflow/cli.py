@@ -248,12 +248,15 @@ def ingest(
             click.echo(f"repaired {table}: removed {n} rows whose key another row already held")
         if summary.claims and summary.claims.get("error"):
             click.echo(f"claims: could not check their evidence: {summary.claims['error']}", err=True)
-        elif summary.claims and summary.claims["stale"]:
+        elif summary.claims:
             c = summary.claims
-            click.echo(
-                f"claims: {len(c['stale'])} of {c['claims_checked']} cite text the lake no longer holds "
-                f"({len(c['newly_stale'])} new); review them with `kbflow claims list --stale`"
-            )
+            if c["stale"]:
+                click.echo(
+                    f"claims: {len(c['stale'])} of {c['claims_checked']} cite text the lake no longer holds "
+                    f"({len(c['newly_stale'])} new); review them with `kbflow claims list --stale`"
+                )
+            for cid, problems in c.get("unchecked", {}).items():
+                click.echo(f"claims: could not check {cid}: {'; '.join(problems)}", err=True)
         versions = ", ".join(f"{k} v{v}" for k, v in summary.versions.items())
         click.echo(f"versions: {versions}; {summary.seconds:.1f}s")
     if summary.index_error:

@@ -55,6 +55,12 @@ MAX_K = 100
 MAX_RERANK_DEPTH = 1000
 
 
+def cache_dir(part: str) -> str:
+    """A folder of kbflow's local cache: ``$KBFLOW_CACHE`` (default ``~/.cache/kbflow``), plus ``part``."""
+    root = os.environ.get("KBFLOW_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbflow")
+    return os.path.join(root, part)
+
+
 def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
     """The lake URI to use: ``lake`` if given, else ``$KBFLOW_LAKE``, else ``./data/lake``.
 

@@ -35,32 +35,41 @@ MAX_SCALE = 4.0
 _render_lock = threading.Lock()  # pdfium is not thread-safe
 
 
-def cache_dir() -> str:
-    root = os.environ.get("KBFLOW_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbflow")
-    return os.path.join(root, "pages")
-
-
 def pdf_file(citation: Citation) -> str:
-    """The PDF file a citation points into (a file source, or a folder source plus the locator's path)."""
-    if os.path.isfile(citation.uri):
-        return citation.uri
-    if not citation.locator.path:
-        raise ResolveError(f"citation of source {citation.source_id!r} has no path")
-    return os.path.join(citation.uri, citation.locator.path)
+    """The PDF file a citation points into (as the resolver finds it)."""
+    from kbflow.retrieve.resolver import _file
+
+    return _file(citation)
+
+
+#: (path, size, mtime) -> the file's hash: a page view renders and serves the same file several times
+_digests: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: str) -> str:
+    from kbflow import ids
+
+    try:
+        st = os.stat(path)
+        key = (path, st.st_size, st.st_mtime_ns)
+        if key not in _digests:
+            if len(_digests) > 1024:
+                _digests.clear()
+            with open(path, "rb") as fh:
+                _digests[key] = ids.bytes_hash(fh.read())
+        return _digests[key]
+    except OSError as exc:
+        raise ResolveError(f"{path}: cannot read the PDF ({exc.strerror or exc})") from None
 
 
 def page_png(path: str, page: int, scale: float = DEFAULT_SCALE) -> tuple[bytes, tuple[int, int]]:
     """Page ``page`` (1-based) of the PDF at ``path`` as PNG bytes, and its size in pixels (cached)."""
-    from kbflow import ids
+    from kbflow.config import cache_dir
 
     if not 0.25 <= scale <= MAX_SCALE:
         raise ResolveError(f"scale must be in 0.25..{MAX_SCALE}, got {scale}")
-    try:
-        with open(path, "rb") as fh:
-            digest = ids.bytes_hash(fh.read())
-    except OSError as exc:
-        raise ResolveError(f"{path}: cannot read the PDF ({exc.strerror or exc})") from None
-    cached = os.path.join(cache_dir(), f"{digest}-{page}-{scale:g}.png")
+    pages = cache_dir("pages")
+    cached = os.path.join(pages, f"{_file_digest(path)}-{page}-{scale:g}.png")
     if os.path.exists(cached):
         with open(cached, "rb") as fh:
             data = fh.read()
@@ -82,7 +91,7 @@ def page_png(path: str, page: int, scale: float = DEFAULT_SCALE) -> tuple[bytes,
     image.save(buffer, format="PNG", optimize=True)
     data = buffer.getvalue()
     try:
-        os.makedirs(cache_dir(), exist_ok=True)
+        os.makedirs(pages, exist_ok=True)
         tmp = f"{cached}.{os.getpid()}.tmp"
         with open(tmp, "wb") as fh:
             fh.write(data)

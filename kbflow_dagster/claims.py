@@ -6,7 +6,6 @@ import dagster as dg
 
 from kbflow import pipeline
 from kbflow import schema as S
-from kbflow.claims import Claims
 from kbflow_dagster.corpus import RESULT, _step, search_index
 from kbflow_dagster.resources import KbflowResource
 
@@ -14,6 +13,11 @@ from kbflow_dagster.resources import KbflowResource
 def _clip(text, width: int = 80) -> str:
     text = " ".join((text or "").split()).replace("|", "\\|")
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def check_claims_in_detail(lake, settings) -> dict | None:
+    """:func:`kbflow.pipeline.check_claims` with each stale claim's text and findings (one open of the store)."""
+    return pipeline.check_claims(lake, settings, details=True)
 
 
 @dg.asset(
@@ -25,21 +29,23 @@ def _clip(text, width: int = 80) -> str:
 )
 def claims_evidence(kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()
-    out = _step(pipeline.check_claims, lake, kbflow.settings()) or {
-        "claims_checked": 0, "evidence_checked": 0, "stale": [], "newly_stale": [], "cleared": []
+    out = _step(check_claims_in_detail, lake, kbflow.settings()) or {
+        "claims_checked": 0, "evidence_checked": 0, "stale": [], "newly_stale": [], "cleared": [], "unchecked": {},
+        "details": [],
     }  # fmt: skip
-    rows = []
-    if out["stale"]:
-        store = Claims.open(lake, settings=kbflow.settings(), actor=("system", "dagster"))
-        for cid in out["stale"]:
-            claim = store.get(cid)
-            for s in claim.stale:
-                now = _clip(s.new_text) or "(gone)"
-                rows.append(f"| {cid} | {claim.status} | {_clip(claim.text)} | {_clip(s.old_text)} | {now} |")
+    rows = [
+        f"| {c['claim_id']} | {c['status']} | {_clip(c['text'])} | {_clip(s['old_text'])} | "
+        f"{_clip(s['new_text']) or '(gone)'} |"
+        for c in out["details"]
+        for s in c["stale"]
+    ]
     summary = (
         f"{len(out['stale'])} of {out['claims_checked']} claims cite text the lake no longer holds "
         f"({len(out['newly_stale'])} new, {len(out['cleared'])} cleared)."
     )
+    unchecked = sum(len(problems) for problems in out["unchecked"].values())
+    if unchecked:
+        summary += f" {unchecked} citation(s) could not be checked: `kbflow claims check` names them."
     if rows:
         summary += "\n\n| claim | status | claim text | cited | now |\n| --- | --- | --- | --- | --- |\n" + "\n".join(
             rows
@@ -49,6 +55,7 @@ def claims_evidence(kbflow: KbflowResource) -> dg.MaterializeResult:
             "claims_checked": out["claims_checked"],
             "citations_checked": out["evidence_checked"],
             "stale_claims": len(out["stale"]),
+            "unchecked_citations": unchecked,
             "newly_stale": dg.MetadataValue.json(out["newly_stale"]),
             "cleared": dg.MetadataValue.json(out["cleared"]),
             "summary": dg.MetadataValue.md(summary),

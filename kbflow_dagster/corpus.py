@@ -67,16 +67,14 @@ sources_partitions = dg.DynamicPartitionsDefinition(name="sources")
 
 def fingerprints(lake, source_ids=None) -> dict:
     """``{source id: DataVersion}``: each source's fingerprint now (its files' bytes, as ``kbflow status --stale``
-    computes it; nothing is parsed). A source that cannot be read gets no version (and a warning)."""
+    computes it; nothing is parsed). A source that cannot be read gets no version (and a logged warning)."""
     from kbflow.errors import KbflowError
-    from kbflow.sources.base import get_loader
+    from kbflow.pipeline.sources import source_fingerprint
 
     out = {}
     for source in lake.sources(source_ids):
-        loader = get_loader(source.source_type)
-        loader.lake_uri, loader.keep_fetched = lake.uri, False
         try:
-            out[source.source_id] = dg.DataVersion(loader.fingerprint(source))
+            out[source.source_id] = dg.DataVersion(source_fingerprint(lake, source))
         except KbflowError as exc:
             logging.getLogger("kbflow.dagster").warning("%s: cannot fingerprint the source (%s)", source.source_id, exc)
     return out

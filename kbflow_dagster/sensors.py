@@ -55,8 +55,10 @@ def refresh_stale_sources(context: dg.SensorEvaluationContext, kbflow: KbflowRes
     from kbflow.pipeline import stale_sources
 
     lake = kbflow.open_lake()
-    ids = [s.source_id for s in stale_sources(lake) if s.reason in ("changed", "never indexed")]
-    stale = {sid: version.value for sid, version in fingerprints(lake, ids).items()}
+    found = [s for s in stale_sources(lake) if s.reason in ("changed", "never indexed")]
+    stale = {s.source_id: s.fingerprint for s in found if s.fingerprint}  # a changed source: fingerprinted once
+    fresh = [s.source_id for s in found if not s.fingerprint]  # never indexed: fingerprinted here
+    stale.update({sid: version.value for sid, version in fingerprints(lake, fresh).items()})
     known = set(context.instance.get_dynamic_partitions(sources_partitions.name))
     if stale:
         context.log.info(f"stale sources: {', '.join(sorted(stale))}")

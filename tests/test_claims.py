@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import multiprocessing as mp
 import os
 import signal
@@ -18,7 +19,7 @@ from kbflow import schema as S
 from kbflow.claims import STATUSES, TRANSITIONS, check_transition
 from kbflow.claims.model import Actor
 from kbflow.errors import ClaimError, ClaimTransitionError, NotFoundError, QueryError
-from tests.conftest import FAST_MODEL
+from tests.conftest import FAST_MODEL, SAMPLES
 
 URL = Evidence.url("https://example.com/design", "ranks are fused with RRF")
 TOOL = Evidence.tool_output("grep", "fusion.py:37: def rrf(rankings, *, k=60")
@@ -302,52 +303,21 @@ def test_recall_filters_by_status_scope_domain_and_tag():
         claims.recall("saga", statuses=["true"])
 
 
-# A small hand-written set: claims a reviewer of this repo might learn, and questions asked in other words.
-RECALL_CLAIMS = {
-    "rrf": "The retriever fuses the dense and keyword rankings with reciprocal rank fusion at k=60",
-    "onnx": "Embeddings run on onnxruntime by default; the ONNX graph is exported once from the local weights",
-    "lease": "Only one process writes the lake at a time: writers hold an flock lease on the lake folder",
-    "pdf": "PDF chunks cite the page number and the bounding boxes of their words",
-    "int8": "The int8 backend is 2.6 times faster than torch but loses about 0.006 nDCG on CoSQA",
-    "scope": "A search in scope acme/payments also sees chunks of acme and of global sources",
-    "keys": "API keys are stored as sha256 hashes and the secret is shown only once",
-    "chunkid": "A chunk id is derived from the text hash, so it survives re-ingests while the text is unchanged",
-    "gc": "Tagged table versions are never removed by garbage collection",
-    "bm25": "The keyword leg is Lance full-text search scored with BM25",
-    "dagster": "Each source is a partition of the documents, chunks and embeddings assets in Dagster",
-    "cap": "A search query is capped at 1,000 characters and k at 100 hits",
-}
-RECALL_QUERIES = {
-    "how are the two result lists combined into one": "rrf",
-    "which runtime computes vectors": "onnx",
-    "can two ingests write at once": "lease",
-    "where on the page does a pdf citation point": "pdf",
-    "is quantization worth it": "int8",
-    "which sources can a team see from its own scope": "scope",
-    "how are secrets kept": "keys",
-    "do identifiers stay the same after reloading a file": "chunkid",
-    "what does cleaning up old versions keep": "gc",
-    "how is lexical matching scored": "bm25",
-    "how does the orchestration split work": "dagster",
-    "what is the longest question allowed": "cap",
-    # and in part in the claims' own words, as people also ask
-    "which fusion does the retriever use": "rrf",
-    "bounding boxes of a pdf citation": "pdf",
-    "does garbage collection remove tagged versions": "gc",
-    "how are api keys stored": "keys",
-}
+# A small hand-written set (data/samples/claims_recall.json): claims a reviewer of this repo might learn, and
+# questions asked in other words, each naming its claim
+RECALL = json.loads((SAMPLES / "claims_recall.json").read_text())
 
 
 def test_recall_finds_the_right_claim_for_questions_in_other_words():
     claims = Claims.memory(actor=("agent", "test"))  # the real model
-    ids = {key: claims.learn(text, [URL]) for key, text in RECALL_CLAIMS.items()}
+    ids = {key: claims.learn(text, [URL]) for key, text in RECALL["claims"].items()}
     top1 = top3 = 0
-    for query, key in RECALL_QUERIES.items():
+    for query, key in RECALL["queries"].items():
         found = [h.claim.claim_id for h in claims.recall(query, k=3)]
         top1 += found[0] == ids[key]
         top3 += ids[key] in found
-    # measured with all-MiniLM-L6-v2 on onnx: 13/16 first, 16/16 in the top 3 (in the three misses a word
-    # the query shares with another claim, "one", "ingests", lifts that claim over the paraphrase)
+    # `python bench/claims.py --quality` prints 13/16 first and 16/16 in the top 3 with all-MiniLM-L6-v2 on onnx
+    # (in the three misses a word the query shares with another claim lifts that claim over the paraphrase)
     assert top1 >= 12 and top3 >= 15, (top1, top3)
 
 

@@ -53,6 +53,7 @@ class ClaimIndex:
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._lengths: list[int] = []  # terms per row, for the rows whose terms are indexed
         self._texts: list[str] = []
+        self._length_cache: tuple[np.ndarray, float] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -146,8 +147,7 @@ class ClaimIndex:
         if not n or not terms:
             return [], []
         self._build()
-        lengths = np.asarray(self._lengths, np.float32)
-        avg = float(lengths.mean()) or 1.0
+        lengths, avg = self._length_stats()
         scores = np.zeros(n, np.float32)
         matched = np.zeros(n, bool)
         for term in terms:
@@ -162,6 +162,13 @@ class ClaimIndex:
         scores = np.where(matched & mask, scores, -np.inf)
         return self._top(scores, depth)
 
+    def _length_stats(self) -> tuple[np.ndarray, float]:
+        """Terms per row as an array and their mean (kept until rows are added: not rebuilt per query)."""
+        if self._length_cache is None or len(self._length_cache[0]) != len(self._lengths):
+            lengths = np.asarray(self._lengths, np.float32)
+            self._length_cache = (lengths, float(lengths.mean()) or 1.0)
+        return self._length_cache
+
     def _top(self, scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
         finite = int(np.isfinite(scores).sum())
         depth = min(depth, finite)
@@ -171,16 +178,11 @@ class ClaimIndex:
         top = top[np.argsort(-scores[top], kind="stable")][:depth]
         return [self.ids[i] for i in top], [float(scores[i]) for i in top]
 
-    def mask(self, keep: Callable[[str], bool], within: np.ndarray | None = None) -> np.ndarray:
-        """A boolean row mask of the claims ``keep`` accepts (checked only where ``within`` is true)."""
-        out = (
-            np.zeros(len(self.ids), bool)
-            if within is not None
-            else np.fromiter((keep(cid) for cid in self.ids), bool, len(self.ids))
-        )
-        if within is not None:
-            for r in np.flatnonzero(within):
-                out[r] = keep(self.ids[r])
+    def mask(self, keep: Callable[[str], bool], within: np.ndarray) -> np.ndarray:
+        """The rows of ``within`` whose claim ``keep`` accepts (``keep`` is asked only for those)."""
+        out = np.zeros(len(self.ids), bool)
+        for r in np.flatnonzero(within):
+            out[r] = keep(self.ids[r])
         return out
 
     def search(

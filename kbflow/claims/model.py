@@ -11,7 +11,6 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -205,7 +204,6 @@ class Evidence:
         """Citation evidence of the chunk ``chunk_id`` as the lake holds it now."""
         from kbflow import schema as S
         from kbflow.lake.lake import Lake
-        from kbflow.records import Citation
 
         lake = lake if isinstance(lake, Lake) else Lake(lake, create=False)
         if not isinstance(chunk_id, str) or not chunk_id or len(chunk_id) > 200:
@@ -214,8 +212,15 @@ class Evidence:
         rows = lake.scan(S.CHUNKS, [*columns, S.TEXT], f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
         if not rows:
             raise ClaimError(f"no chunk {chunk_id!r} in {lake.uri}; cite a chunk id a search returned")
-        row = rows[0]
-        return cls(CITATION, chunk_id, row[S.TEXT], row[S.CHUNK_HASH], Citation.from_row(row).to_dict())
+        return cls.from_row(rows[0])
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Evidence:
+        """Citation evidence of a ``chunks`` row (its id, hash, text and citation columns)."""
+        from kbflow import schema as S
+        from kbflow.records import Citation
+
+        return cls(CITATION, row[S.CHUNK_ID], row[S.TEXT], row[S.CHUNK_HASH], Citation.from_row(row).to_dict())
 
     @classmethod
     def url(cls, url: str, quote: str | None = None) -> Evidence:
@@ -353,6 +358,13 @@ class Claim:
         return replace(self, **changes)
 
 
+def check_confidence(confidence: Any) -> float:
+    """``confidence`` as a float if it is a number in 0..1, else a :class:`ClaimError` saying so."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        raise ClaimError(f"confidence must be a number in 0..1, got {confidence!r}")  # nan fails the comparison too
+    return float(confidence)
+
+
 def check_fields(
     text: str, confidence: float, status: str, scope: str, domain: str | None, tags: Iterable[str]
 ) -> tuple[str, float, str, str | None, tuple[str, ...]]:
@@ -361,10 +373,7 @@ def check_fields(
         raise ClaimError("a claim needs a non-empty text")
     if len(text) > MAX_TEXT:
         raise ClaimError(f"a claim's text is at most {MAX_TEXT:,} characters, got {len(text):,}; state one fact")
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
-        raise ClaimError(f"confidence must be a number in 0..1, got {confidence!r}")
-    if isinstance(confidence, float) and math.isnan(confidence):
-        raise ClaimError("confidence must be a number in 0..1, got nan")
+    confidence = check_confidence(confidence)
     if status not in INITIAL:
         raise ClaimError(
             f"a claim is learned as {', '.join(INITIAL)}, not {status!r}; verified, disputed and superseded "

@@ -43,7 +43,7 @@ from kbflow.claims.index import ClaimIndex
 from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
 from kbflow.claims.tables import LakeTables, MemoryTables, Tables
 from kbflow.config import Settings
-from kbflow.errors import ClaimError, ClaimTransitionError, NotFoundError, QueryError
+from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError, NotFoundError, QueryError
 from kbflow.lake.lake import Lake
 
 __all__ = ["ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims"]
@@ -58,7 +58,7 @@ MAX_QUERY = 1_000
 #: seconds between checks, on reads, for events other processes appended
 RECHECK = 1.0
 #: the events that get an audit row (the store's own staleness flags do not)
-AUDITED = ("learn", "observe", "verify", "dispute", "supersede", "transition")
+AUDITED = ("learn", "observe", "verify", "dispute", "supersede")
 APPLIED, REFUSED = "applied", "refused"
 
 
@@ -74,6 +74,41 @@ def _label(text: str) -> str:
 
 def new_claim_id() -> str:
     return "cl_" + uuid.uuid4().hex[:16]
+
+
+_LEARN_FIELDS = frozenset({"text", "evidence", "scope", "actor", "confidence", "status", "domain", "tags"})
+
+
+def _learn_event(item: Mapping[str, Any], default_actor: Actor) -> _Pending:
+    """The ``learn`` event of one :meth:`Claims.learn` argument set, every field and rule checked."""
+    unknown = set(item) - _LEARN_FIELDS
+    if unknown:
+        raise ClaimError(f"unknown claim fields {sorted(unknown)}")
+    evidence = tuple(Evidence.coerce(e) for e in (item.get("evidence") or ()))
+    status = item.get("status")
+    if status is None:
+        status = M.OBSERVED if M.has_direct_evidence(evidence) or not evidence else M.INFERRED
+    confidence = item.get("confidence")
+    if confidence is None:
+        confidence = DEFAULT_CONFIDENCE.get(status, 0.5)
+    text, confidence, scope, domain, tags = M.check_fields(
+        item.get("text"), confidence, status, item.get("scope") or scopes.GLOBAL, item.get("domain"),
+        item.get("tags") or (),
+    )  # fmt: skip
+    M.check_evidence_for(_label(text), evidence, status, confidence)
+    data = {"text": text, "confidence": confidence, "scope": scope, "domain": domain, "tags": list(tags)}
+    actor = Actor.coerce(item["actor"]) if item.get("actor") is not None else default_actor
+    return _Pending(new_claim_id(), "learn", APPLIED, None, status, actor, evidence=evidence, data=data)
+
+
+def _visible_scopes(scope: str | None) -> list[str] | None:
+    """The scopes a reader in ``scope`` sees (``None``: every scope); a bad scope is a :class:`QueryError`."""
+    if scope is None:
+        return None
+    try:
+        return scopes.visible(scopes.normalize(scope))
+    except ConfigError as exc:
+        raise QueryError(str(exc)) from None
 
 
 # --- values returned ------------------------------------------------------------------------------
@@ -552,20 +587,36 @@ class Claims:
         self._version = version
         if not rows:
             return []
-        touched: dict[str, None] = {}
+        new = self._fold(rows)
+        if new:
+            self._index_add(new, self._stored_vectors(new))
+        return list(dict.fromkeys(r[S.CLAIM_ID] for r in rows if r[S.CLAIM_ID] in self._state))
+
+    def _fold(self, rows: Sequence[Mapping[str, Any]]) -> list[Claim]:
+        """Apply event rows, in order, to the current state; returns the claims they created."""
         new: list[Claim] = []
         for row in rows:
             before = self._state.get(row[S.CLAIM_ID])
             after = apply_event(before, row)
             if after is not None:
                 self._put(after)
-                touched[after.claim_id] = None
                 if before is None:
                     new.append(after)
             self._n = max(self._n, row[S.EVENT_N])
-        if new:
-            self._index_add(new, self._vectors([c.text for c in new]))
-        return list(touched)
+        return new
+
+    def _stored_vectors(self, claims: Sequence[Claim]) -> np.ndarray:
+        """Vectors of claims another writer learned: as it stored them, embedded here only where its row is
+        missing (its write was cut off) or of another model."""
+        stored = {
+            r[S.CLAIM_ID]: r[S.VECTOR]
+            for r in self.tables.claims([c.claim_id for c in claims], [S.CLAIM_ID, S.MODEL_ID, S.VECTOR])
+            if r[S.MODEL_ID] == self.model_id and r[S.VECTOR]
+        }
+        missing = [c for c in claims if c.claim_id not in stored]
+        if missing:
+            stored.update(zip((c.claim_id for c in missing), self._vectors([c.text for c in missing]), strict=True))
+        return np.stack([np.asarray(stored[c.claim_id], np.float32) for c in claims])
 
     def _index_add(self, claims: Sequence[Claim], vectors: np.ndarray) -> None:
         if self._index is None:
@@ -632,15 +683,7 @@ class Claims:
             self._version = self.tables.version()
             if _between_commits is not None:
                 _between_commits()
-            new: list[Claim] = []
-            for row in rows:
-                before = self._state.get(row[S.CLAIM_ID])
-                after = apply_event(before, row)
-                if after is not None:
-                    self._put(after)
-                    if before is None:
-                        new.append(after)
-                self._n = row[S.EVENT_N]
+            new = self._fold(rows)
             if new:
                 fresh = [c for c in new if c.claim_id not in (vectors or {})]
                 vecs = dict(vectors or {})
@@ -749,27 +792,7 @@ class Claims:
 
     def learn_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
         """Store many claims in one write (each a mapping of :meth:`learn`'s arguments); returns their ids."""
-        built: list[_Pending] = []
-        for item in items:
-            unknown = set(item) - {"text", "evidence", "scope", "actor", "confidence", "status", "domain", "tags"}
-            if unknown:
-                raise ClaimError(f"unknown claim fields {sorted(unknown)}")
-            evidence = tuple(Evidence.coerce(e) for e in (item.get("evidence") or ()))
-            status = item.get("status")
-            if status is None:
-                status = M.OBSERVED if M.has_direct_evidence(evidence) or not evidence else M.INFERRED
-            confidence = item.get("confidence")
-            if confidence is None:
-                confidence = DEFAULT_CONFIDENCE.get(status, 0.5)
-            text, confidence, scope, domain, tags = M.check_fields(
-                item.get("text"), confidence, status, item.get("scope") or scopes.GLOBAL, item.get("domain"),
-                item.get("tags") or (),
-            )  # fmt: skip
-            claim_id = new_claim_id()
-            M.check_evidence_for(_label(text), evidence, status, confidence)
-            data = {"text": text, "confidence": confidence, "scope": scope, "domain": domain, "tags": list(tags)}
-            actor = Actor.coerce(item["actor"]) if item.get("actor") is not None else self.actor
-            built.append(_Pending(claim_id, "learn", APPLIED, None, status, actor, evidence=evidence, data=data))
+        built = [_learn_event(item, self.actor) for item in items]
         if not built:
             return []
         # embedded before the lock is taken: writers wait for commits, not for the model
@@ -795,7 +818,7 @@ class Claims:
         if reason is not None and (not isinstance(reason, str) or len(reason) > M.MAX_TEXT):
             raise ClaimError(f"reason must be a string of at most {M.MAX_TEXT:,} characters")
         if confidence is not None:
-            M.check_fields("x", confidence, M.OBSERVED, scopes.GLOBAL, None, ())
+            confidence = M.check_confidence(confidence)
         self._refresh()
         self._claim(claim_id)  # unknown ids fail before anything is written
 
@@ -973,12 +996,8 @@ class Claims:
             bad = [s for s in wanted if s not in M.STATUSES]
             if bad:
                 raise QueryError(f"unknown claim status {bad[0]!r}; statuses are {', '.join(M.STATUSES)}")
-        seen = None
-        if scope is not None:
-            try:
-                seen = set(scopes.visible(scopes.normalize(scope)))
-            except Exception as exc:
-                raise QueryError(str(exc)) from None
+        visible = _visible_scopes(scope)
+        seen = set(visible) if visible is not None else None
         tagset = set(tags) if tags else None
 
         def keep(c: Claim) -> bool:
@@ -1023,8 +1042,7 @@ class Claims:
             if index is None or not len(index):
                 return ClaimHits(query=query)
             state = self._state
-            seen = scopes.visible(scopes.normalize(scope)) if scope is not None else None
-            mask = index.filter_mask(tuple(statuses) if statuses is not None else None, seen)
+            mask = index.filter_mask(tuple(statuses) if statuses is not None else None, _visible_scopes(scope))
             if domain is not None or tags or visible is not None:
                 mask = index.mask(lambda cid: keep(state[cid]) and (visible is None or visible(state[cid])), mask)
             if not mask.any():
@@ -1098,26 +1116,7 @@ class NullClaims:
         return self.learn_many([{"text": text, "evidence": evidence, **fields}])[0]
 
     def learn_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
-        out = []
-        for item in items:
-            evidence = tuple(Evidence.coerce(e) for e in (item.get("evidence") or ()))
-            status = item.get("status") or (
-                M.OBSERVED if M.has_direct_evidence(evidence) or not evidence else M.INFERRED
-            )
-            confidence = item.get("confidence")
-            confidence = DEFAULT_CONFIDENCE.get(status, 0.5) if confidence is None else confidence
-            M.check_fields(
-                item.get("text"),
-                confidence,
-                status,
-                item.get("scope") or scopes.GLOBAL,
-                item.get("domain"),
-                item.get("tags") or (),
-            )
-            M.check_evidence_for(_label(item.get("text")), evidence, status, confidence)
-            claim_id = new_claim_id()
-            out.append(claim_id)
-        return out
+        return [_learn_event(item, Actor("system", "null")).claim_id for item in items]
 
     def recall(self, query: str, k: int = 5, **_: Any) -> ClaimHits:
         return ClaimHits(query=query)

@@ -4,7 +4,9 @@ Both give the store the same few operations, all called with the store's
 write lock held except the reads: append events, upsert claim rows, append
 audit rows, and read them back. The lake's lock is an ``flock`` on
 ``<lake>/_claims.lock`` (its own, not the ingest lease: claims are learned
-while an ingest runs), plus a thread lock per lake within the process.
+while an ingest runs), plus a thread lock per lake within the process. A lake
+on object storage has no lock file: there writers are serialized within one
+process only, so run one writing process per lake.
 """
 
 from __future__ import annotations

@@ -61,8 +61,9 @@ _export_lock = threading.RLock()  # int8 exports the fp32 graph first, under the
 
 def cache_root() -> str:
     """Where exports live: ``$KBFLOW_CACHE`` or ``~/.cache/kbflow``, plus ``/onnx``."""
-    root = os.environ.get("KBFLOW_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbflow")
-    return os.path.join(root, "onnx")
+    from kbflow.config import cache_dir
+
+    return cache_dir("onnx")
 
 
 def _fingerprint(target: str) -> str:

@@ -177,3 +177,5 @@ class StaleSource(StepResult):
     source_id: str
     reason: str  # "changed" | "never indexed" | "failed" | "unreadable" | "not published"
     detail: str | None = None
+    #: the source's fingerprint now, where it was taken ("changed"; "failed" and "not published" too)
+    fingerprint: str | None = None

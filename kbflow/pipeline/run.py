@@ -117,21 +117,30 @@ def finish_index(lake: Lake, settings: Settings):
     return result
 
 
-def check_claims(lake: Lake, settings: Settings) -> dict[str, Any] | None:
+def check_claims(lake: Lake, settings: Settings, *, details: bool = False) -> dict[str, Any] | None:
     """Check the lake's claims against what it now holds (:meth:`kbflow.claims.Claims.check_evidence`, the
-    lake only: it was just ingested); ``None`` when the lake has no claims."""
+    lake only: it was just ingested); ``None`` when the lake has no claims. ``details`` adds, per stale
+    claim, its status, text and what no longer holds (``"details"``)."""
     if not lake.has_table(S.CLAIMS):
         return None
     from kbflow.claims import Claims
 
-    report = Claims.open(lake, settings=settings, actor=("system", "ingest")).check_evidence(against_sources=False)
-    return {
+    store = Claims.open(lake, settings=settings, actor=("system", "ingest"))
+    report = store.check_evidence(against_sources=False)
+    out = {
         "claims_checked": report.claims_checked,
         "evidence_checked": report.evidence_checked,
         "stale": sorted(report.stale),
         "newly_stale": report.newly_stale,
         "cleared": report.cleared,
+        "unchecked": {cid: problems for cid, problems in report.unchecked.items()},
     }
+    if details:
+        out["details"] = [
+            {"claim_id": c.claim_id, "status": c.status, "text": c.text, "stale": [x.to_dict() for x in c.stale]}
+            for c in (store.get(cid) for cid in sorted(report.stale))
+        ]
+    return out
 
 
 def check_summaries(lake: Lake, settings: Settings) -> list[dict[str, Any]]:

@@ -10,9 +10,10 @@ from kbflow.lake.lake import Lake
 from kbflow.lake.lease import lease
 from kbflow.pipeline.common import source_filter
 from kbflow.pipeline.results import RemoveResult, StaleSource
+from kbflow.records import Source
 from kbflow.sources.base import get_loader
 
-__all__ = ["remove_source", "stale_sources"]
+__all__ = ["remove_source", "source_fingerprint", "stale_sources"]
 
 
 def remove_source(lake: Lake, source_id: str, *, wait: float = 0.0) -> RemoveResult:
@@ -41,6 +42,14 @@ def remove_source(lake: Lake, source_id: str, *, wait: float = 0.0) -> RemoveRes
     return result
 
 
+def source_fingerprint(lake: Lake, source: Source) -> str:
+    """The fingerprint of everything ``source``'s loader would read now (nothing is parsed or kept);
+    raises the loader's :class:`~kbflow.errors.KbflowError` when the source cannot be read."""
+    loader = get_loader(source.source_type)
+    loader.lake_uri, loader.keep_fetched = lake.uri, False
+    return loader.fingerprint(source)
+
+
 def stale_sources(lake: Lake, source_ids: Iterable[str] | None = None) -> list[StaleSource]:
     """Sources whose bytes no longer match what was indexed.
 
@@ -51,17 +60,16 @@ def stale_sources(lake: Lake, source_ids: Iterable[str] | None = None) -> list[S
         if source.content_hash is None:
             out.append(StaleSource(source.source_id, "never indexed"))
             continue
-        loader = get_loader(source.source_type)
-        loader.lake_uri, loader.keep_fetched = lake.uri, False
         try:
-            fingerprint = loader.fingerprint(source)
+            fingerprint = source_fingerprint(lake, source)
         except KbflowError as exc:
             out.append(StaleSource(source.source_id, "unreadable", str(exc)))
             continue
         if fingerprint != source.content_hash:
-            out.append(StaleSource(source.source_id, "changed"))
+            out.append(StaleSource(source.source_id, "changed", fingerprint=fingerprint))
         elif source.status == S.FAILED:
-            out.append(StaleSource(source.source_id, "failed", source.last_error))
+            out.append(StaleSource(source.source_id, "failed", source.last_error, fingerprint))
         elif source.status == S.PENDING:
-            out.append(StaleSource(source.source_id, "not published", "indexed but not yet in the search table"))
+            detail = "indexed but not yet in the search table"
+            out.append(StaleSource(source.source_id, "not published", detail, fingerprint))
     return out

@@ -348,9 +348,7 @@ class Service:
             if not isinstance(item, Mapping):
                 raise QueryError("each evidence item is an object {kind, ref, text?}")
             if item.get("kind") == "citation":
-                row = self._chunk_row(key, item.get("ref") or item.get("chunk_id"))
-                out.append(Evidence("citation", row[S.CHUNK_ID], row[S.TEXT], row[S.CHUNK_HASH],
-                                    Citation.from_row(row).to_dict()))  # fmt: skip
+                out.append(Evidence.from_row(self._chunk_row(key, item.get("ref") or item.get("chunk_id"))))
             else:
                 out.append(Evidence.from_dict({k: v for k, v in item.items() if k in ("kind", "ref", "text")}))
         return out
