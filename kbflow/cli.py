@@ -611,7 +611,7 @@ _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def _service(ctx: click.Context, no_log: bool, source_roots: tuple[str, ...] = ()):
     from kbflow.service.core import Service
 
-    return Service(_settings(ctx).lake, log_queries=not no_log, source_roots=source_roots)
+    return Service(_settings(ctx).lake, log_queries=not no_log, source_roots=source_roots or None)
 
 
 @main.command()
@@ -626,16 +626,41 @@ def _service(ctx: click.Context, no_log: bool, source_roots: tuple[str, ...] = (
     "source_roots",
     multiple=True,
     type=click.Path(exists=True, file_okay=False),
-    help="A folder under which editors may add local sources over the network; repeatable.",
+    help="A folder under which local sources may be added over HTTP (web page, REST); repeatable "
+    "[default: the current directory].",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    envvar="KBFLOW_ALLOW_HOSTS",
+    metavar="NAME[:PORT]",
+    help="Another Host name the server answers to (it answers to 127.0.0.1, localhost and [::1] on its port); "
+    "repeatable, or space-separated in $KBFLOW_ALLOW_HOSTS; '*' turns the check off (behind a proxy).",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    envvar="KBFLOW_ALLOW_ORIGINS",
+    metavar="URL",
+    help="Another site allowed to write and to read with CORS (https://app.example.com); repeatable, "
+    "or space-separated in $KBFLOW_ALLOW_ORIGINS.",
 )
 @click.pass_context
-def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots) -> None:
+def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, allow_origins) -> None:
     """Serve the lake: a web page at /, the REST API under /v1 (OpenAPI at /docs), MCP at /mcp.
 
     \b
     With API keys in the lake (`kbflow keys create`), every request needs one
     (Authorization: Bearer kbf_...; a browser signs in at /login). Without
     any, the server is local and trusted: it binds to 127.0.0.1 only.
+
+    \b
+    Other sites open in the same browser are kept out: the server answers only
+    to its own Host names (421 otherwise), refuses writes whose Origin is not
+    its own (403), takes JSON only on the API and a CSRF token on every form,
+    and registers local folders over HTTP only under --source-root.
     """
     from kbflow.service.app import serve as run_server
 
@@ -650,7 +675,22 @@ def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots) -> None:
         click.echo("no API keys in this lake: serving on the loopback address only, without authentication", err=True)
     parts = ("" if no_web else "web page /, ") + "REST /v1, OpenAPI /docs" + ("" if no_mcp else ", MCP /mcp")
     click.echo(f"serving {service.lake.uri} at http://{host}:{port} ({parts})", err=True)
-    run_server(service, host, port, mcp=not no_mcp, web=not no_web)
+    click.echo(
+        "answering to Host "
+        + ", ".join(_host_names(host, port, allow_hosts))
+        + "; local sources over HTTP only under "
+        + ", ".join(service.source_roots),
+        err=True,
+    )
+    run_server(
+        service, host, port, mcp=not no_mcp, web=not no_web, allow_hosts=allow_hosts, allow_origins=allow_origins
+    )
+
+
+def _host_names(host: str, port: int, allow_hosts: tuple[str, ...]) -> list[str]:
+    from kbflow.service.security import Policy
+
+    return [f"{name}:{port}" for name in Policy.of(host).own_names()] + list(allow_hosts)
 
 
 @main.command()

@@ -59,12 +59,13 @@ def free_port() -> int:
 class Server:
     """uvicorn serving ``create_app(service)`` in a thread, on a free port."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, **app_options) -> None:
         import uvicorn
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(service), host="127.0.0.1", port=self.port, log_level="warning")
+        app = create_app(service, **app_options)
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -153,8 +154,12 @@ def test_rest_search_chunk_resolve_sources_health(open_server, open_lake):
         (("POST", "/v1/citations", {"json": {"chunk_ids": []}}), 400, "invalid_request", "chunk_ids"),
         (("POST", "/v1/citations", {"content": b"{not json", "headers": {"content-type": "application/json"}}),
          400, "invalid_request", "JSON"),
-        (("POST", "/v1/citations", {"content": b"x" * (MAX_BODY + 1)}), 413, "too_large", "body"),
-        (("POST", "/v1/sources", {"json": {"uri": "/nonexistent", "type": "docs"}}), 400, "invalid_source", ""),
+        (("POST", "/v1/citations", {"content": b"x" * (MAX_BODY + 1), "headers": {"content-type": "application/json"}}),
+         413, "too_large", "body"),
+        (("POST", "/v1/sources", {"json": {"uri": "nonexistent-folder", "type": "docs"}}), 400, "invalid_source", ""),
+        (("POST", "/v1/sources", {"json": {"uri": "/nonexistent", "type": "docs"}}), 403, "forbidden", "source-root"),
+        (("POST", "/v1/citations", {"content": b'{"chunk_ids": ["x"]}', "headers": {"content-type": "text/plain"}}),
+         415, "unsupported_media_type", "application/json"),
         (("GET", "/v1/nothing", {}), 404, "not_found", ""),
     ],
 )  # fmt: skip

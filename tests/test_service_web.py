@@ -57,6 +57,11 @@ def web(web_lake):
         yield server
 
 
+def csrf_of(page: str) -> str:
+    """The CSRF token a page's forms carry."""
+    return re.search(r"name=csrf value='([^']+)'", page).group(1)
+
+
 def _get(server, path, **params):
     return httpx.get(server.url + path, params=params, timeout=60)
 
@@ -148,14 +153,17 @@ def test_pages_need_a_key_when_the_lake_has_keys(tmp_path):
         with httpx.Client(base_url=server.url, timeout=60) as client:
             first = client.get("/sources")
             assert first.status_code == 303 and first.headers["location"].startswith("/login?")
-            bad = client.post("/login", data={"key": "kbf_nope_nope", "next": "/sources"})
+            csrf = csrf_of(client.get("/login").text)
+            assert client.post("/login", data={"key": token, "next": "/sources"}).status_code == 403  # no token
+            bad = client.post("/login", data={"key": "kbf_nope_nope", "next": "/sources", "csrf": csrf})
             assert bad.status_code == 303 and "error=" in bad.headers["location"]
-            signed = client.post("/login", data={"key": token, "next": "/sources"})
+            signed = client.post("/login", data={"key": token, "next": "/sources", "csrf": csrf})
             assert signed.status_code == 303 and signed.headers["location"] == "/sources"
             page = client.get("/sources")
             assert page.status_code == 200 and "id='source-d'" in page.text
             assert "<form class=inline method=post" not in page.text  # a reader gets no edit buttons
-            assert client.post("/sources/d/refresh").headers["location"].startswith("/sources?error=")
+            refused = client.post("/sources/d/refresh", data={"csrf": csrf})
+            assert refused.headers["location"].startswith("/sources?error=")
             (tmp_path / "d" / "a.md").write_text("# A\n\nAbout keys, changed.\n")  # changed since indexed
             assert '<span class="pill stale">stale</span>' in client.get("/sources").text
 

@@ -13,12 +13,13 @@ browsable at ``/docs``.
 import contextlib
 import logging
 import urllib.parse
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import Body, FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
@@ -45,6 +46,7 @@ from kbflow.errors import (
     StaleCitationError,
 )
 from kbflow.service.core import Service, hits_dict
+from kbflow.service.security import BrowserGuard, Policy, page_csp
 
 __all__ = ["ERRORS", "MAX_BODY", "MAX_QUERY_STRING", "create_app", "error_body", "token_of"]
 
@@ -222,9 +224,22 @@ class ClaimActionIn(BaseModel):
     actor_type: str | None = None
 
 
-def create_app(service: Service, *, mcp: bool = True, web: bool = True, host: str = "127.0.0.1"):
+def create_app(
+    service: Service,
+    *,
+    mcp: bool = True,
+    web: bool = True,
+    host: str = "127.0.0.1",
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
+):
     """The FastAPI app of ``kbflow serve`` over ``service`` (``mcp``: mount the MCP tools at ``/mcp``; ``web``:
-    the web page at ``/``, :mod:`kbflow.service.web`)."""
+    the web page at ``/``, :mod:`kbflow.service.web`).
+
+    ``host`` is the address the server binds; it answers only to its own names
+    and ``allow_hosts``, and takes writes from browsers only of its own origin and
+    ``allow_origins`` (:mod:`kbflow.service.security`)."""
+    policy = Policy.of(host, allow_hosts, allow_origins)
     mcp_server = None
     if mcp:
         from kbflow.service.mcp import build_mcp
@@ -245,7 +260,10 @@ def create_app(service: Service, *, mcp: bool = True, web: bool = True, host: st
         version=__version__,
         description='Cited hybrid search over a kbflow lake. Errors are `{"error": {"code", "message"}}`.',
         lifespan=lifespan,
+        docs_url=None,
     )
+    app.state.policy = policy
+    _mount_docs(app)
     if mcp_server is not None:
         app.router.routes.extend(mcp_app.routes)
 
@@ -404,11 +422,49 @@ def create_app(service: Service, *, mcp: bool = True, web: bool = True, host: st
 
         mount_web(app, service)
     app.add_middleware(_Guard, service=service)
+    if policy.allow_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(policy.allow_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type", "Mcp-Session-Id"],
+        )
+    app.add_middleware(BrowserGuard, policy=policy)  # outermost: runs before anything else
     return app
 
 
-def serve(service: Service, host: str, port: int, *, mcp: bool = True, web: bool = True) -> None:
+def _mount_docs(app: FastAPI) -> None:
+    """``/docs``: FastAPI's Swagger UI, its scripts allowed by a nonce (the page loads them from a CDN)."""
+    import secrets
+
+    from fastapi.openapi.docs import get_swagger_ui_html
+
+    cdn = "https://cdn.jsdelivr.net"
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs():
+        nonce = secrets.token_urlsafe(16)
+        page = get_swagger_ui_html(openapi_url="/openapi.json", title="kbflow API")
+        body = page.body.decode().replace("<script>", f'<script nonce="{nonce}">')
+        body = body.replace("<script src=", f'<script nonce="{nonce}" src=')
+        csp = page_csp(nonce, script_hosts=cdn, style_hosts=cdn, img_hosts="https://fastapi.tiangolo.com")
+        return HTMLResponse(body, headers={"Content-Security-Policy": csp})
+
+
+def serve(
+    service: Service,
+    host: str,
+    port: int,
+    *,
+    mcp: bool = True,
+    web: bool = True,
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
+) -> None:
     """Run the app with uvicorn until interrupted (``kbflow serve``)."""
     import uvicorn
 
-    uvicorn.run(create_app(service, mcp=mcp, web=web, host=host), host=host, port=port, log_level="info")
+    app = create_app(service, mcp=mcp, web=web, host=host, allow_hosts=allow_hosts, allow_origins=allow_origins)
+    uvicorn.run(app, host=host, port=port, log_level="info")

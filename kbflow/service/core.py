@@ -83,9 +83,10 @@ class Service:
     """The operations of ``kbflow serve`` over one lake (see the module docs).
 
     ``source_roots``: folders under which sources added over the network
-    (``add_source``) may lie when the server has API keys; without keys (a
-    local server) any path may be added. URLs are always allowed (fetched
-    behind kbflow's SSRF guard).
+    (``add_source``) must lie, with keys or without (default: the current
+    directory, so a keyless server never registers a folder it was not started
+    in). ``kbflow add`` on the command line is not limited. URLs are always
+    allowed (fetched behind kbflow's SSRF guard).
     """
 
     RECHECK = 1.0
@@ -96,7 +97,7 @@ class Service:
         settings: Settings | Mapping[str, Any] | None = None,
         *,
         log_queries: bool = True,
-        source_roots: Sequence[str] = (),
+        source_roots: Sequence[str] | None = None,
     ) -> None:
         self.lake = lake if isinstance(lake, Lake) else Lake(lake, create=False)
         settings = Settings.coerce(settings, lake=self.lake.uri)
@@ -104,7 +105,8 @@ class Service:
             settings = replace(settings, retrieval=settings.retrieval.override(log_queries=False))
         self.settings = settings
         self.keys = KeyRing(self.lake)
-        self.source_roots = [os.path.realpath(r) for r in source_roots]
+        roots = [os.getcwd()] if source_roots is None else source_roots
+        self.source_roots = [os.path.realpath(r) for r in roots]
         self._lock = threading.Lock()
         self._retriever: Retriever | None = None
         self._checked = float("-inf")
@@ -272,8 +274,8 @@ class Service:
 
     def add_source(self, key: ApiKey | None, body: Mapping[str, Any]) -> dict[str, Any]:
         """Register a source (``{"uri", "type", "id"?, "scope"?, "title"?, "max_file_mb"?}``), as ``kbflow add``
-        does; an editor's scope must contain the source's, and with keys a local path must lie under a
-        ``source_roots`` folder. Returns the source and the files its loader will leave out."""
+        does; an editor's scope must contain the source's, and a local path must lie under a ``source_roots``
+        folder (with keys or without). Returns the source and the files its loader will leave out."""
         from kbflow.sources.base import MAX_FILE_MB_OPTION, get_loader, slugify
         from kbflow.sources.web import is_url
 
@@ -290,10 +292,11 @@ class Service:
             key.require(scope, write=True)
         if not is_url(uri):
             uri = os.path.realpath(uri)
-            if key is not None and not any(uri == r or uri.startswith(r + os.sep) for r in self.source_roots):
+            if not any(uri == r or uri.startswith(r.rstrip(os.sep) + os.sep) for r in self.source_roots):
                 raise AccessDeniedError(
                     f"{body['uri']}: a local path added over the network must lie under a --source-root folder "
-                    f"({', '.join(self.source_roots) or 'none configured'})"
+                    f"({', '.join(self.source_roots) or 'none configured'}); start kbflow serve with "
+                    "--source-root DIR, or add it on the command line with `kbflow add`"
                 )
         max_file_mb = body.get("max_file_mb")
         if max_file_mb is not None and (not isinstance(max_file_mb, int | float) or max_file_mb <= 0):

@@ -18,7 +18,7 @@ import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Form, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Form, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -28,6 +28,7 @@ from kbflow.config import MODES
 from kbflow.errors import KbflowError, NotFoundError, ResolveError
 from kbflow.records import Citation
 from kbflow.service.core import Service
+from kbflow.service.security import CSRF_FIELD, WRITES, check_csrf, csrf_token
 
 __all__ = ["COOKIE", "mount_web"]
 
@@ -102,8 +103,36 @@ def _pill(status: str) -> str:
     return f'<span class="pill {_e(status)}">{_e(status)}</span>'
 
 
+class _FormRefused(Exception):
+    """A page form that fails its CSRF check (answered with a 403 page)."""
+
+
+async def _require_csrf(request: Request) -> None:
+    """Every form the page posts carries the CSRF token of :func:`_csrf_input` (checked before its handler)."""
+    if request.method not in WRITES:
+        return
+    form = await request.form()
+    token = form.get(CSRF_FIELD)
+    why = check_csrf(request.app.state.policy, request.scope, token if isinstance(token, str) else None)
+    if why:
+        raise _FormRefused(why)
+
+
+async def _refused_page(_request: Request, exc: Exception) -> HTMLResponse:
+    return _layout("Refused", f"<h1>Refused</h1><p class=error id=error>{_e(exc)}</p>", status=403)
+
+
+def _csrf_input(request: Request) -> str:
+    """The hidden field carrying this browser's CSRF token, for every form that posts."""
+    token = csrf_token(request.app.state.policy, request.scope)
+    return f"<input type=hidden name={CSRF_FIELD} value='{_e(token)}'>"
+
+
 def mount_web(app: FastAPI, service: Service) -> None:
     """Add the web page's routes to ``app`` (the REST app of ``kbflow serve``)."""
+
+    router = APIRouter(include_in_schema=False, dependencies=[Depends(_require_csrf)])
+    app.add_exception_handler(_FormRefused, _refused_page)
 
     def key(request: Request):
         return request.scope.get("state", {}).get("kbflow_key")
@@ -116,17 +145,18 @@ def mount_web(app: FastAPI, service: Service) -> None:
         return k is None or k.role == "editor"
 
     # --- sign in -------------------------------------------------------------------------------
-    @app.get("/login", include_in_schema=False)
-    async def login_form(next: str = "/", error: str | None = None):
+    @router.get("/login", include_in_schema=False)
+    async def login_form(request: Request, next: str = "/", error: str | None = None):
         message = f"<p class=error>{_e(error)}</p>" if error else ""
         body = (
-            f"<h1>Sign in</h1>{message}<form method=post action=/login><input type=hidden name=next value='{_e(next)}'>"
+            f"<h1>Sign in</h1>{message}<form method=post action=/login>{_csrf_input(request)}"
+            f"<input type=hidden name=next value='{_e(next)}'>"
             "<p><label>API key <input name=key type=password size=60 autofocus></label></p>"
             "<p><button>Sign in</button></p></form><p class=muted>Keys come from <code>kbflow keys create</code>.</p>"
         )
         return _layout("Sign in", body)
 
-    @app.post("/login", include_in_schema=False)
+    @router.post("/login", include_in_schema=False)
     async def login(key_text: Annotated[str, Form(alias="key")], next: Annotated[str, Form()] = "/"):
         try:
             await call(service.principal, key_text.strip())
@@ -138,7 +168,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
         return response
 
     # --- search --------------------------------------------------------------------------------
-    @app.get("/", include_in_schema=False)
+    @router.get("/", include_in_schema=False)
     async def search_page(
         request: Request,
         q: str = "",
@@ -222,7 +252,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             "thread": thread,
         }
 
-    @app.get("/chunks/{chunk_id}", include_in_schema=False)
+    @router.get("/chunks/{chunk_id}", include_in_schema=False)
     async def chunk_page(request: Request, chunk_id: str, q: str = ""):
         try:
             view = await call(chunk_view, key(request), chunk_id)
@@ -282,7 +312,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             content = f"<div class=doc><mark id=cited>{_e(row[S.TEXT])}</mark></div>"
         return _layout(citation.render(), head + content)
 
-    @app.get("/chunks/{chunk_id}/page.png", include_in_schema=False)
+    @router.get("/chunks/{chunk_id}/page.png", include_in_schema=False)
     async def chunk_page_image(request: Request, chunk_id: str):
         try:
             row = await call(service._chunk_row, key(request), chunk_id)
@@ -294,7 +324,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             return _error_page(exc)
         return Response(data, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
 
-    @app.get("/chunks/{chunk_id}/file", include_in_schema=False)
+    @router.get("/chunks/{chunk_id}/file", include_in_schema=False)
     async def chunk_file(request: Request, chunk_id: str):
         """The original file the chunk came from (PDFs open at the page with ``#page=N``)."""
         from kbflow.retrieve.resolver import _source_file
@@ -315,9 +345,9 @@ def mount_web(app: FastAPI, service: Service) -> None:
         )
         with open(path, "rb") as fh:
             data = fh.read()
-        return Response(
-            data, media_type=media, headers={"Content-Disposition": "inline", "X-Content-Type-Options": "nosniff"}
-        )
+        # a sandbox: whatever the file holds runs in no origin of this server's
+        headers = {"Content-Disposition": "inline", "Content-Security-Policy": "sandbox; default-src 'none'"}
+        return Response(data, media_type=media, headers=headers)
 
     # --- sources -------------------------------------------------------------------------------
     def sources_view(k) -> list[dict[str, Any]]:
@@ -335,13 +365,14 @@ def mount_web(app: FastAPI, service: Service) -> None:
                 s["stale_detail"] = found.detail
         return listed
 
-    @app.get("/sources", include_in_schema=False)
+    @router.get("/sources", include_in_schema=False)
     async def sources_page(request: Request, error: str | None = None, done: str | None = None):
         try:
             listed = await call(sources_view, key(request))
         except KbflowError as exc:
             return _error_page(exc)
         editor = can_edit(request)
+        token = _csrf_input(request)
         rows = []
         for s in listed:
             sid = urllib.parse.quote(s["source_id"])
@@ -349,8 +380,9 @@ def mount_web(app: FastAPI, service: Service) -> None:
             issues = "".join(f"<li>{_e(i.get('path'))}: {_e(i.get('reason'))}</li>" for i in left_out[:5])
             more = f"<li>… and {len(left_out) - 5} more</li>" if len(left_out) > 5 else ""
             actions = (
-                f"<form class=inline method=post action='/sources/{_e(sid)}/refresh'><button>refresh</button></form> "
-                f"<form class=inline method=post action='/sources/{_e(sid)}/remove'><button>remove</button></form>"
+                f"<form class=inline method=post action='/sources/{_e(sid)}/refresh'>{token}<button>refresh</button>"
+                f"</form> <form class=inline method=post action='/sources/{_e(sid)}/remove'>{token}"
+                "<button>remove</button></form>"
                 if editor else ""
             )  # fmt: skip
             rows.append(
@@ -364,7 +396,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             f"<p class=error id=error>{_e(error)}</p>" if error else (f"<p id=done>{_e(done)}</p>" if done else "")
         )
         add = (
-            "<h3>Add a source</h3><form method=post action='/sources/add'>"
+            f"<h3>Add a source</h3><form method=post action='/sources/add'>{token}"
             "<input name=uri placeholder='path or URL' size=40 required> "
             f"<select name=type>{_options(S.SOURCE_TYPES, 'docs')}</select> "
             "<input name=id placeholder='id (optional)' size=14> "
@@ -382,7 +414,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
         query = {k: v for k, v in (("error", error), ("done", done)) if v}
         return RedirectResponse("/sources" + ("?" + urllib.parse.urlencode(query) if query else ""), 303)
 
-    @app.post("/sources/add", include_in_schema=False)
+    @router.post("/sources/add", include_in_schema=False)
     async def sources_add(
         request: Request,
         uri: Annotated[str, Form()],
@@ -397,7 +429,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             return back(error=str(exc))
         return back(done=f"added {added['source_id']}; refresh it to ingest it")
 
-    @app.post("/sources/{source_id}/remove", include_in_schema=False)
+    @router.post("/sources/{source_id}/remove", include_in_schema=False)
     async def sources_remove(request: Request, source_id: str):
         try:
             await call(service.remove_source, key(request), source_id)
@@ -405,7 +437,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             return back(error=str(exc))
         return back(done=f"removed {source_id}")
 
-    @app.post("/sources/{source_id}/refresh", include_in_schema=False)
+    @router.post("/sources/{source_id}/refresh", include_in_schema=False)
     async def sources_refresh(request: Request, source_id: str):
         try:
             summary = await call(service.refresh_source, key(request), source_id)
@@ -431,7 +463,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
         )
         return {"source": source, "docs": docs, "chunks": chunks}
 
-    @app.get("/sources/{source_id}", include_in_schema=False)
+    @router.get("/sources/{source_id}", include_in_schema=False)
     async def source_page(request: Request, source_id: str, unit: str | None = None):
         try:
             view = await call(source_view, key(request), source_id)
@@ -467,7 +499,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
         return _layout(source_id, body, active="sources")
 
     # --- versions ------------------------------------------------------------------------------
-    @app.get("/versions", include_in_schema=False)
+    @router.get("/versions", include_in_schema=False)
     async def versions_page(request: Request):
         try:
             snapshots, history = await call(lambda: (service.lake.snapshots(), service.lake.history()))
@@ -513,7 +545,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             points = [(str(h)[:16], float(v)) for h, v in by_hour.iter_rows()]
         return {"report": report, "latency": points}
 
-    @app.get("/insights", include_in_schema=False)
+    @router.get("/insights", include_in_schema=False)
     async def insights_page(request: Request, since: str = "7d"):
         try:
             view = await call(insights_view, key(request), since or None)
@@ -544,6 +576,8 @@ def mount_web(app: FastAPI, service: Service) -> None:
             + table("Searches by origin", r["by_origin"], "by-origin")
         )
         return _layout("Insights", body, active="insights")
+
+    app.include_router(router)
 
 
 def _cell(value: Any) -> str:
