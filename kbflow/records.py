@@ -69,6 +69,8 @@ class Locator:
     comment_id: str | None = None
     record_id: str | None = None
     field: str | None = None
+    #: the encoding a text file was decoded with where it is not UTF-8 (detected at load, re-used by resolve)
+    encoding: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in LOCATOR_KIND_FIELDS:
@@ -84,6 +86,8 @@ class Locator:
             elif name == "regions" and value is not None:
                 value = [{"page": p, "bbox": list(b)} for p, b in value]
             out[name] = value
+        if self.encoding is not None:
+            out["encoding"] = self.encoding
         return out
 
     def to_row(self) -> dict[str, Any]:

@@ -138,6 +138,8 @@ LOCATOR_TYPE = pa.struct(
         # record
         ("record_id", pa.string()),
         ("field", pa.string()),
+        # doc / code / web / ticket: a text file's legacy encoding where it is not UTF-8 (cp1252, latin-1, ...)
+        ("encoding", pa.string()),
     ]
 )
 

@@ -14,9 +14,3 @@ def test_arrow_set_helpers_match_python_sets():
     # as Python compares: None != "x" is stale, None == None is not
     assert arrays.differs(pa.array(["x", None]), "x") and not arrays.differs(pa.array(["x", "x"]), "x")
     assert not arrays.differs(pa.array([None]), None) and not arrays.differs(pa.array([], pa.string()), "x")
-
-
-def test_first_repeat_in_order_of_first_occurrence():
-    assert arrays.first_repeat(pa.array(["a", "b", "c", "b", "a"])) == "a"
-    assert arrays.first_repeat(pa.chunked_array([["x"], ["y", "y"]])) == "y"
-    assert arrays.first_repeat(pa.array(["x", "y"])) is None

@@ -32,7 +32,9 @@ HIDDEN_HTML = (
 CORPUS = [
     ("docs", "good.md", b"# Good\n\nValves are greased every spring.\n", "loaded", None),
     ("docs", "binary.md", bytes(range(256)) * 8, "failed", "binary file"),
-    ("docs", "latin1.md", "# Caf\xe9\n\nUn caf\xe9 cr\xe8me.\n".encode("latin-1"), "failed", "not valid UTF-8"),
+    ("docs", "latin1.md", "# Caf\xe9\n\nUn caf\xe9 cr\xe8me.\n".encode("latin-1"), "loaded", None),  # cp1252
+    ("docs", "cp1251.txt", "Журнал событий за год".encode("cp1251"), "loaded", None),
+    ("docs", "undecodable.md", b"# Notes\n" + bytes(range(128, 256)), "failed", "no legacy encoding fits"),
     ("docs", "stray-nul.md", b"# Nul\n\nA stray \x00 byte in otherwise good text about seals and gaskets.\n",
      "loaded", None),
     ("docs", "utf16.txt", "Filters are changed yearly.\n".encode("utf-16"), "loaded", None),

@@ -116,15 +116,15 @@ def test_cli_ingest_reports_partial_and_failed_sources_and_exits_1(lake_path, do
     bad_only.mkdir()
     (bad_only / "x.md").write_text("# fine at add time\n")
     run(lake_path, "add", str(bad_only), "--type", "docs")
-    (docs_dir / "bad.md").write_bytes(b"\xff bad")
-    (bad_only / "x.md").write_bytes(b"\xff bad")
+    (docs_dir / "bad.md").write_bytes(bytes(range(128, 256)))
+    (bad_only / "x.md").write_bytes(bytes(range(128, 256)))
     out = run(lake_path, "ingest", "--model", FAST_MODEL, "--json")
     assert out.exit_code == 1
     summary = {s["source_id"]: s for s in json.loads(out.stdout)["sources"]}
     docs = summary["docs"]
     assert docs["status"] == "partial" and docs["chunks_added"] > 0 and docs["skipped"] == []
     assert docs["failed_files"] == [{"path": "bad.md", "reason": docs["failed_files"][0]["reason"]}]
-    assert docs["failed_files"][0]["reason"].startswith("not valid UTF-8 (byte 0xff at offset 0)")
+    assert docs["failed_files"][0]["reason"].startswith("not valid UTF-8 (byte 0x80 at offset 0)")
     assert summary["bad_only"]["status"] == "failed"
     assert "nothing to index; the file was left out: x.md (not valid UTF-8" in summary["bad_only"]["error"]
     status = json.loads(run(lake_path, "status", "--json").stdout)

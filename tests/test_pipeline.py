@@ -61,7 +61,7 @@ def test_bad_input_fails_clearly_and_leaves_tables_untouched(ingested, fast_sett
     rows_before = ingested.scan(S.CHUNKS, [S.CHUNK_ID]).num_rows
     if breakage == "all_invalid_utf8":
         for p in docs_dir.iterdir():
-            p.write_bytes(b"caf\xe9 not utf-8")
+            p.write_bytes(b"caf" + bytes(range(128, 256)))
         expected = "all 2 files were left out: guide.md (not valid UTF-8"
     elif breakage == "missing_folder":
         for p in docs_dir.iterdir():
@@ -83,21 +83,60 @@ def test_bad_input_fails_clearly_and_leaves_tables_untouched(ingested, fast_sett
     assert source.status == "failed" and expected.split(": ")[-1].strip() in source.last_error
 
 
-def test_duplicate_record_id_fails_after_loading_and_keeps_the_last_load(tmp_path, fast_settings):
+def test_a_duplicate_record_id_keeps_the_first_record_and_reports_the_others(tmp_path, fast_settings):
     corpus = tmp_path / "corpus.jsonl"
     rows = [{"_id": f"d{i}", "text": f"record {i}"} for i in range(5)]
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
     lake = Lake(tmp_path / "lake")
     lake.register(Source("corpus", "jsonl", str(corpus)))
     pipeline.ingest(lake, fast_settings)
-    before = data_versions(lake)
-    corpus.write_text(
-        "".join(json.dumps(r) + "\n" for r in [*rows, {"_id": "x", "text": "new"}, {"_id": "d3", "text": "again"}])
-    )
-    with pytest.raises(SourceError, match=r"corpus.jsonl:7: duplicate _id 'd3' \(first on line 4\)"):
-        pipeline.load_source(lake, "corpus")
-    assert data_versions(lake) == before
-    assert lake.get_source("corpus").status == "failed"
+    extra = [{"_id": "x", "text": "new"}, {"_id": "d3", "text": "again"}, {"_id": "e", "text": ""}, "{broken"]
+    corpus.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in [*rows, *extra]))
+    report = pipeline.ingest(lake, fast_settings).sources[0]
+    assert report.status == "partial" and report.error is None, report
+    source = lake.get_source("corpus")
+    assert source.status == "partial" and source.chunk_count == 6
+    problems = {i["path"]: i["reason"] for i in source.issues}
+    assert problems["corpus.jsonl:7"] == "duplicate _id 'd3' (first on line 4, which is kept)"
+    assert "no text" in problems["corpus.jsonl:8"] and "invalid JSON" in problems["corpus.jsonl:9"]
+    texts = lake.scan(S.DOCUMENTS, [S.TEXT]).column(0).to_pylist()
+    assert "record 3" in texts and "again" not in texts and "new" in texts
+
+
+def test_many_duplicate_ids_are_counted_past_the_listed_ones(tmp_path, fast_settings):
+    from kbflow.sources.base import MAX_LISTED
+
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"_id": "same" if i % 2 else f"r{i}", "text": f"record {i}"} for i in range(2 * MAX_LISTED + 11)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lake = Lake(tmp_path / "lake")
+    lake.register(Source("corpus", "jsonl", str(corpus)))
+    pipeline.ingest(lake, fast_settings)
+    issues = lake.get_source("corpus").issues
+    assert len(issues) == MAX_LISTED + 1 and issues[0]["path"] == "corpus.jsonl:4"
+    repeats = sum(r["_id"] == "same" for r in rows) - 1  # the first is kept
+    assert issues[-1]["reason"] == f"{repeats - MAX_LISTED} more duplicate _ids (first {MAX_LISTED} listed)"
+
+
+def test_a_repeated_ticket_post_keeps_the_first(tmp_path, fast_settings):
+    folder = tmp_path / "tickets"
+    folder.mkdir()
+    issue = {"number": 7, "title": "Crash", "body": "It crashes.", "comments": [{"id": 1, "body": "Same here."}]}
+    again = {**issue, "comments": [{"id": 1, "body": "A repeat."}, {"id": 2, "body": "Fixed in 1.2."}]}
+    (folder / "export.json").write_text(json.dumps([issue, again, {"title": "no number"}]))
+    lake = Lake(tmp_path / "lake")
+    lake.register(Source("t", "ticket", str(folder)))
+    pipeline.ingest(lake, fast_settings)
+    source = lake.get_source("t")
+    assert source.status == "partial"
+    reasons = sorted(f"{i['path']}: {i['reason']}" for i in source.issues)
+    assert reasons == [
+        'export.json (issue #3 of the file): has no "number"; ticket exports need GitHub\'s issue shape',
+        "export.json (issue 7): comment 1 appears again; the first is kept",
+        "export.json (issue 7): issue 7 appears again; the first is kept",
+    ]
+    texts = lake.scan(S.DOCUMENTS, [S.TEXT]).column(0).to_pylist()
+    assert "Same here." in texts and "Fixed in 1.2." in texts and "A repeat." not in texts
 
 
 def test_registry_rules(lake_path, docs_dir, repo_dir):

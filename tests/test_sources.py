@@ -26,18 +26,18 @@ def test_docs_loader_units_and_fingerprint(docs_dir):
 
 
 def test_docs_invalid_utf8_is_reported_and_the_rest_loaded(docs_dir):
-    (docs_dir / "bad.md").write_bytes(b"# ok\n\xff\xfe broken")
+    (docs_dir / "bad.md").write_bytes(b"# ok\n" + bytes(range(128, 256)))
     loader, units = load("docs", docs_dir)
     assert sorted(u.unit_key for u in units) == ["guide.md", "notes.txt"]
     (issue,) = loader.issues
     assert issue.path == "bad.md" and issue.failed
-    assert issue.reason.startswith("not valid UTF-8 (byte 0xff at offset 5)")
+    assert issue.reason.startswith("not valid UTF-8 (byte 0x80 at offset 5) and no legacy encoding fits")
 
 
 def test_docs_all_files_bad_fails_naming_them(tmp_path):
     d = tmp_path / "d"
     d.mkdir()
-    (d / "bad.md").write_bytes(b"\xff")
+    (d / "bad.md").write_bytes(bytes(range(128, 256)))
     with pytest.raises(SourceError, match=r"nothing to index; the file was left out: bad\.md \(not valid UTF-8"):
         load("docs", d)
 
@@ -158,3 +158,26 @@ def test_unknown_type_and_slug():
     with pytest.raises(SourceError, match="unknown source type 'pdfx'"):
         get_loader("pdfx")
     assert slugify("/x/My Docs/") == "my-docs"
+
+
+def test_a_legacy_encoded_file_is_decoded_recorded_and_resolved_the_same_way(tmp_path, fast_settings):
+    from kbflow import pipeline
+    from kbflow import schema as S
+    from kbflow.lake import Lake
+    from kbflow.records import Citation
+    from kbflow.retrieve.resolver import resolve
+
+    d = tmp_path / "docs"
+    d.mkdir()
+    text = "# Menu\n\nCafé crème and œuvres at 5 € — « oui », every day.\n"
+    (d / "menu.md").write_bytes(text.encode("cp1252"))
+    (d / "plain.md").write_text("# Plain\n\nUTF-8 needs no record.\n")
+    lake = Lake(tmp_path / "lake")
+    lake.register(Source("docs", "docs", str(d)))
+    pipeline.ingest(lake, fast_settings)
+    assert lake.get_source("docs").status == "indexed"
+    rows = {r[S.LOCATOR]["path"]: r for r in lake.scan(S.CHUNKS).to_pylist()}
+    menu, plain = Citation.from_row(rows["menu.md"]), Citation.from_row(rows["plain.md"])
+    assert rows["menu.md"][S.TEXT] == text.strip() and menu.locator.encoding == "cp1252"
+    assert plain.locator.encoding is None and "encoding" not in plain.locator.to_dict()
+    assert resolve(menu, lake=lake) == text.strip() == resolve(menu)  # re-read in the recorded encoding

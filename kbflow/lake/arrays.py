@@ -11,7 +11,7 @@ from typing import Any
 
 from kbflow._lazy import require
 
-__all__ = ["array", "count_missing", "differs", "distinct", "first_repeat", "without"]
+__all__ = ["array", "count_missing", "differs", "distinct", "without"]
 
 
 def array(values: Any) -> Any:
@@ -45,11 +45,3 @@ def differs(values: Any, value: Any) -> bool:
         return bool(pc.any(pc.is_valid(values)).as_py())
     same = pc.fill_null(pc.equal(values, value), False)
     return bool(len(values)) and not pc.all(same).as_py()
-
-
-def first_repeat(values: Any) -> Any:
-    """The first value of Arrow array ``values`` that occurs more than once (``None`` if none does)."""
-    pc = require("pyarrow.compute")
-    counts = pc.value_counts(array(values))  # in order of first occurrence
-    repeated = counts.filter(pc.greater(counts.field("counts"), 1))
-    return repeated.field("values")[0].as_py() if len(repeated) else None

@@ -109,6 +109,32 @@ class Spill:
         got = [batch.column(name) for batch in self.reader()]
         return pa.concat_arrays(got) if got else pa.array([], type=self.schema.field(name).type)
 
+    def keep_first(self, name: str) -> list[Any]:
+        """Drop every row whose ``name`` value an earlier row already has; returns the dropped values in order.
+
+        The spill is rewritten batch by batch only when something is dropped
+        (the column itself is held whole, as :meth:`column` does).
+        """
+        pl = require("polars")
+        first = pl.from_arrow(self.column(name)).is_first_distinct()
+        if first.all():
+            return []
+        dropped = pl.from_arrow(self.column(name)).filter(~first).to_list()
+        pa = require("pyarrow")
+        fd, path = tempfile.mkstemp(prefix="kbflow-spill-", suffix=".arrows")
+        os.close(fd)
+        mask, start, kept = first.to_arrow(), 0, 0
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, self.schema) as writer:
+            for batch in self.reader():
+                part = batch.filter(mask.slice(start, batch.num_rows))
+                start += batch.num_rows
+                kept += part.num_rows
+                if part.num_rows:
+                    writer.write_batch(part)
+        os.unlink(self.path)
+        self.path, self.num_rows = path, kept
+        return dropped
+
     def close(self) -> None:
         """Finish and delete the file."""
         try:

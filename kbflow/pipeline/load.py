@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from kbflow import schema as S
-from kbflow.errors import KbflowError, SourceError
+from kbflow.errors import KbflowError
 from kbflow.lake import arrays
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import releases_memory
@@ -49,12 +49,12 @@ def load_source(lake: Lake, source_id: str, progress: Callable[[int, int, int], 
             issues = [issue.to_dict() for issue in loader.issues]
             lake.set_status({source_id: {S.ISSUES: json.dumps(issues) if issues else None}})
             raise
-        issues = [issue.to_dict() for issue in loader.issues]
         # unit hashes and keys checked in Arrow (tens of bytes each), not as Python sets
         distinct = spill.distinct_columns([S.UNIT_HASH, S.UNIT_KEY])
-        if len(distinct[S.UNIT_KEY]) != spill.num_rows:
-            repeat = arrays.first_repeat(spill.column(S.UNIT_KEY))
-            raise SourceError(loader.duplicate_key_error(source, repeat))
+        if len(distinct[S.UNIT_KEY]) != spill.num_rows:  # a repeated key: the first unit is kept, the rest reported
+            loader.issues += loader.duplicate_issues(source, spill.keep_first(S.UNIT_KEY))
+            distinct = spill.distinct_columns([S.UNIT_HASH, S.UNIT_KEY])
+        issues = [issue.to_dict() for issue in loader.issues]
 
         where = source_filter(source_id)
         new = distinct[S.UNIT_HASH]

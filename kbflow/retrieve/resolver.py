@@ -98,7 +98,7 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:
     try:
         if loc.kind in ("doc", "code"):
             path = _file(citation)
-            text = read_text(path)
+            text = read_text(path, loc.encoding)
             if loc.kind == "doc":
                 return _slice(text, citation, path)
             try:

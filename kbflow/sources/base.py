@@ -36,12 +36,15 @@ __all__ = [
     "MAX_FILE_MB_OPTION",
     "REFRESH_OPTION",
     "check_cron",
+    "decode_detect",
+    "decode_text",
     "FileIssue",
     "FileSetLoader",
     "Loader",
     "SkipFile",
     "file_hash",
     "get_loader",
+    "listed_with_rest",
     "loader_names",
     "read_text",
     "register_loader",
@@ -76,6 +79,16 @@ def check_cron(expr: str) -> str:
 
 #: issues named in a "nothing left to load" message before "and N more"
 _SHOWN = 5
+#: per-record problems (bad lines, repeated ids, broken posts) listed one by one; past that, one issue counts them
+MAX_LISTED = 100
+
+
+def listed_with_rest(issues: list[FileIssue], where: str, what: str) -> list[FileIssue]:
+    """The first :data:`MAX_LISTED` of ``issues``, then one issue at ``where`` counting the rest as ``what``."""
+    if len(issues) <= MAX_LISTED:
+        return issues
+    rest = len(issues) - MAX_LISTED
+    return [*issues[:MAX_LISTED], FileIssue(where, f"{rest} {what} (first {MAX_LISTED} listed)", failed=True)]
 
 
 class SkipFile(Exception):
@@ -150,14 +163,21 @@ class Loader(ABC):
         except OSError:
             return 0
 
-    def duplicate_key_error(self, source: Source, unit_key: str) -> str:
-        """The message for two units of ``source`` that share ``unit_key``.
+    def duplicate_issues(self, source: Source, keys: list[str]) -> list[FileIssue]:
+        """Issues for the units left out because an earlier unit of ``source`` had the same key.
 
-        Keys are checked after loading (:func:`kbflow.pipeline.load_source`, in
-        Arrow), so a loader need not remember every key it yielded; this is
-        called only then, and may re-read the source to say where the two are.
+        ``keys`` holds one entry per unit left out, in load order; the first
+        unit of each key is kept. Keys are checked after loading
+        (:func:`kbflow.pipeline.load_source`, in Arrow), so a loader need not
+        remember every key it yielded; this is called only then, and may
+        re-read the source to say where the repeats are. At most
+        :data:`MAX_LISTED` are listed, then one issue counts the rest.
         """
-        return f"{source.uri}: two units share the key {unit_key!r}"
+        return listed_with_rest(
+            [FileIssue(key, "a second unit with this key; the first is kept", failed=True) for key in keys],
+            source.uri,
+            "more repeated keys",
+        )
 
     def nothing_loaded(self, source: Source) -> SourceError:
         """The error for a source none of whose files could be loaded, naming why each was left out."""
@@ -348,39 +368,80 @@ def file_hash(path: str, block: int = 1 << 20) -> str:
 MAX_NUL_SHARE = 0.01
 
 
-def decode_text(data: bytes, path: str) -> str:
-    """Decode a text file; the loaders and the resolver decode alike.
+def decode_text(data: bytes, path: str, encoding: str | None = None) -> str:
+    """Decode a text file; the loaders and the resolver decode alike (see :func:`decode_detect`).
+
+    ``encoding``: the one recorded when the file was loaded (a citation's
+    ``locator.encoding``); ``None`` decodes as at load.
+    """
+    if encoding is not None:
+        try:
+            return data.decode(encoding).removeprefix("\ufeff")
+        except (UnicodeDecodeError, LookupError):
+            raise SourceError(f"{path}: no longer decodes as {encoding}, the encoding it was indexed with") from None
+    return decode_detect(data, path)[0]
+
+
+def decode_detect(data: bytes, path: str) -> tuple[str, str | None]:
+    """A text file's text and its encoding where that is not UTF-8 (``None`` for UTF-8).
 
     UTF-8 (a leading BOM dropped), or UTF-16 where the file starts with its
-    BOM. A few stray NUL bytes (at most 4, or 1% of the bytes) are kept as
+    BOM. A file that is not UTF-8 is decoded in the legacy encoding
+    ``charset-normalizer`` finds for it (cp1252, latin-1, Shift JIS, ...),
+    which the loaders record in the locator so a citation is re-read the same
+    way. A few stray NUL bytes (at most 4, or 1% of the bytes) are kept as
     U+FFFD, one character for one, so offsets still match; more make it a
     binary file, which is an error naming the file, as is a file with NUL
-    bytes that is not UTF-8, or any other undecodable byte.
+    bytes that is not UTF-8, or one no encoding fits.
     """
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         try:
-            return data.decode("utf-16")
+            return data.decode("utf-16"), None  # the BOM says it: nothing to record
         except UnicodeDecodeError:
             raise SourceError(f"{path}: starts with a UTF-16 byte-order mark but is not valid UTF-16") from None
     nul = data.count(b"\0")
     if nul > max(4, MAX_NUL_SHARE * len(data)):
         raise SourceError(f"{path}: a binary file ({nul} NUL bytes), not text")
     try:
-        text = data.decode("utf-8")
+        text, encoding = data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         if nul:
             raise SourceError(f"{path}: a binary file (NUL bytes, and not UTF-8), not text") from None
-        raise SourceError(
-            f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-            "convert the file to UTF-8 or remove it from the source"
-        ) from None
+        encoding = _legacy_encoding(data)
+        if encoding is None:
+            raise SourceError(
+                f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}) and no legacy "
+                "encoding fits; convert the file to UTF-8 or remove it from the source"
+            ) from None
+        text = data.decode(encoding)
     text = text.removeprefix("\ufeff")
-    return text.replace("\0", "\ufffd") if nul else text
+    return (text.replace("\0", "\ufffd") if nul else text), encoding
 
 
-def read_text(path: str) -> str:
-    """Read a UTF-8 text file exactly as the loaders do (no newline translation)."""
-    return decode_text(read_bytes(path), path)
+def _legacy_encoding(data: bytes) -> str | None:
+    """The encoding ``charset-normalizer`` finds for bytes that are not UTF-8 (``None``: none fits)."""
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(data))
+    if not matches:
+        return None
+    best = min(m.chaos for m in matches)
+    tied = [m for m in matches if m.chaos == best]
+    # short Western texts fit many code pages equally well; like browsers (WHATWG), prefer windows-1252 then
+    names = [name for m in tied for name in (m.encoding, *m.could_be_from_charset)]
+    encoding = "cp1252" if "cp1252" in names else tied[0].encoding
+    if encoding in ("utf_8", "ascii"):
+        return None
+    try:
+        data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return None
+    return encoding
+
+
+def read_text(path: str, encoding: str | None = None) -> str:
+    """Read a text file exactly as the loaders do (no newline translation), in its recorded ``encoding``."""
+    return decode_text(read_bytes(path), path, encoding)
 
 
 _SLUG = re.compile(r"[^a-z0-9._-]+")

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from kbflow import ids
 from kbflow.languages import is_document, language_of
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileSetLoader, decode_text, read_bytes, register_loader
+from kbflow.sources.base import FileSetLoader, decode_detect, read_bytes, register_loader
 
 
 @register_loader
@@ -32,14 +32,14 @@ class DocsLoader(FileSetLoader):
 
     def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
         data = read_bytes(path)
-        text = decode_text(data, path)
+        text, encoding = decode_detect(data, path)
         return [
             RawUnit(
                 source_id=source.source_id,
                 unit_key=rel,
                 text=text,
                 content_kind="doc",
-                locator=Locator(kind="doc", path=rel, char_start=0, char_end=len(text)),
+                locator=Locator(kind="doc", path=rel, char_start=0, char_end=len(text), encoding=encoding),
                 title=rel,
                 file_hash=ids.bytes_hash(data),
                 language=language_of(rel) or "text",

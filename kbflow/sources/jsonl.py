@@ -9,7 +9,7 @@ from typing import Any
 
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileIssue, Loader, file_hash, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, Loader, file_hash, listed_with_rest, read_bytes, register_loader
 
 
 def record_text(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -113,7 +113,7 @@ class JsonlLoader(Loader):
         """Stream the records: the file is read a line at a time, never whole.
 
         Nothing per record is kept: a duplicate ``_id`` is found after loading
-        (:meth:`duplicate_key_error` then names its lines).
+        (the first record is kept; :meth:`duplicate_issues` names the lines of the others).
         """
         self.issues = []
         self.check(source.uri)
@@ -131,12 +131,17 @@ class JsonlLoader(Loader):
             if bad <= MAX_LISTED_BAD_LINES:
                 self.issues.append(FileIssue(f"{name}:{lineno}", why, failed=True))
 
-        records = 0
-        for _, obj in iter_records(source.uri, on_problem=problem):
+        records = empty = 0
+        for lineno, obj in iter_records(source.uri, on_problem=problem):
             records += 1
             rid = str(obj["_id"])
             text, field = record_text(obj)
             if not text.strip():
+                empty += 1
+                if empty <= MAX_LISTED_BAD_LINES:
+                    self.issues.append(
+                        FileIssue(f"{name}:{lineno}", f'record {rid!r} has no text (empty "title" and "text")')
+                    )
                 continue
             yield RawUnit(
                 source_id=source.source_id,
@@ -155,14 +160,31 @@ class JsonlLoader(Loader):
                     failed=True,
                 )
             )
+        if empty > MAX_LISTED_BAD_LINES:
+            rest = empty - MAX_LISTED_BAD_LINES
+            self.issues.append(
+                FileIssue(name, f"{rest} more records without text (first {MAX_LISTED_BAD_LINES} listed)")
+            )
         if not records:
             if self.issues:
                 raise self.nothing_loaded(source)
             raise SourceError(f"{source.uri}: no records (the file is empty)")
 
-    def duplicate_key_error(self, source: Source, unit_key: str) -> str:
-        rid = unit_key.removeprefix("record:")
-        lines = [lineno for lineno, obj in iter_records(source.uri, lambda *_: None) if str(obj["_id"]) == rid][:2]
-        if len(lines) < 2:  # the file changed since it was loaded
-            return super().duplicate_key_error(source, unit_key)
-        return f"{source.uri}:{lines[1]}: duplicate _id {rid!r} (first on line {lines[0]})"
+    def duplicate_issues(self, source: Source, keys: list[str]) -> list[FileIssue]:
+        """Each record left out for a repeated ``_id``, by line, with the line of the one kept (one read)."""
+        wanted = {key.removeprefix("record:") for key in keys}
+        lines: dict[str, list[int]] = {}
+        for lineno, obj in iter_records(source.uri, lambda *_: None):
+            rid = str(obj["_id"])
+            if rid in wanted:
+                lines.setdefault(rid, []).append(lineno)
+        name = os.path.basename(source.uri)
+        issues = [
+            FileIssue(f"{name}:{lineno}", f"duplicate _id {rid!r} (first on line {at[0]}, which is kept)", failed=True)
+            for rid, at in lines.items()
+            for lineno in at[1:]
+        ]
+        if not issues:  # the file changed since it was loaded
+            return super().duplicate_issues(source, keys)
+        issues.sort(key=lambda i: int(i.path.rsplit(":", 1)[1]))
+        return listed_with_rest(issues, name, "more duplicate _ids")

@@ -15,7 +15,7 @@ from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.languages import is_document, language_of, language_of_script
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileSetLoader, SkipFile, decode_text, read_bytes, register_loader
+from kbflow.sources.base import FileSetLoader, SkipFile, decode_detect, read_bytes, register_loader
 from kbflow.sources.walk import looks_binary
 
 log = logging.getLogger(__name__)
@@ -40,19 +40,22 @@ class RepoLoader(FileSetLoader):
         if looks_binary(data):
             raise SkipFile("binary file")
         try:
-            text = decode_text(data, path)
+            text, encoding = decode_detect(data, path)
         except SourceError:
-            raise SkipFile("not valid UTF-8 text") from None
+            raise SkipFile("not text in UTF-8 or a known legacy encoding") from None
         if not text.strip():
             return []
         language = language_of(rel)
         if language is None and not os.path.splitext(rel)[1]:
             language = language_of_script(text[: text.find("\n")] if "\n" in text else text)
         if is_document(language):
-            kind, locator = "doc", Locator(kind="doc", path=rel, char_start=0, char_end=len(text))
+            kind, locator = "doc", Locator(kind="doc", path=rel, char_start=0, char_end=len(text), encoding=encoding)
         else:
             n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-            kind, locator = "code", Locator(kind="code", path=rel, line_start=1, line_end=max(1, n_lines))
+            kind, locator = (
+                "code",
+                Locator(kind="code", path=rel, line_start=1, line_end=max(1, n_lines), encoding=encoding),
+            )
         return [
             RawUnit(
                 source_id=source.source_id,

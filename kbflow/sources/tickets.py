@@ -21,7 +21,7 @@ from typing import Any
 from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileIssue, FileSetLoader, decode_text, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, FileSetLoader, decode_text, listed_with_rest, read_bytes, register_loader
 
 __all__ = ["OPENING_POST", "TicketLoader", "iter_posts", "opening_text"]
 
@@ -133,3 +133,15 @@ class TicketLoader(FileSetLoader):
                 )
             )
         return units
+
+    def duplicate_issues(self, source: Source, keys: list[str]) -> list[FileIssue]:
+        """A repeated issue number or comment id: the first post is kept, each repeat reported by its place."""
+        issues = []
+        for key in keys:
+            rel, _, post = key.rpartition("#")
+            number, _, comment_id = post.partition("/")
+            what = (
+                f"issue {number} appears again" if comment_id == OPENING_POST else f"comment {comment_id} appears again"
+            )
+            issues.append(FileIssue(f"{rel} (issue {number})", f"{what}; the first is kept", failed=True))
+        return listed_with_rest(issues, source.uri, "more repeated posts")
