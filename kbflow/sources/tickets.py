@@ -69,6 +69,9 @@ def iter_posts(
             problem(where, 'has no "number"; ticket exports need GitHub\'s issue shape')
             continue
         number = issue["number"]
+        if isinstance(number, bool) or not isinstance(number, int | str):
+            problem(where, f'"number" must be a number or a string, got {type(number).__name__}')
+            continue
         comments = issue.get("comments") or []
         if not isinstance(comments, list):
             problem(f"issue {number}", '"comments" must be a list of comment objects')
@@ -76,15 +79,23 @@ def iter_posts(
         if not isinstance(issue.get("body") or "", str) or not isinstance(issue.get("title") or "", str):
             problem(f"issue {number}", '"title" and "body" must be strings')
             continue
-        yield issue, OPENING_POST, opening_text(issue), (issue.get("user") or {}).get("login")
+        yield issue, OPENING_POST, opening_text(issue), _login(issue)
         for j, comment in enumerate(comments):
-            if not isinstance(comment, dict) or comment.get("id") in (None, ""):
-                problem(f"issue {number}", f'comment {j + 1} has no "id"')
+            cid = comment.get("id") if isinstance(comment, dict) else None
+            if cid in (None, "") or isinstance(cid, bool) or not isinstance(cid, int | str):
+                problem(f"issue {number}", f'comment {j + 1} has no "id" (a number or a string)')
                 continue
             if not isinstance(comment.get("body") or "", str):
-                problem(f"issue {number} comment {comment['id']}", '"body" must be a string')
+                problem(f"issue {number} comment {cid}", '"body" must be a string')
                 continue
-            yield issue, str(comment["id"]), comment.get("body") or "", (comment.get("user") or {}).get("login")
+            yield issue, str(cid), comment.get("body") or "", _login(comment)
+
+
+def _login(post: dict[str, Any]) -> str | None:
+    """The author's login of an issue or comment, where the export has one as a string."""
+    user = post.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) else None
 
 
 @register_loader

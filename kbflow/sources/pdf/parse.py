@@ -18,7 +18,9 @@ parses only that page, given what the loader decided from the whole document
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -31,6 +33,8 @@ from typing import Any
 from kbflow._lazy import require
 from kbflow.errors import SourceError
 from kbflow.sources.pdf.layout import PageText, _edge_keys, _raw_lines, line_key, page_text, split_tables
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "PAGES_PER_TASK",
@@ -73,9 +77,28 @@ def open_pdf(path: str, pages: list[int] | None = None):
         if any("Password" in n or "Encrypt" in n for n in names):
             raise SourceError(f"{path}: the PDF is encrypted; decrypt it first (qpdf --decrypt)") from None
         cause = next((e for e in inner[1:] if e is not None), exc)
-        detail = str(cause) or str(exc)
+        detail = " ".join((str(cause) or str(exc)).split())[:300]  # one line
         what = type(cause).__name__ + (f": {detail}" if detail else "")
         raise SourceError(f"{path}: not a readable PDF ({what})") from None
+
+
+@contextlib.contextmanager
+def opened_pdf(path: str, pages: list[int] | None = None) -> Iterator[Any]:
+    """:func:`open_pdf` as a context manager that closes quietly: pdfplumber's own ``close`` walks the page
+    tree again, and raises again what a broken tree made it raise."""
+    pdf = open_pdf(path, pages)
+    try:
+        yield pdf
+    finally:
+        close_quietly(pdf)
+
+
+def close_quietly(pdf: Any) -> None:
+    """Close a pdfplumber document, whatever its broken page tree raises on the way."""
+    try:
+        pdf.close()
+    except Exception:  # pdfminer raises many unrelated types
+        log.debug("closing a broken PDF raised", exc_info=True)
 
 
 def parse_page(page: Any) -> dict[str, Any]:
@@ -110,7 +133,7 @@ def _document(path: str) -> Any:
     pdf = _open_docs.get(key)
     if pdf is None:
         for old in list(_open_docs.values()):
-            old.close()
+            close_quietly(old)
         _open_docs.clear()
         pdf = _open_docs[key] = open_pdf(path)
     return pdf
@@ -132,7 +155,7 @@ def _parse_task(path: str, numbers: list[int]) -> list[tuple[int, dict[str, Any]
                 page.flush_cache()
                 page.close()
         except Exception as exc:
-            out.append((n, None, f"{type(exc).__name__}: {exc}".strip()))
+            out.append((n, None, " ".join(f"{type(exc).__name__}: {exc}".split())[:300]))
     return out
 
 
@@ -204,7 +227,7 @@ def parse_document(
                 yield from _parse_task(path, numbers)
         finally:
             for pdf in _open_docs.values():
-                pdf.close()
+                close_quietly(pdf)
             _open_docs.clear()
         return
     pool = _pool(workers)
@@ -223,8 +246,12 @@ def parse_document(
 
 @lru_cache(maxsize=8)
 def _document_info(path: str, size: int, mtime: float) -> tuple[int, tuple[str | None, ...]]:
-    with open_pdf(path) as pdf:
-        n = len(pdf.pages)
+    with opened_pdf(path) as pdf:
+        try:
+            n = len(pdf.pages)  # pdfminer reads the page tree here, and raises what a broken tree makes it raise
+        except Exception as exc:
+            detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            raise SourceError(f"{path}: not a readable PDF (its page tree is broken: {detail})") from None
         labels: list[str | None] = [None] * n
         try:
             for i, label in enumerate(pdf.doc.get_page_labels()):
@@ -332,7 +359,7 @@ def prefetch_pages(path: str, wanted: dict[int, list[str]], tables: bool = True)
     }
     if not todo:
         return
-    with open_pdf(path, pages=sorted(todo)) as pdf:
+    with opened_pdf(path, pages=sorted(todo)) as pdf:
         for page in pdf.pages:
             number = page.page_number
             raw = parse_page(page)
@@ -349,7 +376,7 @@ def _page_alone(
 ) -> PageText | None:
     key = (path, size, mtime, number, dropped, tables)
     if key not in _pages:
-        with open_pdf(path, pages=[number]) as pdf:
+        with opened_pdf(path, pages=[number]) as pdf:
             if not pdf.pages:
                 return None
             raw = parse_page(pdf.pages[0])
