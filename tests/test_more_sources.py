@@ -163,7 +163,7 @@ def test_ticket_bad_issue_is_reported_and_the_rest_of_the_file_loaded(tmp_path):
     assert [(u.locator.ticket_id, u.locator.comment_id) for u in units] == [("1", "body"), ("1", "5"), ("3", "body")]
     assert units[0].text == "Good one\n\nWorks." and units[2].text == "Null body keeps its title"
     assert [str(i) for i in loader.issues] == [
-        't.json (issue 1) (comment 2 has no "id")',
+        't.json (issue 1) (comment 2 has no "id" (a number or a string))',
         't.json (issue #2 of the file) (has no "number"; ticket exports need GitHub\'s issue shape)',
     ]
     assert all(i.failed for i in loader.issues)
