@@ -115,10 +115,10 @@ def test_one_bad_page_never_loses_the_others(tmp_path, monkeypatch):
     path.write_bytes(_long_pdf(5))
     real = pdfparse.parse_page
 
-    def broken(page):
-        if page.page_number == 3:
+    def broken(doc, number, tables=True):
+        if number == 3:
             raise ValueError("a broken content stream")
-        return real(page)
+        return real(doc, number, tables)
 
     monkeypatch.setattr(pdfparse, "parse_page", broken)
     loader, _, units = _load(path)
@@ -151,9 +151,9 @@ def test_a_citation_is_resolved_by_parsing_its_page_only(tmp_path, fast_settings
     calls = []
     real = pdfparse.parse_page
 
-    def counting(page):
-        calls.append(page.page_number)
-        return real(page)
+    def counting(doc, number, tables=True):
+        calls.append(number)
+        return real(doc, number, tables)
 
     monkeypatch.setattr(pdfparse, "parse_page", counting)
     assert resolve(citation, lake=lake) == row[S.TEXT]
@@ -185,3 +185,87 @@ def test_a_long_load_reports_files_and_pages_as_it_goes(tmp_path, fast_settings,
     pipeline.load_source(lake, "many", lambda files, total, pages: seen.append((files, total, pages)))
     assert seen[0] == (0, 3, 0) and seen[-1] == (3, 3, 15)
     assert [p for _, _, p in seen] == sorted(p for _, _, p in seen)  # pages only ever go up
+
+
+# --- pdfium: words, boxes and ruled tables --------------------------------------------------------
+GRID = (
+    "q 1 0 0 1 0 -100 cm",  # a transformed grid: 3 rows x 3 columns of lines
+    *(f"72 {y} m 372 {y} l S" for y in (700, 680, 660, 640)),
+    *(f"{x} 640 m {x} 700 l S" for x in (72, 172, 272, 372)),
+    "Q",
+    "400 300 80 30 re S 480 300 80 30 re S",  # two rectangles side by side: a table of two cells
+    "420 100 m 500 160 l S",  # a slanted line is no edge
+)
+
+
+def _plumber_tables(path, number):
+    import pdfplumber
+
+    with pdfplumber.open(path) as pdf:
+        return sorted(tuple(round(v, 1) for v in t.bbox) for t in pdf.pages[number - 1].find_tables())
+
+
+def _our_tables(path, number):
+    doc = pdfparse.Document(str(path))
+    try:
+        return sorted(tuple(round(v, 1) for v in t["bbox"]) for t in pdfparse.parse_page(doc, number)["tables"])
+    finally:
+        doc.close()
+
+
+def test_ruled_tables_from_pdfium_paths_are_pdfplumbers_own(tmp_path):
+    path = tmp_path / "grid.pdf"
+    path.write_bytes(make_pdf.build(pages=[[(11, "Quarter  Revenue  Cost")]], drawing=GRID))
+    ours = _our_tables(path, 1)
+    assert ours == _plumber_tables(path, 1) and len(ours) == 2
+    assert (72.0, 192.0, 372.0, 252.0) in ours  # the grid, moved by its cm matrix, in top-left coordinates
+
+
+@pytest.mark.skipif(not PDFS.exists(), reason="the shared PDFs are not here")
+@pytest.mark.parametrize(
+    "name, pages",
+    [("pdfplumber__WARN-Report-for-7-1-2015-to-03-25-2016.pdf", 3), ("pdfplumber__senate-expenditures.pdf", 1),
+     ("pdfplumber__nics-background-checks-2015-11.pdf", 1), ("py-pdf__GeoTopo-komprimiert.pdf", 6)],
+)  # fmt: skip
+def test_ruled_tables_match_pdfplumber_on_real_pdfs(name, pages):
+    for number in range(1, pages + 1):
+        assert _our_tables(PDFS / name, number) == _plumber_tables(PDFS / name, number), (name, number)
+
+
+@pytest.mark.skipif(not PDFS.exists(), reason="the shared PDFs are not here")
+def test_words_and_boxes_from_pdfium_agree_with_pdfplumber_where_it_reads_words_whole():
+    import pdfplumber
+
+    from kbflow.sources.pdf.pdfium import X_TOLERANCE_RATIO
+
+    for name, number in [("pdfplumber__scotus-transcript-p1.pdf", 1), ("pdfplumber__senate-expenditures.pdf", 1)]:
+        doc = pdfparse.Document(str(PDFS / name))
+        ours = pdfparse.parse_page(doc, number)["words"]
+        doc.close()
+        with pdfplumber.open(PDFS / name) as pdf:
+            theirs = pdf.pages[number - 1].extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO, y_tolerance=3)
+        theirs = [w for w in theirs if w["upright"]]
+        assert [w["text"] for w in ours] == [w["text"] for w in theirs]  # same words, same reading order
+        for a, b in zip(ours, theirs):
+            assert abs(a["x0"] - b["x0"]) < 1.5 and abs(a["x1"] - b["x1"]) < 1.5, (a, b)
+            assert abs(a["top"] - b["top"]) < 3 and abs(a["bottom"] - b["bottom"]) < 3, (a, b)  # font box vs glyph size
+
+
+def test_a_rotated_page_reads_upright_in_its_display_coordinates(tmp_path):
+    import pdfplumber
+
+    # text turned a quarter left on a page shown turned a quarter right: upright on screen, as a landscape table is
+    upright = "BT /F1 12 Tf 0 1 -1 0 100 100 Tm (Landscape ledger page) Tj ET"
+    upside_down = "BT /F1 12 Tf 0 -1 1 0 100 700 Tm (Mirror writing) Tj ET"
+    data = make_pdf.build(pages=[[(12, "")]], footer=None, drawing=(upright, upside_down))
+    path = tmp_path / "rotated.pdf"
+    path.write_bytes(data.replace(b"/MediaBox [0 0 612 792]", b"/MediaBox [0 0 612 792] /Rotate 90"))
+    doc = pdfparse.Document(str(path))
+    raw = pdfparse.parse_page(doc, 1)
+    doc.close()
+    assert (raw["width"], raw["height"]) == (792.0, 612.0)
+    assert [w["text"] for w in raw["words"]] == ["Landscape", "ledger", "page"]  # not the upside-down line
+    with pdfplumber.open(path) as pdf:
+        theirs = [w for w in pdf.pages[0].extract_words() if w["text"] in ("Landscape", "ledger", "page")]
+    for a, b in zip(raw["words"], theirs, strict=True):
+        assert a["text"] == b["text"] and abs(a["x0"] - b["x0"]) < 1.5 and abs(a["top"] - b["top"]) < 3

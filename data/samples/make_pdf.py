@@ -37,11 +37,15 @@ def _escape(text: str) -> str:
 
 
 def build(
-    pages: list[list[tuple[int, str]]] = PAGES, footer: str | None = "kbflow sample document", padding: int = 0
+    pages: list[list[tuple[int, str]]] = PAGES,
+    footer: str | None = "kbflow sample document",
+    padding: int = 0,
+    drawing: tuple[str, ...] = (),
 ) -> bytes:
     """The PDF's bytes: one page per entry of ``pages`` ((font size, line) pairs), ``footer`` on each page.
 
-    ``padding`` bytes of content-stream comment on the first page make a file of any size (size-limit tests).
+    ``padding`` bytes of content-stream comment on the first page make a file of any size (size-limit tests);
+    ``drawing``: content-stream operators added to every page (lines and rectangles of table tests).
     """
     objects: list[bytes] = []
     kids = []
@@ -59,6 +63,7 @@ def build(
             ops.append(f"BT /F1 9 Tf 72 40 Td ({_escape(footer)}) Tj ET")
         else:  # a page with a drawing and no text, as a scan without OCR reads
             ops.append("0 0 m 100 100 l S")
+        ops.extend(drawing)
         if padding and not kids:
             ops.append("%" + "x" * padding)
         stream = "\n".join(ops).encode("latin-1")

@@ -1,11 +1,13 @@
-"""Reading PDFs with pdfplumber: every page's words and ruled tables, parsed in worker processes.
+"""Reading PDFs: every page's words and ruled tables from pdfium, in worker processes for long documents.
 
-A page is parsed once (:func:`parse_page`: its words with their boxes and the
-ruled tables pdfplumber's table finder sees). Long documents are parsed by a
-pool of worker processes (:mod:`.worker`), a few pages per task, at most two
-tasks per worker in flight: pdfminer is pure Python, so only processes use
-more than one core, and the bounded window keeps memory to a few pages per
-worker. The workers are started once per process and reused.
+A page is parsed once (:func:`parse_page`: its words with their boxes from
+pdfium's C++ core, :mod:`.pdfium`, and the ruled tables pdfplumber's table
+finder builds from the page's straight edges, :mod:`.rules`). Long documents
+are parsed by a pool of worker processes (:mod:`.worker`), a few pages per
+task, at most two tasks per worker in flight: grouping characters into words
+is Python, so only processes use more than one core, and the bounded window
+keeps memory to a few pages per worker. The workers are started once per
+process and reused.
 
 A page that fails to parse is reported and skipped; the document's other
 pages are not lost. Headers and footers need every page, so a document is
@@ -18,7 +20,6 @@ parses only that page, given what the loader decided from the whole document
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import logging
 import os
@@ -33,6 +34,8 @@ from typing import Any
 from kbflow._lazy import require
 from kbflow.errors import SourceError
 from kbflow.sources.pdf.layout import PageText, _edge_keys, _raw_lines, line_key, page_text, split_tables
+from kbflow.sources.pdf.pdfium import display_transform, open_document, page_labels, page_words
+from kbflow.sources.pdf.rules import ruled_tables
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +49,6 @@ __all__ = [
     "resolve_page",
 ]
 
-#: word splitting tolerance, as a share of the glyph size (the default absolute one glues tight words)
-X_TOLERANCE_RATIO = 0.15
 #: pages one worker task parses
 PAGES_PER_TASK = 4
 #: documents shorter than this are parsed in this process (a pool would cost more than it saves)
@@ -82,17 +83,6 @@ def open_pdf(path: str, pages: list[int] | None = None):
         raise SourceError(f"{path}: not a readable PDF ({what})") from None
 
 
-@contextlib.contextmanager
-def opened_pdf(path: str, pages: list[int] | None = None) -> Iterator[Any]:
-    """:func:`open_pdf` as a context manager that closes quietly: pdfplumber's own ``close`` walks the page
-    tree again, and raises again what a broken tree made it raise."""
-    pdf = open_pdf(path, pages)
-    try:
-        yield pdf
-    finally:
-        close_quietly(pdf)
-
-
 def close_quietly(pdf: Any) -> None:
     """Close a pdfplumber document, whatever its broken page tree raises on the way."""
     try:
@@ -101,41 +91,51 @@ def close_quietly(pdf: Any) -> None:
         log.debug("closing a broken PDF raised", exc_info=True)
 
 
-def parse_page(page: Any) -> dict[str, Any]:
-    """A pdfplumber page as plain data: ``{"words", "width", "height", "tables"}``.
+class Document:
+    """One PDF open for parsing (pdfium's document)."""
 
-    Words keep their text and box; tables their box and each row's box and cell boxes.
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.pdfium = open_document(path)
+
+    def __len__(self) -> int:
+        return len(self.pdfium)
+
+    def close(self) -> None:
+        self.pdfium.close()
+
+
+def parse_page(doc: Document, number: int, tables: bool = True) -> dict[str, Any]:
+    """Page ``number`` (1-based) as plain data: ``{"words", "width", "height", "tables"}``.
+
+    Words (text and box, in points from the top-left of the crop box, the
+    page's rotation applied) and ruled tables (box, each row's box and cell
+    boxes; :mod:`.rules`) both come from pdfium; pdfplumber's table finder
+    turns the page's straight edges into tables.
     """
-    words = page.extract_words(x_tolerance_ratio=X_TOLERANCE_RATIO, y_tolerance=3, keep_blank_chars=False)
-    words = [
-        {"text": w["text"], "x0": w["x0"], "x1": w["x1"], "top": w["top"], "bottom": w["bottom"]}
-        for w in words
-        if w["text"].strip() and w.get("upright", True)
-    ]
-    tables = [
-        {
-            "bbox": list(t.bbox),
-            "rows": [{"bbox": list(r.bbox), "cells": [list(c) if c else None for c in r.cells]} for r in t.rows],
-        }
-        for t in page.find_tables()
-    ]
-    return {"words": words, "width": float(page.width), "height": float(page.height), "tables": tables}
+    page = doc.pdfium[number - 1]
+    try:
+        words, width, height = page_words(page)
+        found = ruled_tables(page, display_transform(page)[0], width, height) if tables else []
+    finally:
+        page.close()
+    return {"words": words, "width": width, "height": height, "tables": found}
 
 
 # --- parsing pages, here or in worker processes --------------------------------------------
-_open_docs: dict[tuple[str, int, float], Any] = {}
+_open_docs: dict[tuple[str, int, float], Document] = {}
 
 
-def _document(path: str) -> Any:
-    """An open pdfplumber document, kept open for the next task on the same file version."""
+def _document(path: str) -> Document:
+    """An open document, kept open for the next task on the same file version."""
     st = os.stat(path)
     key = (path, st.st_size, st.st_mtime)
     pdf = _open_docs.get(key)
     if pdf is None:
         for old in list(_open_docs.values()):
-            close_quietly(old)
+            old.close()
         _open_docs.clear()
-        pdf = _open_docs[key] = open_pdf(path)
+        pdf = _open_docs[key] = Document(path)
     return pdf
 
 
@@ -148,12 +148,7 @@ def _parse_task(path: str, numbers: list[int]) -> list[tuple[int, dict[str, Any]
         return [(n, None, str(exc)) for n in numbers]
     for n in numbers:
         try:
-            page = pdf.pages[n - 1]
-            try:
-                out.append((n, parse_page(page), None))
-            finally:
-                page.flush_cache()
-                page.close()
+            out.append((n, parse_page(pdf, n), None))
         except Exception as exc:
             out.append((n, None, " ".join(f"{type(exc).__name__}: {exc}".split())[:300]))
     return out
@@ -227,7 +222,7 @@ def parse_document(
                 yield from _parse_task(path, numbers)
         finally:
             for pdf in _open_docs.values():
-                close_quietly(pdf)
+                pdf.close()
             _open_docs.clear()
         return
     pool = _pool(workers)
@@ -246,21 +241,30 @@ def parse_document(
 
 @lru_cache(maxsize=8)
 def _document_info(path: str, size: int, mtime: float) -> tuple[int, tuple[str | None, ...]]:
-    with opened_pdf(path) as pdf:
-        try:
-            n = len(pdf.pages)  # pdfminer reads the page tree here, and raises what a broken tree makes it raise
-        except Exception as exc:
-            detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-            raise SourceError(f"{path}: not a readable PDF (its page tree is broken: {detail})") from None
-        labels: list[str | None] = [None] * n
-        try:
-            for i, label in enumerate(pdf.doc.get_page_labels()):
-                if i >= n:
-                    break
-                labels[i] = label
-        except Exception:
-            labels = [None] * n
-    return n, tuple(labels)
+    try:
+        doc = open_document(path)
+    except SourceError:
+        if _pdfminer_pages(path) == 0:  # pdfium refuses an empty page tree; pdfminer says what it is
+            return 0, ()
+        raise
+    try:
+        return len(doc), tuple(page_labels(doc))
+    finally:
+        doc.close()
+
+
+def _pdfminer_pages(path: str) -> int | None:
+    """The page count pdfminer reads (``None`` where it cannot read the file either)."""
+    try:
+        pdf = open_pdf(path)
+    except SourceError:
+        return None
+    try:
+        return len(pdf.pages)
+    except Exception:  # pdfminer raises many unrelated types
+        return None
+    finally:
+        close_quietly(pdf)
 
 
 def document_info(path: str) -> tuple[int, tuple[str | None, ...]]:
@@ -359,16 +363,18 @@ def prefetch_pages(path: str, wanted: dict[int, list[str]], tables: bool = True)
     }
     if not todo:
         return
-    with opened_pdf(path, pages=sorted(todo)) as pdf:
-        for page in pdf.pages:
-            number = page.page_number
-            raw = parse_page(page)
-            page.flush_cache()
+    doc = Document(path)
+    try:
+        for number in sorted(todo):
+            if not 1 <= number <= len(doc):
+                continue
+            raw = parse_page(doc, number, tables)
             dropped = todo[number]
             drop = frozenset(line_key(line) for line in dropped)
-            found = raw["tables"] if tables else []
-            built = page_text(raw["words"], raw["width"], raw["height"], number, drop, found)
+            built = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
             _keep((path, st.st_size, st.st_mtime, number, dropped, tables), built)
+    finally:
+        doc.close()
 
 
 def _page_alone(
@@ -376,13 +382,15 @@ def _page_alone(
 ) -> PageText | None:
     key = (path, size, mtime, number, dropped, tables)
     if key not in _pages:
-        with opened_pdf(path, pages=[number]) as pdf:
-            if not pdf.pages:
+        doc = Document(path)
+        try:
+            if not 1 <= number <= len(doc):
                 return None
-            raw = parse_page(pdf.pages[0])
+            raw = parse_page(doc, number, tables)
+        finally:
+            doc.close()
         drop = frozenset(line_key(line) for line in dropped)
-        found = raw["tables"] if tables else []
-        _keep(key, page_text(raw["words"], raw["width"], raw["height"], number, drop, found))
+        _keep(key, page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"]))
     return _pages[key]
 
 
