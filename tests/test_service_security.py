@@ -283,6 +283,12 @@ def test_configured_origins_may_write_and_read_with_cors(tmp_path):
         cite = httpx.post(server.url + "/v1/citations", json={"chunk_ids": ["nope"]}, headers=origin)
         assert cite.status_code != 403
         assert httpx.get(server.url + "/v1/health", headers={"Host": "kb.example.com"}).status_code == 200
+        mcp = httpx.post(
+            server.url + "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            headers={"Host": "kb.example.com", "Accept": "application/json, text/event-stream"},
+        )
+        assert mcp.status_code != 421, mcp.text  # the MCP SDK's own check agrees with --allow-host
         other = httpx.post(server.url + "/v1/citations", json={"chunk_ids": ["x"]}, headers={"Origin": "https://x.io"})
         assert other.status_code == 403
 

@@ -245,7 +245,9 @@ def create_app(
         from kbflow.service.mcp import build_mcp
 
         mcp_server = build_mcp(service)
-        mcp_app = mcp_server.streamable_http_app(streamable_http_path="/mcp", host=host)
+        mcp_app = mcp_server.streamable_http_app(
+            streamable_http_path="/mcp", host=host, transport_security=policy.mcp_settings()
+        )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app):

@@ -154,6 +154,20 @@ class Policy:
         default = 443 if parts.scheme == "https" else 80
         return "*" not in self.allow_hosts and self.host_allowed(parts.netloc, port, default)
 
+    def mcp_settings(self):
+        """The MCP SDK's own Host and Origin check, kept in step with this policy (a second line of defence)."""
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        if "*" in self.allow_hosts:
+            return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        hosts = [f"{n}:*" for n in self.own_names()]
+        hosts += [h if _split(h, None) and _split(h, None)[1] is not None else f"{h}:*" for h in self.allow_hosts]
+        hosts += list(self.allow_hosts)  # a Host header without a port (a proxy on 80 or 443)
+        origins = [f"{scheme}://{h}" for scheme in ("http", "https") for h in hosts]
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[*origins, *self.allow_origins]
+        )
+
     def cross_site(self, headers, port: int | None) -> str | None:
         """Why a state-changing request comes from another site (``None``: it does not)."""
         origin = headers.get("origin")
