@@ -123,6 +123,13 @@ def _settings(ctx: click.Context, **overrides: Any):
     "pdf 256, jsonl none. Larger files are left out and reported.",
 )
 @click.option(
+    "--all-pages/--site-pages",
+    "all_pages",
+    default=None,
+    help="web: keep every page, also those the site marks as not for search (robots noindex, redirect stubs, "
+    "copies whose rel=canonical names another page); by default they are left out and listed.",
+)
+@click.option(
     "--refresh",
     default=None,
     metavar="CRON",
@@ -137,6 +144,7 @@ def add(
     scope: str,
     title: str | None,
     max_file_mb: float | None,
+    all_pages: bool | None,
     refresh: str | None,
 ) -> None:
     """Register PATH as a source (nothing is loaded until `kbflow ingest`).
@@ -158,6 +166,12 @@ def add(
     options = dict(known[sid].options or {}) if sid in known else {}  # re-adding keeps what it does not change
     if max_file_mb is not None:
         options[MAX_FILE_MB_OPTION] = max_file_mb
+    if all_pages is not None:
+        if source_type != "web":
+            raise click.UsageError("--all-pages is for --type web sources")
+        from kbflow.sources.web.conventions import ALL_PAGES_OPTION
+
+        options[ALL_PAGES_OPTION] = all_pages
     if refresh is not None:
         if refresh.strip().lower() == "none":
             options.pop(REFRESH_OPTION, None)

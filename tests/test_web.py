@@ -111,3 +111,97 @@ def test_hidden_text_never_reaches_the_text_and_the_layout_says_why():
         "transform:scale(0)",
     ):
         assert any(r == "hidden: " + expected for r in hidden), (expected, hidden)
+
+
+# --- site conventions: pages the site marks as not for search ---------------------------------------
+def _page(title: str, head: str = "", body: str = "") -> str:
+    text = body or f"{title} explains how the pump is primed, checked and cleaned every season."
+    return (
+        f"<html><head><title>{title}</title>{head}</head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>"
+    )
+
+
+SITE = {
+    "index.html": _page("Home", '<link rel="canonical" href="https://docs.example.org/book/index.html">'),
+    "guide/ch1.html": _page("Priming", '<link rel="canonical" href="ch1.html">'),
+    "print.html": _page("All chapters", '<meta name="robots" content="noindex, follow">'),
+    "guide/old-name.html": _page("Moved", '<meta http-equiv="refresh" content="0; URL=ch1.html">', "Redirecting."),
+    "guide/ch1-copy.html": _page(
+        "Priming again", '<link rel="canonical" href="https://docs.example.org/book/guide/ch1.html">'
+    ),
+    "archive.html": _page("Archive", '<meta name="ROBOTS" content="NONE">'),
+}
+
+
+def _site(tmp_path):
+    for rel, html in SITE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(html)
+    return tmp_path
+
+
+def test_pages_a_site_marks_as_not_for_search_are_left_out_with_their_reason(tmp_path):
+    from kbflow.sources.base import get_loader
+
+    loader = get_loader("web")
+    units = list(loader.load(Source("site", "web", str(_site(tmp_path)))))
+    assert sorted(u.unit_key for u in units) == ["guide/ch1.html", "index.html"]
+    reasons = {i.path: i.reason for i in loader.issues}
+    assert all(not i.failed for i in loader.issues)  # left out by a rule, not failed: the source is indexed
+    assert reasons["print.html"].startswith("the page asks not to be indexed (robots noindex)")
+    assert reasons["archive.html"].startswith("the page asks not to be indexed")  # robots "none"
+    assert reasons["guide/old-name.html"].startswith("a redirect stub (meta refresh to ch1.html)")
+    assert reasons["guide/ch1-copy.html"].startswith("a copy of guide/ch1.html (its rel=canonical)")
+    assert all("--all-pages" in r for r in reasons.values())
+
+
+def test_all_pages_keeps_every_page_and_reloads_the_source(tmp_path):
+    from kbflow.sources.base import get_loader
+    from kbflow.sources.web.conventions import ALL_PAGES_OPTION
+
+    site = _site(tmp_path)
+    loader = get_loader("web")
+    keep_all = Source("site", "web", str(site), options={ALL_PAGES_OPTION: True})
+    assert len(list(loader.load(keep_all))) == len(SITE) and not loader.issues
+    assert loader.fingerprint(keep_all) != loader.fingerprint(Source("site", "web", str(site)))
+
+
+@pytest.mark.parametrize(
+    "href, rel, expected",
+    [
+        ("ch1.html", "guide/ch1.html", "guide/ch1.html"),  # itself
+        ("../index.html", "guide/ch1.html", "index.html"),
+        ("https://docs.example.org/book/", "index.html", "index.html"),
+        ("https://docs.example.org/book/guide/ch1.html", "x.html", "guide/ch1.html"),  # the longest path that fits
+        ("https://elsewhere.example/other.html", "index.html", None),  # no page of this source
+        (None, "index.html", None),
+    ],
+)
+def test_canonical_links_name_pages_of_the_source(href, rel, expected):
+    from kbflow.sources.web.conventions import canonical_rel
+
+    assert canonical_rel(href, rel, {"index.html", "guide/ch1.html", "ch1.html"}) == expected
+
+
+def _rust_docs():
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("rustc") is None:
+        return None
+    root = Path(subprocess.check_output(["rustc", "--print", "sysroot"], text=True).strip())
+    cargo = root / "share" / "doc" / "rust" / "html" / "cargo"
+    return cargo if (cargo / "print.html").exists() else None
+
+
+@pytest.mark.skipif(_rust_docs() is None, reason="no mdBook site installed by rustup here")
+def test_a_real_mdbook_site_loses_its_print_page_and_stubs():
+    from kbflow.sources.base import get_loader
+
+    loader = get_loader("web")
+    units = list(loader.load(Source("cargo", "web", str(_rust_docs()))))
+    reasons = {i.path: i.reason for i in loader.issues}
+    assert "noindex" in reasons["print.html"] and not any(u.unit_key == "print.html" for u in units)
+    assert any(r.startswith("a redirect stub") for r in reasons.values())
+    assert len(units) > 50 and "index.html" in {u.unit_key for u in units}

@@ -3,7 +3,9 @@
 - :mod:`.extract`: the page's text, blocks and css paths (an HTML5 parser: the
   tree a browser builds);
 - :mod:`.hidden`: what a reader cannot see, never indexed;
-- :mod:`.fetch`: fetching by URL behind a server-side request forgery guard.
+- :mod:`.fetch`: fetching by URL behind a server-side request forgery guard;
+- :mod:`.conventions`: pages the site marks as not for search (robots
+  ``noindex``, redirect stubs, non-canonical copies), left out and listed.
 
 A source is one ``.html``/``.htm`` file, a folder of them, or one
 ``http(s)://`` URL. A URL is fetched at ingest (conditionally: an unchanged
@@ -20,7 +22,8 @@ from typing import Any
 from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileSetLoader, decode_text, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, FileSetLoader, SkipFile, decode_text, read_bytes, register_loader
+from kbflow.sources.web.conventions import ALL_PAGES_OPTION, left_out
 from kbflow.sources.web.extract import WebPage, extract
 
 __all__ = ["WebLoader", "WebPage", "extract", "is_url", "page_unit", "read_fetched", "read_page"]
@@ -48,10 +51,17 @@ def read_page(path: str, data: bytes | None = None, charset: str | None = None) 
 
 
 def page_unit(
-    source: Source, key: str, path: str, data: bytes, url: str | None = None, charset: str | None = None
+    source: Source,
+    key: str,
+    path: str,
+    data: bytes,
+    url: str | None = None,
+    charset: str | None = None,
+    page: WebPage | None = None,
 ) -> RawUnit:
-    """The unit of one page's bytes (``key``: its unit key; ``url``: where it was fetched from, if it was)."""
-    page = read_page(path, data, charset)
+    """The unit of one page's bytes (``key``: its unit key; ``url``: where it was fetched from, if it was;
+    ``page``: the page already read from them)."""
+    page = read_page(path, data, charset) if page is None else page
     if not page.text.strip():
         raise SourceError(f"{path}: no article text found (everything was script, navigation or hidden)")
     return RawUnit(
@@ -76,8 +86,19 @@ class WebLoader(FileSetLoader):
     description = "saved web pages: an .html file or a folder of them (article text, headings kept)"
     max_file_mb = 16.0
 
+    def files(self, uri: str, options: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        found = super().files(uri, options)
+        self._rels = {rel for rel, _ in found}  # what a canonical link may name
+        return found
+
     def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
-        return [page_unit(source, rel, path, read_bytes(path))]
+        """One saved page; a page the site marks as not for search is left out (:mod:`.conventions`)."""
+        data = read_bytes(path)
+        page = read_page(path, data)
+        why = None if source.options.get(ALL_PAGES_OPTION) else left_out(page, rel, getattr(self, "_rels", ()))
+        if why:
+            raise SkipFile(why)
+        return [page_unit(source, rel, path, data, page=page)]
 
     # --- pages by URL -------------------------------------------------------------
     def check(self, uri: str, options: Mapping[str, Any] | None = None) -> None:
@@ -105,7 +126,9 @@ class WebLoader(FileSetLoader):
 
     def fingerprint(self, source: Source) -> str:
         if not is_url(source.uri):
-            return super().fingerprint(source)
+            base = super().fingerprint(source)
+            # keeping every page or not changes what loads: turning it on or off re-loads the source
+            return ids.digest(base, "all pages") if source.options.get(ALL_PAGES_OPTION) else base
         self.issues = []
         digest, fetched = self._fetch(source)
         self._fetched = (digest, fetched)
@@ -128,7 +151,12 @@ class WebLoader(FileSetLoader):
             state = {"url": url, "hash": digest, "etag": fetched.etag, "last_modified": fetched.last_modified}
         state["fetched_at"] = datetime.now(UTC).isoformat(timespec="seconds")
         store.set_state(state)
-        yield page_unit(source, source.uri, url, data, url=url, charset=charset)
+        page = read_page(url, data, charset)
+        why = None if source.options.get(ALL_PAGES_OPTION) else left_out(page, source.uri)
+        if why:
+            self.issues.append(FileIssue(source.uri, why))
+            raise self.nothing_loaded(source)
+        yield page_unit(source, source.uri, url, data, url=url, charset=charset, page=page)
 
     def estimate_bytes(self, source: Source) -> int:
         return 0 if is_url(source.uri) else super().estimate_bytes(source)

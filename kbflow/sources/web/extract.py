@@ -90,6 +90,10 @@ def _tree(html: str) -> tuple[_Node, dict[str, str], str]:
         attrs = {str(k).lower(): str(v or "") for k, v in element.attrib.items()}
         if tag == "meta" and attrs.get("property") in ("og:url", "og:title"):
             meta[attrs["property"]] = attrs.get("content", "")
+        elif tag == "meta" and attrs.get("name", "").lower() in ("robots", "googlebot"):
+            meta["robots"] = (meta.get("robots", "") + "," + attrs.get("content", "")).strip(",").lower()
+        elif tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh":
+            meta["refresh"] = attrs.get("content", "")
         elif tag == "link" and "canonical" in attrs.get("rel", "").split():
             meta["canonical"] = attrs.get("href", "")
         elif tag == "title":
@@ -185,6 +189,12 @@ class WebPage:
     title: str | None
     url: str | None
     dropped: list[dict[str, Any]] = field(default_factory=list)
+    #: the page's ``<meta name="robots">`` directives, lower case (``"noindex, follow"``)
+    robots: str | None = None
+    #: where a ``<meta http-equiv="refresh">`` sends the reader (a redirect stub), if anywhere
+    redirect: str | None = None
+    #: the page's ``<link rel="canonical">``, as written
+    canonical: str | None = None
 
     def layout(self) -> str:
         return json.dumps({"blocks": self.blocks, "dropped": self.dropped}, separators=(",", ":"))
@@ -271,4 +281,18 @@ def extract(html: str) -> WebPage:
         pos += len(text)
     title = _SPACE.sub(" ", meta.get("og:title") or meta.get("title", "")).strip() or None
     url = meta.get("canonical") or meta.get("og:url") or None
-    return WebPage("".join(text_parts), spans, title, url, dropped)
+    refresh = _REFRESH_URL.search(meta.get("refresh", ""))
+    return WebPage(
+        "".join(text_parts),
+        spans,
+        title,
+        url,
+        dropped,
+        robots=meta.get("robots") or None,
+        redirect=refresh.group(1).strip(" '\"") if refresh else None,
+        canonical=meta.get("canonical") or None,
+    )
+
+
+#: the target of a meta refresh: ``0; URL=../other.html``
+_REFRESH_URL = re.compile(r"url\s*=\s*(\S+)", re.IGNORECASE)

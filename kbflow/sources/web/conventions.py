@@ -1,0 +1,57 @@
+"""The conventions a site uses to say a page is not for search: robots ``noindex``, redirect stubs, canonicals.
+
+A documentation site as its authors publish it holds pages nobody should find
+in a search: the print page that repeats every chapter (robots ``noindex``),
+stubs left where a page moved (``<meta http-equiv="refresh">``), and copies
+whose ``<link rel="canonical">`` names the page they copy. Search engines
+honour these; so does kbflow, at load: such a page is left out and listed
+with its reason, unless the source sets :data:`ALL_PAGES_OPTION`
+(``kbflow add ... --all-pages``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import urllib.parse
+from collections.abc import Collection
+
+from kbflow.sources.web.extract import WebPage
+
+__all__ = ["ALL_PAGES_OPTION", "canonical_rel", "left_out"]
+
+#: the source option that keeps every page, whatever the site says of it
+ALL_PAGES_OPTION = "all_pages"
+_HINT = "`kbflow add ... --all-pages` keeps it"
+
+
+def canonical_rel(href: str | None, rel: str, rels: Collection[str]) -> str | None:
+    """The page of the source (one of ``rels``) that ``href``, the canonical of page ``rel``, names.
+
+    A relative href is resolved against ``rel``; an absolute URL is matched by
+    the longest page path its path ends with (``https://x.org/book/ch1.html``
+    names ``book/ch1.html``, or ``ch1.html``). ``None``: no page of the source.
+    """
+    if not href:
+        return None
+    parts = urllib.parse.urlsplit(href.strip())
+    path = urllib.parse.unquote(parts.path)
+    if path.endswith("/") or not path:
+        path += "index.html"
+    if not parts.scheme and not parts.netloc and not path.startswith("/"):
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), path))
+        return target if target in rels else None
+    matches = [r for r in rels if path == r or path.endswith("/" + r)]
+    return max(matches, key=len) if matches else None
+
+
+def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
+    """Why page ``rel`` of a source whose pages are ``rels`` is not for search (``None``: it is)."""
+    directives = {d.strip() for d in (page.robots or "").split(",")}
+    if directives & {"noindex", "none"}:
+        return f"the page asks not to be indexed (robots noindex); {_HINT}"
+    if page.redirect:
+        return f"a redirect stub (meta refresh to {page.redirect}); {_HINT}"
+    target = canonical_rel(page.canonical, rel, rels)
+    if target is not None and target != rel:
+        return f"a copy of {target} (its rel=canonical); {_HINT}"
+    return None
