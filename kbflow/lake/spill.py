@@ -116,10 +116,12 @@ class Spill:
         (the column itself is held whole, as :meth:`column` does).
         """
         pl = require("polars")
-        first = pl.from_arrow(self.column(name)).is_first_distinct()
+        values = pl.from_arrow(self.column(name))
+        first = values.is_first_distinct()
         if first.all():
             return []
-        dropped = pl.from_arrow(self.column(name)).filter(~first).to_list()
+        dropped = values.filter(~first).to_list()
+        del values
         pa = require("pyarrow")
         fd, path = tempfile.mkstemp(prefix="kbflow-spill-", suffix=".arrows")
         os.close(fd)

@@ -46,7 +46,7 @@ from kbflow.errors import (
     StaleCitationError,
 )
 from kbflow.service.core import Service, hits_dict
-from kbflow.service.security import BrowserGuard, Policy, page_csp
+from kbflow.service.security import Policy, cookie_value, install_guards, page_csp
 
 __all__ = ["ERRORS", "MAX_BODY", "MAX_QUERY_STRING", "create_app", "error_body", "token_of"]
 
@@ -100,20 +100,9 @@ def token_of(headers) -> str | None:
         return auth[7:].strip()
     if headers.get("x-api-key"):
         return headers.get("x-api-key")
-    cookie = headers.get("cookie")
-    if cookie:
-        from http.cookies import SimpleCookie
+    from kbflow.service.web import COOKIE
 
-        from kbflow.service.web import COOKIE
-
-        jar = SimpleCookie()
-        try:
-            jar.load(cookie)
-        except Exception:
-            return None
-        if COOKIE in jar:
-            return jar[COOKIE].value
-    return None
+    return cookie_value(headers, COOKIE)
 
 
 def _is_page(path: str) -> bool:
@@ -424,16 +413,7 @@ def create_app(
 
         mount_web(app, service)
     app.add_middleware(_Guard, service=service)
-    if policy.allow_origins:
-        from starlette.middleware.cors import CORSMiddleware
-
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=list(policy.allow_origins),
-            allow_methods=["GET", "POST", "PUT", "DELETE"],
-            allow_headers=["Authorization", "X-API-Key", "Content-Type", "Mcp-Session-Id"],
-        )
-    app.add_middleware(BrowserGuard, policy=policy)  # outermost: runs before anything else
+    install_guards(app, policy)  # outermost: runs before anything else
     return app
 
 

@@ -37,6 +37,8 @@ __all__ = [
     "BrowserGuard",
     "Policy",
     "check_csrf",
+    "cookie_value",
+    "install_guards",
     "csrf_token",
     "page_csp",
 ]
@@ -161,8 +163,11 @@ class Policy:
         if "*" in self.allow_hosts:
             return TransportSecuritySettings(enable_dns_rebinding_protection=False)
         hosts = [f"{n}:*" for n in self.own_names()]
-        hosts += [h if _split(h, None) and _split(h, None)[1] is not None else f"{h}:*" for h in self.allow_hosts]
-        hosts += list(self.allow_hosts)  # a Host header without a port (a proxy on 80 or 443)
+        for allowed in self.allow_hosts:
+            pair = _split(allowed, None)
+            has_port = pair is not None and pair[1] is not None
+            # a name alone: any port, and a Host header without one (a proxy on 80 or 443)
+            hosts += [allowed] if has_port else [f"{allowed}:*", allowed]
         origins = [f"{scheme}://{h}" for scheme in ("http", "https") for h in hosts]
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[*origins, *self.allow_origins]
@@ -182,7 +187,8 @@ class Policy:
         return None
 
 
-def _cookie(headers, name: str) -> str | None:
+def cookie_value(headers, name: str) -> str | None:
+    """The value of cookie ``name`` a request carries (``None``: none, or a header that does not parse)."""
     raw = headers.get("cookie")
     if not raw:
         return None
@@ -261,7 +267,7 @@ class BrowserGuard:
             if _is_api(path) and not _json_body(headers):
                 why = "the API takes application/json bodies only"
                 return await _refuse(scope, receive, send, 415, "unsupported_media_type", why)
-        cookie = _cookie(headers, CSRF_COOKIE)
+        cookie = cookie_value(headers, CSRF_COOKIE)
         fresh = None if cookie or _is_api(path) else secrets.token_urlsafe(24)
         scope.setdefault("state", {})[CSRF_COOKIE] = cookie or fresh
 
@@ -289,3 +295,18 @@ async def _refuse(scope, receive, send, status: int, code: str, why: str) -> Non
     else:
         response = PlainTextResponse(f"{status} {why}\n", status, headers=dict(HEADERS))
     await response(scope, receive, send)
+
+
+def install_guards(app, policy: Policy) -> None:
+    """Add CORS (only for the policy's ``allow_origins``) and :class:`BrowserGuard` to ``app``, the guard
+    outermost so that it runs before any other middleware and every handler."""
+    if policy.allow_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(policy.allow_origins),
+            allow_methods=["GET", "POST", "PUT", "DELETE"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type", "Mcp-Session-Id"],
+        )
+    app.add_middleware(BrowserGuard, policy=policy)

@@ -40,6 +40,7 @@ __all__ = [
     "decode_text",
     "FileIssue",
     "FileSetLoader",
+    "IssueTally",
     "Loader",
     "SkipFile",
     "file_hash",
@@ -83,12 +84,34 @@ _SHOWN = 5
 MAX_LISTED = 100
 
 
-def listed_with_rest(issues: list[FileIssue], where: str, what: str) -> list[FileIssue]:
-    """The first :data:`MAX_LISTED` of ``issues``, then one issue at ``where`` counting the rest as ``what``."""
-    if len(issues) <= MAX_LISTED:
-        return issues
-    rest = len(issues) - MAX_LISTED
-    return [*issues[:MAX_LISTED], FileIssue(where, f"{rest} {what} (first {MAX_LISTED} listed)", failed=True)]
+class IssueTally:
+    """Per-record issues of one kind (bad lines, repeated ids), streamed: the first :data:`MAX_LISTED` are
+    listed, the rest counted in one issue at ``where`` that says ``N {what} (first 100 listed)``."""
+
+    def __init__(self, where: str, what: str, failed: bool = True) -> None:
+        self.where, self.what, self.failed = where, what, failed
+        self.listed: list[FileIssue] = []
+        self.count = 0
+
+    def add(self, path: str, reason: str) -> None:
+        self.count += 1
+        if self.count <= MAX_LISTED:
+            self.listed.append(FileIssue(path, reason, failed=self.failed))
+
+    def close(self) -> list[FileIssue]:
+        """The issues listed, and the one counting the rest where there is a rest."""
+        rest = self.count - MAX_LISTED
+        if rest <= 0:
+            return self.listed
+        return [*self.listed, FileIssue(self.where, f"{rest} {self.what} (first {MAX_LISTED} listed)", self.failed)]
+
+
+def listed_with_rest(reasons: list[tuple[str, str]], where: str, what: str) -> list[FileIssue]:
+    """Failed issues for ``(path, reason)`` pairs: the first :data:`MAX_LISTED`, then one counting the rest."""
+    tally = IssueTally(where, what)
+    for path, reason in reasons:
+        tally.add(path, reason)
+    return tally.close()
 
 
 class SkipFile(Exception):
@@ -173,11 +196,8 @@ class Loader(ABC):
         re-read the source to say where the repeats are. At most
         :data:`MAX_LISTED` are listed, then one issue counts the rest.
         """
-        return listed_with_rest(
-            [FileIssue(key, "a second unit with this key; the first is kept", failed=True) for key in keys],
-            source.uri,
-            "more repeated keys",
-        )
+        reasons = [(key, "a second unit with this key; the first is kept") for key in keys]
+        return listed_with_rest(reasons, source.uri, "more repeated keys")
 
     def nothing_loaded(self, source: Source) -> SourceError:
         """The error for a source none of whose files could be loaded, naming why each was left out."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileIssue, Loader, file_hash, listed_with_rest, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, IssueTally, Loader, file_hash, listed_with_rest, read_bytes, register_loader
 
 
 def record_text(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -80,10 +80,6 @@ def _record(raw: bytes, lineno: int, offset: int) -> dict[str, Any] | None:
     return obj
 
 
-#: bad lines listed one by one in a source's issues; past that, one line counts the rest
-MAX_LISTED_BAD_LINES = 100
-
-
 @register_loader
 class JsonlLoader(Loader):
     """A BEIR-style record set, streamed a line at a time.
@@ -123,25 +119,15 @@ class JsonlLoader(Loader):
             self.issues.append(FileIssue(name, reason))
             raise self.nothing_loaded(source)
         digest = file_hash(source.uri)
-        bad = 0
-
-        def problem(lineno: int, why: str) -> None:
-            nonlocal bad
-            bad += 1
-            if bad <= MAX_LISTED_BAD_LINES:
-                self.issues.append(FileIssue(f"{name}:{lineno}", why, failed=True))
-
-        records = empty = 0
-        for lineno, obj in iter_records(source.uri, on_problem=problem):
+        bad = IssueTally(name, "more bad lines")
+        empty = IssueTally(name, "more records without text", failed=False)
+        records = 0
+        for lineno, obj in iter_records(source.uri, on_problem=lambda n, why: bad.add(f"{name}:{n}", why)):
             records += 1
             rid = str(obj["_id"])
             text, field = record_text(obj)
             if not text.strip():
-                empty += 1
-                if empty <= MAX_LISTED_BAD_LINES:
-                    self.issues.append(
-                        FileIssue(f"{name}:{lineno}", f'record {rid!r} has no text (empty "title" and "text")')
-                    )
+                empty.add(f"{name}:{lineno}", f'record {rid!r} has no text (empty "title" and "text")')
                 continue
             yield RawUnit(
                 source_id=source.source_id,
@@ -152,19 +138,7 @@ class JsonlLoader(Loader):
                 title=str(obj.get("title") or "") or None,
                 file_hash=digest,
             )
-        if bad > MAX_LISTED_BAD_LINES:
-            self.issues.append(
-                FileIssue(
-                    name,
-                    f"{bad - MAX_LISTED_BAD_LINES} more bad lines (first {MAX_LISTED_BAD_LINES} listed)",
-                    failed=True,
-                )
-            )
-        if empty > MAX_LISTED_BAD_LINES:
-            rest = empty - MAX_LISTED_BAD_LINES
-            self.issues.append(
-                FileIssue(name, f"{rest} more records without text (first {MAX_LISTED_BAD_LINES} listed)")
-            )
+        self.issues += bad.close() + empty.close()
         if not records:
             if self.issues:
                 raise self.nothing_loaded(source)
@@ -179,12 +153,11 @@ class JsonlLoader(Loader):
             if rid in wanted:
                 lines.setdefault(rid, []).append(lineno)
         name = os.path.basename(source.uri)
-        issues = [
-            FileIssue(f"{name}:{lineno}", f"duplicate _id {rid!r} (first on line {at[0]}, which is kept)", failed=True)
-            for rid, at in lines.items()
-            for lineno in at[1:]
-        ]
-        if not issues:  # the file changed since it was loaded
+        repeats = sorted((n, rid, at[0]) for rid, at in lines.items() for n in at[1:])
+        if not repeats:  # the file changed since it was loaded
             return super().duplicate_issues(source, keys)
-        issues.sort(key=lambda i: int(i.path.rsplit(":", 1)[1]))
-        return listed_with_rest(issues, name, "more duplicate _ids")
+        reasons = [
+            (f"{name}:{n}", f"duplicate _id {rid!r} (first on line {first}, which is kept)")
+            for n, rid, first in repeats
+        ]
+        return listed_with_rest(reasons, name, "more duplicate _ids")

@@ -147,12 +147,12 @@ class TicketLoader(FileSetLoader):
 
     def duplicate_issues(self, source: Source, keys: list[str]) -> list[FileIssue]:
         """A repeated issue number or comment id: the first post is kept, each repeat reported by its place."""
-        issues = []
+        reasons = []
         for key in keys:
             rel, _, post = key.rpartition("#")
             number, _, comment_id = post.partition("/")
             what = (
                 f"issue {number} appears again" if comment_id == OPENING_POST else f"comment {comment_id} appears again"
             )
-            issues.append(FileIssue(f"{rel} (issue {number})", f"{what}; the first is kept", failed=True))
-        return listed_with_rest(issues, source.uri, "more repeated posts")
+            reasons.append((f"{rel} (issue {number})", f"{what}; the first is kept"))
+        return listed_with_rest(reasons, source.uri, "more repeated posts")

@@ -28,11 +28,12 @@ __all__ = [
     "open_document",
     "page_labels",
     "page_words",
+    "raw_bindings",
 ]
 
 
 @cache
-def _raw() -> Any:
+def raw_bindings() -> Any:
     """pypdfium2's raw bindings (imported on first use, looked up once)."""
     return require("pypdfium2.raw")
 
@@ -95,7 +96,7 @@ def _upright(angle: float, rotation: int) -> bool:
 
 def _chars(page: Any, textpage: Any) -> tuple[list[dict[str, Any]], float, float]:
     """Every upright, visible character with its box (display space) and size; blanks as word breaks."""
-    pdfium_c = _raw()
+    pdfium_c = raw_bindings()
     to_display, width, height = display_transform(page)
     rotation = page.get_rotation() % 360
     raw = textpage.raw

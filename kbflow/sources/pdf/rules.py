@@ -14,18 +14,12 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Iterator
-from functools import cache
 from typing import Any
 
 from kbflow._lazy import require
+from kbflow.sources.pdf.pdfium import raw_bindings
 
 __all__ = ["path_edges", "ruled_tables"]
-
-
-@cache
-def _raw() -> Any:
-    """pypdfium2's raw bindings (imported on first use, looked up once)."""
-    return require("pypdfium2.raw")
 
 
 #: segments shorter than this (points) are no edge (pdfplumber's ``edge_min_length_prefilter``)
@@ -47,7 +41,7 @@ def _compose(inner: Matrix, outer: Matrix) -> Matrix:
 
 
 def _matrix(obj: Any) -> Matrix:
-    pdfium_c = _raw()
+    pdfium_c = raw_bindings()
     m = pdfium_c.FS_MATRIX()
     if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(m)):
         return _IDENTITY
@@ -56,7 +50,7 @@ def _matrix(obj: Any) -> Matrix:
 
 def _path_objects(page_raw: Any) -> Iterator[tuple[Any, Matrix]]:
     """Every path object of the page, with the matrix from its space to the page's (forms looked into)."""
-    pdfium_c = _raw()
+    pdfium_c = raw_bindings()
 
     def walk(count: int, get: Callable[[int], Any], outer: Matrix, depth: int) -> Iterator[tuple[Any, Matrix]]:
         for i in range(count):
@@ -77,7 +71,7 @@ def _path_objects(page_raw: Any) -> Iterator[tuple[Any, Matrix]]:
 def _subpaths(obj: Any, matrix: Matrix) -> Iterator[list[tuple[float, float]]]:
     """The path's subpaths as lists of points in page space (a close adds the first point again; a Bézier
     segment ends its subpath there, as its curve is no straight edge)."""
-    pdfium_c = _raw()
+    pdfium_c = raw_bindings()
     a, b, c, d, e, f = matrix
     x, y = ctypes.c_float(), ctypes.c_float()
     points: list[tuple[float, float]] = []
