@@ -75,8 +75,9 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
     return os.path.abspath(os.path.expanduser(uri))
 
 
-#: bumped when a chunker cuts the same text differently (part of :meth:`ChunkSettings.fingerprint`)
-CHUNKER_REVISION = 2
+#: bumped when a chunker cuts or locates the same text differently (part of :meth:`ChunkSettings.fingerprint`;
+#: 3: web chunks carry their heading path)
+CHUNKER_REVISION = 3
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,11 @@ class RetrievalSettings:
         Search tables up to this many rows are searched exactly, with their
         vectors held in memory (4 bytes per dimension per row); larger ones
         with a vector index use Lance's ANN index instead.
+    distinct:
+        Show each text once: hits whose texts are equal after whitespace is
+        normalized (the same PDF in two folders, vendored code, a page saved
+        twice) are one hit, shown by the copy with the shortest place and
+        listing the others in ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
     log_queries:
         Add a row per search to the lake's ``query_log`` (:mod:`kbflow.usage`;
         buffered, never blocking or failing a search). ``kbflow search
@@ -195,6 +201,7 @@ class RetrievalSettings:
     names_weight: float = 1.0
     symbol_first: bool = True
     calibration: tuple[float, float] | None = None
+    distinct: bool = True
     log_queries: bool = True
 
     def __post_init__(self) -> None:

@@ -18,7 +18,7 @@ __all__ = ["Chunk", "Citation", "Hit", "Hits", "Locator", "RawUnit", "Source", "
 #: The locator fields each kind uses (docs/design.md, "Provenance").
 LOCATOR_KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "pdf": ("path", "page", "page_label", "table", "bbox", "regions", "char_start", "char_end"),
-    "web": ("url", "css_path", "char_start", "char_end"),
+    "web": ("url", "css_path", "heading_path", "char_start", "char_end"),
     "code": ("path", "line_start", "line_end", "symbol", "ast_path"),
     "doc": ("path", "heading_path", "char_start", "char_end"),
     "ticket": ("ticket_id", "comment_id", "char_start", "char_end"),
@@ -334,29 +334,20 @@ class Citation:
             "content_hash": self.content_hash,
             "chunk_hash": self.chunk_hash,
             "locator": self.locator.to_dict(),
+            "label": self.label(),
         }
 
+    def label(self, limit: int = 120) -> str:
+        """The line a person reads, at most ``limit`` characters: ``References and Borrowing § Mutable
+        References``, ``report.pdf p.12``, ``kbflow/retrieve.py:40-88 Retriever.search`` (:mod:`kbflow.labels`).
+        The full locator, for resolving, is :attr:`locator` (and :meth:`to_dict`)."""
+        from kbflow.labels import citation_label
+
+        return citation_label(self, limit)
+
     def render(self) -> str:
-        """A short human string, e.g. ``kbflow/retrieve.py:40-88 Retriever.search``."""
-        loc = self.locator
-        if loc.kind == "code":
-            out = f"{loc.path}:{loc.line_start}-{loc.line_end}"
-            return f"{out} {loc.symbol}" if loc.symbol else out
-        if loc.kind == "doc":
-            out = f"{loc.path}"
-            if loc.heading_path:
-                out += f" § {loc.heading_path}"
-            return f"{out} chars {loc.char_start}-{loc.char_end}"
-        if loc.kind == "record":
-            name = self.uri.rsplit("/", 1)[-1]
-            return f"{name} record {loc.record_id} chars {loc.char_start}-{loc.char_end}"
-        if loc.kind == "pdf":
-            box = ",".join(f"{v:.0f}" for v in loc.bbox) if loc.bbox else ""
-            table = f" table {loc.table}" if loc.table else ""
-            return f"{loc.path} p.{loc.page}{table} [{box}]"
-        if loc.kind == "web":
-            return f"{loc.url}#{loc.css_path} chars {loc.char_start}-{loc.char_end}"
-        return f"ticket {loc.ticket_id} comment {loc.comment_id}"
+        """The same as :meth:`label` (what the CLI, the web page, ``--prompt`` and MCP show)."""
+        return self.label()
 
 
 @dataclass(frozen=True)
@@ -390,6 +381,9 @@ class Hit:
     relevance: float | None = None
     #: the ``query_log`` row of the search that returned this hit (``None`` when the search was not logged)
     query_id: str | None = None
+    #: the other places the same text appears (after whitespace normalization): copies of this hit that the
+    #: search did not show again (:mod:`kbflow.retrieve.distinct`), best-ranked first
+    also_in: tuple[Citation, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``kbflow search --json`` object (and a REST hit): :meth:`from_dict` reads it back."""
@@ -408,6 +402,7 @@ class Hit:
             "query_id": self.query_id,
             "text": self.text,
             "citation": self.citation.to_dict(),
+            "also_in": [c.to_dict() for c in self.also_in],
         }
 
     @classmethod
@@ -421,6 +416,7 @@ class Hit:
             citation=Citation.from_dict(data["citation"]),
             content_kind=data["content_kind"],
             scope=data["scope"],
+            also_in=tuple(Citation.from_dict(c) for c in data.get("also_in") or ()),
             **{name: data.get(name) for name in _OPTIONAL_HIT_FIELDS},
         )
 
@@ -525,6 +521,7 @@ class Hits(list):
                 "fused_rank": h.fused_rank,
                 "chunk_id": h.chunk_id,
                 "text": h.text,
+                "also_in": [c.render() for c in h.also_in],
             }
             for h in self
         ]
@@ -543,11 +540,15 @@ class Hits(list):
         def rel(h: Hit) -> str:
             return "" if h.relevance is None else f"{h.relevance:.2f}"
 
+        def also(h: Hit) -> str:
+            places = "; ".join(c.render() for c in h.also_in)
+            return f"<br><small>also in: {html.escape(places)}</small>" if places else ""
+
         from kbflow.render import thumbnail
 
         rows = "".join(
             f"<tr><td>{h.rank}</td><td>{h.score:.4f}</td><td>{rel(h)}</td>"
-            f"<td><code>{html.escape(h.citation.render())}</code></td><td>{html.escape(h.text[:160])}</td>"
+            f"<td><code>{html.escape(h.citation.render())}</code>{also(h)}</td><td>{html.escape(h.text[:160])}</td>"
             f"<td>{thumbnail(h)}</td></tr>"
             for h in self
         )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,30 @@ FAST_MODEL = "hash:64"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # ONNX exports of the model go to a folder of this test session, never the user's ~/.cache/kbflow
 os.environ.setdefault("KBFLOW_CACHE", tempfile.mkdtemp(prefix="kbflow-test-cache-"))
+
+
+#: the keys of a hit's JSON object (``kbflow search --json``, REST) and of its citation
+HIT_KEYS = {
+    "rank", "score", "relevance", "dense_score", "bm25_score", "dense_rank", "bm25_rank", "fused_rank",
+    "chunk_id", "content_kind", "scope", "query_id", "text", "citation", "also_in",
+}  # fmt: skip
+CITATION_KEYS = {"source_id", "source_type", "uri", "title", "content_hash", "chunk_hash", "locator", "label"}
+
+
+@contextlib.contextmanager
+def local_http(handler, monkeypatch):
+    """A threaded HTTP server on 127.0.0.1 serving ``handler``, let through the fetch guard; yields its base URL."""
+    from http.server import ThreadingHTTPServer
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    port = httpd.server_address[1]
+    monkeypatch.setenv("KBFLOW_FETCH_ALLOW_HOSTS", f"127.0.0.1:{port}")
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        httpd.shutdown()
 
 
 @pytest.fixture

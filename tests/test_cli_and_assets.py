@@ -6,7 +6,7 @@ import os
 import dagster as dg
 import pytest
 from click.testing import CliRunner
-from conftest import FAST_MODEL
+from conftest import CITATION_KEYS, FAST_MODEL, HIT_KEYS
 
 from kbflow.cli import main
 from kbflow.retrieve.prompt import parse_blocks
@@ -59,19 +59,8 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
     hits = [json.loads(line) for line in out.stdout.splitlines()]
     assert [h["rank"] for h in hits] == [1, 2, 3]
     for h in hits:
-        assert set(h) == {
-            "rank", "score", "relevance", "dense_score", "bm25_score", "dense_rank", "bm25_rank", "fused_rank",
-            "chunk_id", "content_kind", "scope", "query_id", "text", "citation",
-        }  # fmt: skip
-        assert set(h["citation"]) == {
-            "source_id",
-            "source_type",
-            "uri",
-            "title",
-            "content_hash",
-            "chunk_hash",
-            "locator",
-        }
+        assert set(h) == HIT_KEYS
+        assert set(h["citation"]) == CITATION_KEYS
         assert h["citation"]["locator"]["kind"] in ("doc", "code", "record")
 
     text = run(lake_path, "resolve", hits[0]["chunk_id"])

@@ -152,4 +152,4 @@ def test_each_response_draws_a_new_boundary_and_the_text_is_kept_otherwise():
     assert first != second  # a fresh boundary each time: a leaked one is useless next time
     (block,) = _strict_reader_matches(hits, first)
     assert block["text"] == text  # nothing but imitations is touched
-    assert block["citation"] == "u#html > body > p chars 0-1"
+    assert block["citation"] == "u"  # the label: the page (no title here: its URL), never the css path

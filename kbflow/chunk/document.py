@@ -227,7 +227,8 @@ class DocumentChunker(Chunker):
                     char_start=start, char_end=end, regions=regions, bbox=regions[0][1] if regions else None
                 )
             elif base.kind == "web" and layout is not None:
-                locator = base.replace(char_start=start, char_end=end, css_path=web_css_path(layout, start, end))
+                css_path = web_css_path(layout, start, end)
+                locator = base.replace(char_start=start, char_end=end, css_path=css_path, heading_path=path or None)
             else:
                 locator = base.replace(char_start=start, char_end=end)
             out.append(Piece(unit.text[start:end], locator))

@@ -33,7 +33,6 @@ an ingest committing meanwhile never changes what it sees.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -53,6 +52,7 @@ from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
 from kbflow.retrieve.confidence import Calibration, calibration_for
 from kbflow.retrieve.dense import ChunkIds, ExactIndex
+from kbflow.retrieve.distinct import decode, distinct
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.terms import identifier_words, query_identifiers
@@ -80,6 +80,7 @@ class SearchOptions(TypedDict, total=False):
     reranker: str | Reranker | bool
     rerank_depth: int
     min_score: float
+    distinct: bool
 
 
 @dataclass(frozen=True)
@@ -124,8 +125,13 @@ class Ranking:
     leg_scores: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     #: the query's embedding (``None`` in ``bm25`` mode)
     query_vector: Any = field(default=None, repr=False)
-    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, reranking, symbols)
+    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, reranking, symbols,
+    #: grouping equal texts)
     timings: dict[str, float] = field(default_factory=dict, repr=False)
+    #: kept chunk id -> the chunk ids of its copies (equal texts elsewhere; :mod:`kbflow.retrieve.distinct`)
+    also_in: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    #: chunk id -> decoded hit row (text and payload) of the candidates read while grouping equal texts
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
 
 def _relevance(calibration: Calibration | None, cosine: float | None) -> float | None:
@@ -382,7 +388,8 @@ class Retriever:
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
             raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
         overrides = {
-            name: options.get(name) for name in ("mode", "fusion", "rrf_k", "names_weight", "symbol_first", "min_depth")
+            name: options.get(name)
+            for name in ("mode", "fusion", "rrf_k", "names_weight", "symbol_first", "min_depth", "distinct")
         }
         weights = options.get("weights")
         if weights is not None:
@@ -508,7 +515,8 @@ class Retriever:
             if defined:
                 ranked["symbol"] = [cid for cid, _ in defined]
                 fused = _symbol_first(fused, defined)
-        fused = fused[:k]
+        grouped = distinct(fused, k, lambda cids: self._read(cids, row_of)) if settings.distinct and fused else None
+        fused = grouped.fused if grouped is not None else fused[:k]
         lap("fuse")
         return Ranking(
             [cid for cid, _ in fused],
@@ -519,7 +527,14 @@ class Retriever:
             leg_scores={leg: dict(zip(ids, scores)) for leg, (ids, _, scores) in legs.items()},
             query_vector=vector,
             timings=timings,
+            also_in=grouped.also_in if grouped is not None else {},
+            rows=grouped.rows if grouped is not None else {},
         )
+
+    def _read(self, chunk_ids: Sequence[str], row_of: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+        """``{chunk id: decoded hit row}`` (its text and hit payload) of ``chunk_ids``, in one take."""
+        rows = Lake.take(self.dataset, [row_of[c] for c in chunk_ids], columns=[S.TEXT, S.HIT]).to_pylist()
+        return dict(zip(chunk_ids, decode(rows)))
 
     def _defining(
         self, names: list[list[str]], filters: Mapping[str, Sequence[str]], row_of: dict[str, int]
@@ -725,9 +740,13 @@ class Retriever:
         t_take = time.perf_counter()
         ranked, row_of = ranking.legs, ranking.row_of
         fused = list(zip(ranking.ids, ranking.scores))
-        # one take for all hits (Lance row ids of the pinned version; order is kept)
-        wanted = [row_of[cid] for cid, _ in fused]
-        rows = Lake.take(self.dataset, wanted, columns=[S.TEXT, S.HIT]).to_pylist() if wanted else []
+        # one take for the hits and their copies not read while grouping (Lance row ids of the pinned version)
+        copies = [c for cid, _ in fused for c in ranking.also_in.get(cid, ())]
+        read = dict(ranking.rows)
+        missing = [c for c in [cid for cid, _ in fused] + copies if c not in read]
+        if missing:
+            read.update(self._read(missing, row_of))
+        rows = [dict(read[cid]) for cid, _ in fused]
         positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
         cosine = self._cosines(ranking, [cid for cid, _ in fused])
         calibration = self.calibration
@@ -736,7 +755,6 @@ class Retriever:
         bm25 = ranking.leg_scores.get("bm25", {})
         hits = []
         for rank, ((cid, score), row) in enumerate(zip(fused, rows), start=1):
-            row.update(json.loads(row.pop(S.HIT)))
             hits.append(
                 Hit(
                     rank=rank,
@@ -753,6 +771,7 @@ class Retriever:
                     bm25_score=bm25.get(cid),
                     relevance=1.0 if cid in defined else _relevance(calibration, cosine.get(cid)),
                     query_id=query_id,
+                    also_in=tuple(Citation.from_row(read[c]) for c in ranking.also_in.get(cid, ())),
                 )
             )
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)

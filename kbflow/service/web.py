@@ -26,7 +26,7 @@ from kbflow import render
 from kbflow import schema as S
 from kbflow.config import MODES
 from kbflow.errors import KbflowError, NotFoundError, ResolveError
-from kbflow.records import Citation
+from kbflow.records import Citation, Hit
 from kbflow.service.core import Service
 from kbflow.service.security import CSRF_FIELD, WRITES, check_csrf, csrf_token
 
@@ -128,6 +128,13 @@ def _csrf_input(request: Request) -> str:
     return f"<input type=hidden name={CSRF_FIELD} value='{_e(token)}'>"
 
 
+def _also_in(hit: Hit) -> str:
+    """The other places a hit's text appears, as a line under it (empty when there are none)."""
+    if not hit.also_in:
+        return ""
+    return f"<div class='muted also-in'>also in: {_e('; '.join(c.render() for c in hit.also_in))}</div>"
+
+
 def mount_web(app: FastAPI, service: Service) -> None:
     """Add the web page's routes to ``app`` (the REST app of ``kbflow serve``)."""
 
@@ -223,7 +230,7 @@ def mount_web(app: FastAPI, service: Service) -> None:
             rows.append(
                 f"<tr class=hit><td>{h.rank}</td><td>{h.score:.4f}<br><span class=muted>{relevance}</span></td>"
                 f"<td class=muted>{ranks}</td><td><a class=cite href='{_e(link)}'>{_e(h.citation.render())}</a>"
-                f"<div class=hit-text>{render.highlight(h.text[:600], q)}</div></td></tr>"
+                f"<div class=hit-text>{render.highlight(h.text[:600], q)}</div>{_also_in(h)}</td></tr>"
             )
         table = (
             "<table id=hits><tr><th>#</th><th>score<br>relevance</th><th>legs</th><th>citation and text</th></tr>"

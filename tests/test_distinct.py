@@ -1,0 +1,72 @@
+"""Each text once in a result list (kbflow.retrieve.distinct), copies listed on the hit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from kbflow import Retriever, pipeline
+from kbflow.lake import Lake
+from kbflow.records import Hit, Source
+from kbflow.retrieve.distinct import distinct, text_key
+
+
+def _reader(texts: dict[str, str], places: dict[str, str]):
+    reads: list[list[str]] = []
+
+    def read(cids):
+        reads.append(list(cids))
+        return {c: {"text": texts[c], "uri": "/s", "locator": {"path": places[c]}} for c in cids}
+
+    return read, reads
+
+
+def test_equal_texts_are_one_hit_kept_by_the_shortest_place():
+    fused = [("a", 0.9), ("b", 0.8), ("c", 0.7), ("d", 0.6), ("e", 0.5)]
+    texts = {"a": "same  text\n", "b": "other", "c": "same text", "d": "third", "e": " same\ttext"}
+    places = {"a": "archive/2023/x.md", "b": "y.md", "c": "x.md", "d": "z.md", "e": "vendor/x.md"}
+    read, _ = _reader(texts, places)
+    out = distinct(fused, 3, read)
+    assert out.fused == [("c", 0.9), ("b", 0.8), ("d", 0.6)]  # the group's best position, its shortest place
+    assert out.also_in == {"c": ["a", "e"]}
+    assert text_key("a  b\n") == text_key("a b") != text_key("ab")
+
+
+def test_the_window_grows_until_k_distinct_texts_are_found():
+    fused = [(f"c{i}", 1.0 - i / 1000) for i in range(200)]
+    texts = {cid: ("dup" if i < 150 else f"text {i}") for i, (cid, _) in enumerate(fused)}
+    read, reads = _reader(texts, {cid: cid for cid, _ in fused})
+    out = distinct(fused, 5, read)
+    assert len(out.fused) == 5 and len({texts[c] for c, _ in out.fused}) == 5
+    assert [len(r) for r in reads] == [20, 40, 80, 60]  # windows of max(2k, 20), doubling, up to the end
+    assert len(out.also_in[out.fused[0][0]]) == 149
+    assert distinct(fused[:3], 5, read).fused == [("c0", 1.0)]  # fewer distinct texts than k: all of them
+
+
+def test_a_search_shows_each_text_once_and_lists_the_copies(tmp_path, fast_settings, docs_dir):
+    copies = tmp_path / "mirror" / "archive" / "2023"
+    copies.mkdir(parents=True)
+    shutil.copy(docs_dir / "guide.md", copies / "guide.md")
+    (docs_dir / "old").mkdir()
+    shutil.copy(docs_dir / "guide.md", docs_dir / "old" / "guide.md")
+    lake = Lake(fast_settings.lake)
+    lake.register(Source("docs", "docs", str(docs_dir)))
+    lake.register(Source("mirror", "docs", str(tmp_path / "mirror")))
+    pipeline.ingest(lake, fast_settings)
+    r = Retriever.open(lake.uri)
+
+    hits = r.search("reciprocal rank fusion", k=4)
+    texts = [" ".join(h.text.split()) for h in hits]
+    assert len(texts) == len(set(texts))
+    fusion = next(h for h in hits if "reciprocal rank fusion" in h.text)
+    assert fusion.citation.locator.path == "guide.md" and fusion.citation.source_id == "docs"
+    assert sorted((c.source_id, c.locator.path) for c in fusion.also_in) == [
+        ("docs", "old/guide.md"),
+        ("mirror", "archive/2023/guide.md"),
+    ]
+    again = Hit.from_dict(json.loads(json.dumps(fusion.to_dict())))  # JSON, REST and the Client keep them
+    assert again.also_in == fusion.also_in
+
+    plain = r.search("reciprocal rank fusion", k=4, distinct=False)
+    assert sum("reciprocal rank fusion" in h.text for h in plain) == 3 and not any(h.also_in for h in plain)
+    assert [h.chunk_id for h in r.search("reciprocal rank fusion", k=2)] == [h.chunk_id for h in hits[:2]]
