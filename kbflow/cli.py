@@ -130,6 +130,21 @@ def _settings(ctx: click.Context, **overrides: Any):
     "copies whose rel=canonical names another page); by default they are left out and listed.",
 )
 @click.option(
+    "--crawl/--no-crawl",
+    "crawl",
+    default=None,
+    help="web, with an http(s) URL: the whole site under the URL's folder (its sitemap.xml and the links from "
+    "the page, honoring robots.txt and noindex, waiting between requests; unchanged pages are not fetched again).",
+)
+@click.option("--depth", type=click.IntRange(0, 50), default=None, help="--crawl: links followed from the URL [3].")
+@click.option("--max-pages", type=click.IntRange(1, 100_000), default=None, help="--crawl: pages at most [500].")
+@click.option(
+    "--delay",
+    type=click.FloatRange(0, 60),
+    default=None,
+    help="--crawl: seconds between requests [1, or the site's robots.txt Crawl-delay when longer].",
+)
+@click.option(
     "--refresh",
     default=None,
     metavar="CRON",
@@ -145,6 +160,10 @@ def add(
     title: str | None,
     max_file_mb: float | None,
     all_pages: bool | None,
+    crawl: bool | None,
+    depth: int | None,
+    max_pages: int | None,
+    delay: float | None,
     refresh: str | None,
 ) -> None:
     """Register PATH as a source (nothing is loaded until `kbflow ingest`).
@@ -172,6 +191,7 @@ def add(
         from kbflow.sources.web.conventions import ALL_PAGES_OPTION
 
         options[ALL_PAGES_OPTION] = all_pages
+    _crawl_options(options, source_type, uri, crawl, {"depth": depth, "max_pages": max_pages, "delay": delay})
     if refresh is not None:
         if refresh.strip().lower() == "none":
             options.pop(REFRESH_OPTION, None)
@@ -190,6 +210,29 @@ def add(
     if len(loader.issues) > 10:
         click.echo(f"  ... and {len(loader.issues) - 10} more (see `kbflow status --json` after ingest)")
     click.echo(f"lake: {lake.uri}; run `kbflow ingest` to load it")
+
+
+def _crawl_options(
+    options: dict[str, Any], source_type: str, uri: str, crawl: bool | None, limits: dict[str, Any]
+) -> None:
+    """Set or clear the ``crawl`` option of a source being added (``--crawl``, ``--depth``, ...)."""
+    from kbflow.sources.web import is_url
+    from kbflow.sources.web.crawl import CRAWL_OPTION, CrawlSettings
+
+    limits = {k: v for k, v in limits.items() if v is not None}
+    if crawl is False:
+        options.pop(CRAWL_OPTION, None)
+    crawling = crawl or (crawl is None and bool(options.get(CRAWL_OPTION)))
+    if not crawling:
+        if limits:
+            raise click.UsageError(f"{', '.join('--' + k.replace('_', '-') for k in limits)} go with --crawl")
+        return
+    if source_type != "web" or not is_url(uri):
+        raise click.UsageError("--crawl is for --type web sources given as an http(s):// URL")
+    current = options.get(CRAWL_OPTION)
+    merged = {**(current if isinstance(current, dict) else {}), **limits}
+    CrawlSettings.of(merged or True)  # checked now, not at ingest
+    options[CRAWL_OPTION] = merged or True
 
 
 @main.command()
@@ -397,6 +440,8 @@ def search(
         click.echo(f"{hit.rank:>2}. {hit.score:.4f} {relevance}  {hit.citation.render()}  [{hit.citation.source_id}]")
         snippet = " ".join(hit.text.split())
         click.echo(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+        if hit.also_in:
+            click.echo(f"    also in: {'; '.join(c.render() for c in hit.also_in)}")
 
 
 @main.command()

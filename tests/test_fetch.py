@@ -3,13 +3,12 @@ with conditional requests. The pages come from a local HTTP server that only the
 (``KBFLOW_FETCH_ALLOW_HOSTS``) lets through."""
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from click.testing import CliRunner
-from conftest import FAST_MODEL
+from conftest import FAST_MODEL, local_http
 
 from kbflow import Retriever, resolve
 from kbflow.cli import main
@@ -75,14 +74,9 @@ class Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server(monkeypatch):
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    port = httpd.server_address[1]
-    monkeypatch.setenv("KBFLOW_FETCH_ALLOW_HOSTS", f"127.0.0.1:{port}")
     PAGES["version"] = 1
-    yield f"http://127.0.0.1:{port}"
-    httpd.shutdown()
+    with local_http(Handler, monkeypatch) as url:
+        yield url
 
 
 BLOCKED = [

@@ -5,12 +5,15 @@
 - :mod:`.hidden`: what a reader cannot see, never indexed;
 - :mod:`.fetch`: fetching by URL behind a server-side request forgery guard;
 - :mod:`.conventions`: pages the site marks as not for search (robots
-  ``noindex``, redirect stubs, non-canonical copies), left out and listed.
+  ``noindex``, redirect stubs, non-canonical copies), left out and listed;
+- :mod:`.crawl`: a whole site from one URL (``robots.txt``, sitemaps, links
+  under the URL's folder), polite and bounded.
 
-A source is one ``.html``/``.htm`` file, a folder of them, or one
-``http(s)://`` URL. A URL is fetched at ingest (conditionally: an unchanged
-page costs a ``304``) and the bytes fetched are kept in the lake's raw area
-(:mod:`kbflow.lake.raw`), which ``resolve`` and freshness checks read.
+A source is one ``.html``/``.htm`` file, a folder of them, one
+``http(s)://`` URL, or with the ``crawl`` option the site under a URL. A URL is
+fetched at ingest (conditionally: an unchanged page costs a ``304``) and the
+bytes fetched are kept in the lake's raw area (:mod:`kbflow.lake.raw`), which
+``resolve`` and freshness checks read.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileIssue, FileSetLoader, SkipFile, decode_text, read_bytes, register_loader
 from kbflow.sources.web.conventions import ALL_PAGES_OPTION, left_out
+from kbflow.sources.web.crawl import CRAWL_OPTION, Crawl, CrawlSettings, crawl
 from kbflow.sources.web.extract import WebPage, extract
 
 __all__ = ["WebLoader", "WebPage", "extract", "is_url", "page_unit", "read_fetched", "read_page"]
@@ -130,13 +134,64 @@ class WebLoader(FileSetLoader):
             # keeping every page or not changes what loads: turning it on or off re-loads the source
             return ids.digest(base, "all pages") if source.options.get(ALL_PAGES_OPTION) else base
         self.issues = []
+        if source.options.get(CRAWL_OPTION):
+            self._crawled = self._crawl(source)
+            pages = [(p.rel, p.digest or ids.bytes_hash(p.data or b"")) for p in self._crawled.pages]
+            return ids.digest(ids.combine(pages), str(bool(source.options.get(ALL_PAGES_OPTION))))
         digest, fetched = self._fetch(source)
         self._fetched = (digest, fetched)
         return digest
 
+    def _crawl(self, source: Source) -> Crawl:
+        """Crawl the site from the source's URL, conditionally against the last crawl kept in the lake."""
+        from kbflow.lake.raw import RawStore
+
+        if self.lake_uri is None:
+            raise SourceError(f"{source.uri}: a crawled site is fetched into a lake; ingest it with kbflow ingest")
+        store = RawStore(self.lake_uri, source.source_id)
+        settings = CrawlSettings.of(source.options[CRAWL_OPTION])
+        known = store.state().get("crawl") or {}
+        return crawl(
+            source.uri, settings, known, max_page_bytes=self.limit_bytes(source.options), read=lambda h: store.get(h)[0]
+        )
+
+    def _load_crawl(self, source: Source) -> Iterator[RawUnit]:
+        """The pages of a crawl as units, each kept in the lake's raw area; what it left out listed."""
+        from kbflow.lake.raw import RawStore
+
+        result = getattr(self, "_crawled", None) or self._crawl(source)
+        self._crawled = None
+        store = RawStore(self.lake_uri or "", source.source_id)
+        self.issues.extend(FileIssue(url, why, failed=failed) for url, why, failed in result.left_out)
+        rels = {p.rel for p in result.pages}
+        state: dict[str, Any] = {}
+        for p in result.pages:
+            data = p.data if p.data is not None else store.get(p.digest or "")[0]
+            digest = store.put(data, {"url": p.url, "charset": p.charset})
+            state[p.url] = {"etag": p.etag, "last_modified": p.last_modified, "hash": digest, "charset": p.charset}
+            try:
+                page = read_page(p.url, data, p.charset)
+                why = None if source.options.get(ALL_PAGES_OPTION) else left_out(page, p.rel, rels)
+                if why:
+                    raise SkipFile(why)
+                yield page_unit(source, p.rel, p.url, data, url=p.url, charset=p.charset, page=page)
+            except SkipFile as exc:
+                self.issues.append(FileIssue(p.url, str(exc)))
+            except SourceError as exc:
+                self.issues.append(FileIssue(p.url, str(exc).removeprefix(f"{p.url}: "), failed=True))
+        store.set_state({"crawl": state, "fetched_at": datetime.now(UTC).isoformat(timespec="seconds")})
+
     def load(self, source: Source) -> Iterator[RawUnit]:
         if not is_url(source.uri):
             yield from super().load(source)
+            return
+        if source.options.get(CRAWL_OPTION):
+            count = 0
+            for unit in self._load_crawl(source):
+                count += 1
+                yield unit
+            if not count:
+                raise self.nothing_loaded(source)
             return
         from kbflow.lake.raw import RawStore
 

@@ -162,8 +162,12 @@ def fetch(
     etag: str | None = None,
     last_modified: str | None = None,
     timeout: float = TIMEOUT,
+    accept: tuple[str, ...] = _HTML_TYPES,
 ) -> Fetched:
-    """GET ``url`` behind the guard (see the module docs); a :class:`SourceError` naming the URL on refusal."""
+    """GET ``url`` behind the guard (see the module docs); a :class:`SourceError` naming the URL on refusal.
+
+    ``accept``: the content types taken (HTML pages by default; a crawl reads ``robots.txt`` and sitemaps too).
+    """
     deadline = time.monotonic() + timeout
     hops: list[str] = []
     current = url
@@ -200,8 +204,10 @@ def fetch(
             if response.status != 200:
                 raise SourceError(f"{current}: the server answered {response.status} {response.reason}")
             kind = (response.getheader("Content-Type") or "text/html").split(";")[0].strip().lower()
-            if kind not in _HTML_TYPES:
-                raise SourceError(f"{current}: not an HTML page ({kind}); save it and add the file instead")
+            if kind not in accept:
+                if accept is _HTML_TYPES:
+                    raise SourceError(f"{current}: not an HTML page ({kind}); save it and add the file instead")
+                raise SourceError(f"{current}: unexpected content type {kind}")
             body = _read(response, current, max_bytes, deadline, timeout)
             return Fetched(
                 current,

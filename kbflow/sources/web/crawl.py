@@ -1,0 +1,299 @@
+"""A whole documentation site from one URL: a polite, bounded, guarded crawl.
+
+``kbflow add https://docs.example.org/guide/ --type web --crawl`` makes a
+source of every page under that URL's folder (its *prefix*): the pages the
+site's ``sitemap.xml`` lists there, and the pages reached by following links
+from the start page, at most ``depth`` links deep. The crawl
+
+- reads ``robots.txt`` first and fetches nothing it disallows for kbflow's
+  user agent (its ``Crawl-delay`` lengthens the wait); a page marked robots
+  ``nofollow`` is read but its links are not followed, and one marked
+  ``noindex`` is left out like any page the site marks not for search
+  (:mod:`.conventions`);
+- waits ``delay`` seconds between requests (1 by default);
+- fetches every page, redirect hop, ``robots.txt`` and sitemap through the
+  server-side request forgery guard of :mod:`.fetch`, and leaves out a page
+  whose redirects end outside the prefix;
+- stops at ``max_pages`` pages and ``max_mb`` MiB in all (each page also has
+  the source's per-file limit), listing what it left out and why;
+- sends each page's last ``ETag`` / ``Last-Modified``, so a page unchanged
+  since the last crawl costs a ``304`` and is read from the lake's raw area.
+
+Pages are keyed by their path under the prefix (``reference/profiles.html``;
+a folder URL is its ``index.html``), like the files of a saved copy of the site,
+so a crawled site and a saved one give the same chunks and citations.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import posixpath
+import time
+import urllib.robotparser
+import xml.etree.ElementTree as ET
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+from kbflow.errors import ConfigError, SourceError
+from kbflow.sources.web.fetch import USER_AGENT, Fetched, fetch
+
+__all__ = ["CRAWL_OPTION", "CrawlSettings", "CrawledPage", "Crawl", "crawl", "page_links"]
+
+#: the source option that makes a URL source a crawl: ``{"depth", "max_pages", "max_mb", "delay"}``
+CRAWL_OPTION = "crawl"
+_TEXT_TYPES = ("text/plain", "application/xml", "text/xml", "application/octet-stream")
+#: sitemap files read at most (a sitemap index may name many)
+MAX_SITEMAPS = 10
+_SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+@dataclass(frozen=True)
+class CrawlSettings:
+    """How far and how fast a crawl goes (the ``crawl`` option of a web source)."""
+
+    depth: int = 3
+    max_pages: int = 500
+    max_mb: float = 256.0
+    delay: float = 1.0
+
+    def __post_init__(self) -> None:
+        checks = {
+            "depth": 0 <= self.depth <= 50,
+            "max_pages": 1 <= self.max_pages <= 100_000,
+            "max_mb": self.max_mb > 0,
+            "delay": 0 <= self.delay <= 60,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise ConfigError(
+                f"crawl settings out of range: {', '.join(f'{n}={getattr(self, n)!r}' for n in bad)} "
+                "(depth 0..50, max_pages 1..100000, max_mb > 0, delay 0..60 seconds)"
+            )
+
+    @classmethod
+    def of(cls, value: Any) -> CrawlSettings:
+        """Settings from a source option: ``True`` (the defaults) or a mapping of some fields."""
+        if value is True:
+            return cls()
+        if not isinstance(value, Mapping):
+            raise ConfigError(
+                f"the crawl option must be true or a mapping of depth, max_pages, max_mb, delay; got {value!r}"
+            )
+        unknown = set(value) - {"depth", "max_pages", "max_mb", "delay"}
+        if unknown:
+            raise ConfigError(f"unknown crawl settings {sorted(unknown)}; known: depth, max_pages, max_mb, delay")
+        return cls(**dict(value))
+
+
+@dataclass
+class CrawledPage:
+    """One page of a crawl: where it is, its bytes (``None`` when unchanged: read them from the raw area)."""
+
+    url: str
+    rel: str
+    data: bytes | None
+    digest: str | None = None
+    charset: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+@dataclass
+class Crawl:
+    """What a crawl found: pages in crawl order and ``(url, reason, failed)`` for what it left out."""
+
+    prefix: str
+    pages: list[CrawledPage] = field(default_factory=list)
+    left_out: list[tuple[str, str, bool]] = field(default_factory=list)
+    requests: int = 0
+
+
+class _Links(html.parser.HTMLParser):
+    """``<a href>`` targets, the ``<base href>`` and the robots meta of a page (the whole page: navigation is
+    where links are)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base: str | None = None
+        self.hrefs: list[str] = []
+        self.robots = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if tag == "base" and values.get("href") and self.base is None:
+            self.base = values["href"]
+        elif tag == "a" and values.get("href") and "nofollow" not in values.get("rel", "").lower().split():
+            self.hrefs.append(values["href"])
+        elif tag == "meta" and values.get("name", "").lower() in ("robots", "kbflow"):
+            self.robots += "," + values.get("content", "").lower()
+
+
+def page_links(text: str, url: str) -> list[str]:
+    """Absolute ``http(s)`` URLs (fragments dropped) of the links of a page fetched from ``url``; none when the
+    page's robots meta says ``nofollow`` (or ``none``)."""
+    parser = _Links()
+    try:
+        parser.feed(text)
+        parser.close()
+    except (AssertionError, ValueError):  # html.parser gives up on some broken markup: keep what it read
+        pass
+    if {d.strip() for d in parser.robots.split(",")} & {"nofollow", "none"}:
+        return []
+    base = urljoin(url, parser.base) if parser.base else url
+    out = []
+    for href in parser.hrefs:
+        target = urldefrag(urljoin(base, href.strip())).url
+        if urlsplit(target).scheme in ("http", "https"):
+            out.append(target)
+    return list(dict.fromkeys(out))
+
+
+def prefix_of(url: str) -> str:
+    """The folder a crawl stays in: the start URL up to its last ``/``."""
+    parts = urlsplit(url)
+    folder = parts.path if parts.path.endswith("/") else posixpath.dirname(parts.path) + "/"
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{folder or '/'}"
+
+
+def rel_of(url: str, prefix: str) -> str | None:
+    """The page key of ``url`` under ``prefix`` (``index.html`` for a folder), ``None`` outside it."""
+    parts = urlsplit(url)
+    if parts.query:
+        return None  # a query names a view of a page, not a page of the site
+    here = f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path or '/'}"
+    if not here.startswith(prefix):
+        return None
+    rel = unquote(here[len(prefix) :])
+    if rel == "" or rel.endswith("/"):
+        rel += "index.html"
+    rel = posixpath.normpath(rel)
+    return None if rel.startswith("..") else rel
+
+
+class _Polite:
+    """Fetches behind the guard, one at a time, ``delay`` seconds apart."""
+
+    def __init__(self, delay: float, max_page_bytes: int | None) -> None:
+        self.delay, self.max_page_bytes, self.last, self.count = delay, max_page_bytes, 0.0, 0
+
+    def get(self, url: str, accept: tuple[str, ...] | None = None, **validators: str | None) -> Fetched:
+        wait = self.last + self.delay - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        try:
+            kwargs = {"accept": accept} if accept else {}
+            return fetch(url, max_bytes=self.max_page_bytes, **kwargs, **validators)
+        finally:
+            self.last, self.count = time.monotonic(), self.count + 1
+
+
+def _robots(client: _Polite, prefix: str) -> urllib.robotparser.RobotFileParser:
+    """The site's ``robots.txt`` (none, or one that cannot be read: everything allowed, as crawlers do on a 404)."""
+    parts = urlsplit(prefix)
+    robots = urllib.robotparser.RobotFileParser(f"{parts.scheme}://{parts.netloc}/robots.txt")
+    try:
+        fetched = client.get(robots.url, accept=_TEXT_TYPES)
+        robots.parse(fetched.body.decode("utf-8", "replace").splitlines())
+    except SourceError:
+        robots.parse([])
+    return robots
+
+
+def _sitemap_urls(client: _Polite, robots: urllib.robotparser.RobotFileParser, prefix: str) -> list[str]:
+    """Page URLs the site's sitemaps list (those named in robots.txt, else ``sitemap.xml`` at the prefix)."""
+    todo = deque(robots.site_maps() or [urljoin(prefix, "sitemap.xml")])
+    pages: list[str] = []
+    seen = 0
+    while todo and seen < MAX_SITEMAPS:
+        url = todo.popleft()
+        seen += 1
+        try:
+            root = ET.fromstring(client.get(url, accept=_TEXT_TYPES).body)
+        except (SourceError, ET.ParseError):
+            continue
+        for loc in root.iter(f"{_SITEMAP_NS}loc"):
+            target = (loc.text or "").strip()
+            if root.tag == f"{_SITEMAP_NS}sitemapindex":
+                todo.append(target)
+            elif target:
+                pages.append(urldefrag(target).url)
+    return pages
+
+
+def crawl(
+    start: str,
+    settings: CrawlSettings,
+    known: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    max_page_bytes: int | None = 16 << 20,
+    read: Callable[[str], bytes] | None = None,
+) -> Crawl:
+    """Crawl from ``start`` (see the module docs).
+
+    ``known``: ``{url: {"etag", "last_modified", "hash", "charset"}}`` of the last
+    crawl, for conditional requests; ``read(hash)``: the bytes kept under a hash
+    (an unchanged page's links are followed from them).
+    """
+    known = known or {}
+    prefix = prefix_of(start)
+    client = _Polite(settings.delay, max_page_bytes)
+    robots = _robots(client, prefix)
+    delay = robots.crawl_delay(USER_AGENT)
+    if delay:
+        client.delay = max(client.delay, float(delay))
+    out = Crawl(prefix)
+    queue: deque[tuple[str, int]] = deque([(start, 0)])
+    queue.extend((url, 0) for url in _sitemap_urls(client, robots, prefix) if rel_of(url, prefix))
+    seen: set[str] = set()
+    budget = int(settings.max_mb * (1 << 20))
+    while queue:
+        url, depth = queue.popleft()
+        rel = rel_of(url, prefix)
+        if rel is None or rel in seen:
+            continue
+        seen.add(rel)
+        if len(out.pages) >= settings.max_pages:
+            out.left_out.append((url, f"the crawl stopped at {settings.max_pages} pages (crawl max_pages)", False))
+            continue
+        if budget <= 0:
+            out.left_out.append((url, f"the crawl stopped at {settings.max_mb:g} MiB (crawl max_mb)", False))
+            continue
+        if not robots.can_fetch(USER_AGENT, url):
+            out.left_out.append((url, "robots.txt disallows it", False))
+            continue
+        page = _fetch_page(client, url, prefix, known.get(url) or {}, out)
+        if page is None or (page.rel != rel and page.rel in seen):  # a redirect to a page crawled already
+            continue
+        seen.add(page.rel)
+        out.pages.append(page)
+        data = page.data if page.data is not None else (read(page.digest) if read and page.digest else b"")
+        budget -= len(page.data or b"")
+        if depth < settings.depth and data:
+            queue.extend(
+                (link, depth + 1) for link in page_links(data.decode(page.charset or "utf-8", "replace"), page.url)
+            )
+    out.requests = client.count
+    return out
+
+
+def _fetch_page(client: _Polite, url: str, prefix: str, last: Mapping[str, Any], out: Crawl) -> CrawledPage | None:
+    """One page, conditionally; ``None`` (and a line in ``out.left_out``) when it cannot be used."""
+    try:
+        fetched = client.get(url, etag=last.get("etag"), last_modified=last.get("last_modified"))
+    except SourceError as exc:
+        out.left_out.append((url, str(exc), True))
+        return None
+    final = rel_of(fetched.url, prefix)
+    if final is None:
+        out.left_out.append((url, f"redirected outside {prefix} (to {fetched.url})", False))
+        return None
+    if fetched.status == 304:
+        if not last.get("hash"):
+            out.left_out.append((url, "the server answered 304 for a page kbflow never kept", True))
+            return None
+        return CrawledPage(fetched.url, final, None, last["hash"], last.get("charset"), last.get("etag"),
+                           last.get("last_modified"))  # fmt: skip
+    return CrawledPage(fetched.url, final, fetched.body, None, fetched.charset, fetched.etag, fetched.last_modified)
