@@ -31,6 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import sys
 from dataclasses import replace
 
@@ -43,7 +45,8 @@ import numpy as np  # noqa: E402
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
 from kbflow.evaluate.evaluate import _doc_ids, eval_lake_uri, prepare_lake  # noqa: E402
-from kbflow.retrieve.confidence import CALIBRATIONS, Calibration  # noqa: E402
+from kbflow.retrieve.confidence import CALIBRATIONS, NULL_MARGIN, THRESHOLD_RANGE, Calibration  # noqa: E402
+from kbflow.retrieve.probes import PROBES  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
@@ -60,17 +63,22 @@ def _questions(path: str) -> list[str]:
 def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
     code, pdf = os.path.join(HERE, "codesearch"), os.path.join(HERE, "pdfpages")
     cranfield, cosqa = os.path.join(shared, "cranfield"), os.path.join(shared, "cosqa")
-    return {
+    out = {
         "codesearch": (code, [os.path.join(code, "negatives.jsonl")]),
         "pdfpages": (pdf, [os.path.join(cranfield, "queries.jsonl")]),
         "cranfield": (cranfield, [os.path.join(pdf, "queries.jsonl"), os.path.join(code, "queries.jsonl")]),
         "cosqa": (cosqa, [os.path.join(cranfield, "queries.jsonl")]),
     }
+    if shutil.which("rustc"):  # the documentation sites rustup installs (bench/sites)
+        for name in ("cargo", "reference", "rust-by-example"):
+            out[name] = (os.path.join(HERE, "sites", name), [os.path.join(HERE, "sites", "negatives.jsonl")])
+    return out
 
 
-def collect(model: str | None, shared: str, home: str | None) -> list[tuple[str, str, float]]:
-    """``(set, kind, best cosine of the first TOP hits)`` per question; kind: answered, missed or negative."""
-    out = []
+def collect(model: str | None, shared: str, home: str | None) -> tuple[list[tuple[str, str, float]], dict]:
+    """``(set, kind, best cosine of the first TOP hits)`` per question (kind: answered, missed or negative), and
+    per set the best cosines of kbflow's probe questions (what a lake's own curve is fitted from)."""
+    out, nulls = [], {}
     for name, (root, negatives) in sets(shared).items():
         if not os.path.isdir(root) or not all(os.path.isfile(n) for n in negatives):
             print(f"{name}: not found, skipped", file=sys.stderr)
@@ -93,8 +101,65 @@ def collect(model: str | None, shared: str, home: str | None) -> list[tuple[str,
             else:
                 kind = "missed"
             out.append((name, kind, best))
+        probes = retriever.search_many(list(PROBES), k=1, mode="dense", distinct=False, symbol_first=False)
+        nulls[name] = [hits[0].dense_score for hits in probes if hits]
         print(f"{name}: {len(todo)} questions", file=sys.stderr)
+    return out, nulls
+
+
+def lake_errors(rows, nulls, margin: float | None) -> dict[str, tuple[float, float, float]]:
+    """Per set: ``(threshold, false alarm rate, silent rate on negatives)`` of the model's curve (``margin``
+    ``None``) or of each lake's own (probe median + ``margin``, :func:`kbflow.retrieve.confidence.lake_curve`)."""
+    base = CALIBRATIONS.get(next(iter(CALIBRATIONS)))
+    out = {}
+    for name in sorted(nulls):
+        if margin is None:
+            t = base.threshold
+        else:
+            low, high = THRESHOLD_RANGE
+            t = min(max(statistics.median(nulls[name]) + margin, low), high)
+        answered = [c for n, k, c in rows if n == name and k == "answered"]
+        negative = [c for n, k, c in rows if n == name and k == "negative"]
+        out[name] = (t, float(np.mean([c < t for c in answered])), float(np.mean([c >= t for c in negative])))
     return out
+
+
+def best_margin(rows, nulls) -> float:
+    """The margin whose lake curves make the fewest errors (false alarms plus silent negatives), sets weighed alike."""
+    margins = np.round(np.arange(0.10, 0.36, 0.01), 2)
+    return float(min(margins, key=lambda m: np.mean([fa + sn for _, fa, sn in lake_errors(rows, nulls, m).values()])))
+
+
+def report_lakes(rows, nulls) -> None:
+    margin = best_margin(rows, nulls)
+    print(f"\neach lake's own curve: midpoint at the probes' median best cosine + margin (fitted: {margin:.2f};")
+    print(f"  kbflow ships NULL_MARGIN = {NULL_MARGIN}); the model's one curve for comparison")
+    print(f"  {'set':16s} {'probe median':>12s} {'model: t':>9s} {'false alarms':>12s} {'silent(neg)':>11s}"
+          f" {'lake: t':>8s} {'false alarms':>12s} {'silent(neg)':>11s}")  # fmt: skip
+    one, own = lake_errors(rows, nulls, None), lake_errors(rows, nulls, NULL_MARGIN)
+    for name in sorted(nulls):
+        (t0, fa0, sn0), (t1, fa1, sn1) = one[name], own[name]
+        print(f"  {name:16s} {statistics.median(nulls[name]):12.3f} {t0:9.3f} {fa0:12.3f} {sn0:11.3f}"
+              f" {t1:8.3f} {fa1:12.3f} {sn1:11.3f}")  # fmt: skip
+    for label, errors in (("model's curve", one), ("lake curves", own)):
+        mean = np.mean([fa + sn for _, fa, sn in errors.values()])
+        print(f"  mean of false alarms + silent negatives per set, {label}: {mean:.3f}")
+    held = []
+    for name in sorted(nulls):
+        others = {n: v for n, v in nulls.items() if n != name}
+        m = best_margin([r for r in rows if r[0] != name], others)
+        _, fa, sn = lake_errors([r for r in rows if r[0] == name], {name: nulls[name]}, m)[name]
+        held.append(fa + sn)
+    one_curve = []
+    for name in sorted(nulls):
+        t = fit([r for r in rows if r[0] != name]).threshold
+        answered = [c for n, k, c in rows if n == name and k == "answered"]
+        negative = [c for n, k, c in rows if n == name and k == "negative"]
+        one_curve.append(np.mean([c < t for c in answered]) + np.mean([c >= t for c in negative]))
+    print(
+        f"  leave one set out: mean error {np.mean(held):.3f} with the margin fitted on the others, "
+        f"{np.mean(one_curve):.3f} with one curve fitted on the others"
+    )
 
 
 def fit(rows: list[tuple[str, str, float]]) -> Calibration:
@@ -151,7 +216,7 @@ def main() -> int:
     ap.add_argument("--datasets", default=SHARED, help="the shared datasets folder [../shared/datasets]")
     ap.add_argument("--eval-home", default=None, help="where the eval lakes live [$KBFLOW_EVAL_HOME or data/eval]")
     args = ap.parse_args()
-    rows = collect(args.model, args.datasets, args.eval_home)
+    rows, nulls = collect(args.model, args.datasets, args.eval_home)
     fitted = fit(rows)
     report("fitted on every set", rows, fitted)
     model_id = Settings.coerce(None, model=args.model).model
@@ -166,6 +231,8 @@ def main() -> int:
             f"  {name:12s} cosine {held.threshold:.3f}: precision {m['precision']:.3f}, recall(neg)"
             f" {m['recall_negatives']:.3f}, false alarms {m['false_alarms']:.3f}"
         )
+    if shipped is not None:
+        report_lakes(rows, nulls)
     print(f"\nretrieval.calibration = [{fitted.intercept}, {fitted.slope}]")
     return 0
 

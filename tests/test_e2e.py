@@ -89,3 +89,17 @@ def test_questions_script(sample_lake, capsys):
         runpy.run_path(str(SAMPLES / "questions.py"), run_name="__main__")
     assert exit_info.value.code == 0
     assert "7/7 questions" in capsys.readouterr().out
+
+
+def test_the_lake_has_its_own_no_answer_curve(sample_lake):
+    from kbflow.lake import Lake
+    from kbflow.retrieve.confidence import CALIBRATIONS, stored_curve
+
+    r = Retriever.open(sample_lake)
+    curve = stored_curve(Lake(sample_lake), r.model_id, r.version)
+    assert curve is not None and r.calibration == curve  # fitted at ingest for this version of the search table
+    assert curve.slope == CALIBRATIONS[r.model_id].slope
+    answered = [r.search(item["question"], k=3) for item in load_questions()]
+    assert not any(hits.low_confidence for hits in answered)  # never above a right answer
+    for question in ("what is the recommended daily intake of vitamin C", "who won the 1966 football world cup"):
+        assert r.search(question, k=3).low_confidence, question

@@ -224,3 +224,12 @@ def test_a_sources_dataset_names_a_missing_path(tmp_path):
     (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq\tnowhere.pdf#p1\t1\n")
     with pytest.raises(DatasetError, match=r"source 'x': .*nowhere\.pdf does not exist"):
         load_beir(str(data))
+
+
+def test_a_page_is_a_pdf_page_or_a_web_page():
+    from kbflow.evaluate.evaluate import doc_id
+
+    assert doc_id("page", "s", {"kind": "pdf", "path": "a.pdf", "page": 3}) == "a.pdf#p3"
+    assert doc_id("page", "s", {"kind": "web", "path": "reference/profiles.html"}) == "reference/profiles.html"
+    assert doc_id("page", "s", {"kind": "doc", "path": "guide.md"}) == "guide.md"
+    assert doc_id("page", "s", {"kind": "code", "path": "a.py"}) is None

@@ -11,12 +11,18 @@ The corpus is either
        "sources": [{"id": "i1040nr", "type": "pdf", "path": "../pdfs/i1040nr.pdf"}, ...]}
 
   ``unit`` says what a judged document is: ``"page"`` (``<file>#p<page>``: a
-  hit counts for its PDF page) or ``"symbol"``
+  hit counts for its PDF page; a web page or document counts as its path,
+  ``reference/profiles.html``) or ``"symbol"``
   (``<source id>/<path>::<symbol>``: a hit counts for the code symbol it is
   part of). Paths are relative to the dataset folder; ``{stdlib}`` stands for
-  this Python's standard library folder.
+  this Python's standard library folder, ``{rustdoc}`` for the HTML
+  documentation rustup installs beside the compiler
+  (``$(rustc --print sysroot)/share/doc/rust/html``).
 
-``queries.jsonl`` holds ``{"_id", "text"}``; ``qrels/test.tsv`` has a header
+``negatives.jsonl`` (optional, or the file a ``sources.json`` names as
+``"negatives"``) holds questions the corpus cannot answer, in the format of
+``queries.jsonl``: ``kbflow eval`` then measures the "no good match" flag on
+them. ``queries.jsonl`` holds ``{"_id", "text"}``; ``qrels/test.tsv`` has a header
 and ``query-id<TAB>corpus-id<TAB>score`` rows (graded; 0 or less is not
 relevant). A split other than ``test`` reads ``queries.<split>.jsonl`` where
 that file exists.
@@ -26,6 +32,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sysconfig
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +63,8 @@ class BeirDataset:
     unit: str = "record"
     #: the sources of a sources.json dataset: ``{"id", "type", "path" (absolute), "options"}`` each
     sources: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    #: questions the corpus cannot answer (``negatives.jsonl``, or the file sources.json names), for the flag
+    negatives: list[str] = field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -133,11 +143,39 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
         qrels=qrels,
         unit=unit,
         sources=sources,
+        negatives=_negatives(root, spec),
     )
+
+
+def _negatives(root: str, spec: str) -> list[str]:
+    """The texts of the dataset's questions without an answer in its corpus: ``negatives.jsonl`` in the folder,
+    or the file a ``sources.json`` names as ``"negatives"`` (relative to the folder); none without either."""
+    path = os.path.join(root, "negatives.jsonl")
+    if os.path.isfile(spec):
+        with open(spec, encoding="utf-8") as fh:
+            named = json.load(fh).get("negatives")
+        if named:
+            path = os.path.normpath(os.path.join(root, str(named)))
+            if not os.path.isfile(path):
+                raise DatasetError(f"{spec}: the negatives file {path} does not exist")
+    return list(_queries(path).values()) if os.path.isfile(path) else []
 
 
 #: what a judged document of a sources.json dataset can be
 UNITS = ("page", "symbol")
+
+
+def _expand(path: str, spec_path: str) -> str:
+    """``path`` with ``{stdlib}`` and ``{rustdoc}`` filled in."""
+    if "{stdlib}" in path:
+        path = path.replace("{stdlib}", sysconfig.get_paths()["stdlib"])
+    if "{rustdoc}" in path:
+        rustc = shutil.which("rustc")
+        if rustc is None:
+            raise DatasetError(f"{spec_path}: {path} names the rustup documentation, and rustc is not on PATH")
+        sysroot = subprocess.run([rustc, "--print", "sysroot"], capture_output=True, text=True, check=False).stdout
+        path = path.replace("{rustdoc}", os.path.join(sysroot.strip(), "share", "doc", "rust", "html"))
+    return path
 
 
 def _sources(spec_path: str, root: str) -> tuple[str, list[dict[str, Any]], str]:
@@ -153,12 +191,11 @@ def _sources(spec_path: str, root: str) -> tuple[str, list[dict[str, Any]], str]
     items = spec.get("sources")
     if not isinstance(items, list) or not items:
         raise DatasetError(f'{spec_path}: "sources" must be a non-empty list of {{id, type, path}}')
-    stdlib = sysconfig.get_paths()["stdlib"]
     out = []
     for i, item in enumerate(items, start=1):
         if not isinstance(item, dict) or not {"id", "type", "path"} <= set(item):
             raise DatasetError(f'{spec_path}: source {i} needs "id", "type" and "path"')
-        path = os.path.normpath(os.path.join(root, str(item["path"]).replace("{stdlib}", stdlib)))
+        path = os.path.normpath(os.path.join(root, _expand(str(item["path"]), spec_path)))
         if not os.path.exists(path):
             raise DatasetError(f"{spec_path}: source {item['id']!r}: {path} does not exist")
         out.append(

@@ -150,7 +150,10 @@ def eval_command(
     is unchanged), every judged query is run, and nDCG@10, Recall@10,
     Recall@100, MRR@10 (ranx) and the query latency p50/p95 are printed per
     configuration. Every run is stored in the lake's eval_runs table with the
-    search-table version it was measured on.
+    search-table version it was measured on. Where the folder has
+    negatives.jsonl (questions the corpus cannot answer), the "no good match"
+    flag's two error rates follow: fired above a right answer, silent on a
+    question without one.
 
     \b
       kbflow eval ../shared/datasets/cranfield                   # hybrid, dense and bm25
@@ -244,3 +247,9 @@ def eval_command(
     )
     for line in _table(runs):
         click.echo(line)
+    if not sweep_file:
+        from kbflow.evaluate.flag import flag_report
+
+        flag = flag_report(lake, dataset, tag=tag, limit=limit)
+        if flag is not None:
+            click.echo(flag.line())

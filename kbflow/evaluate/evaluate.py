@@ -190,10 +190,13 @@ def prepare_lake(
 
 
 def doc_id(unit: str, source_id: str, locator: Mapping[str, Any]) -> str | None:
-    """The judged document a chunk counts for: its record, its PDF page, or its code symbol."""
+    """The judged document a chunk counts for: its record, its PDF page (a web page's or document's path), or its
+    code symbol."""
     if unit == "record":
         return locator.get("record_id")
     if unit == "page":
+        if locator.get("kind") in ("web", "doc"):
+            return locator.get("path")
         return f"{locator.get('path')}#p{locator.get('page')}" if locator.get("page") else None
     return f"{source_id}/{locator.get('path')}::{locator.get('symbol') or ''}"
 

@@ -13,6 +13,8 @@ what ``kbflow ingest`` calls.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -31,6 +33,8 @@ from kbflow.pipeline.embedding import embed_source
 from kbflow.pipeline.load import load_source
 from kbflow.pipeline.progress import embed_bar, load_bar
 from kbflow.pipeline.results import IngestSummary, Progress, SourceReport, source_report, split_issues
+
+log = logging.getLogger("kbflow")
 
 __all__ = [
     "RUNNERS_GROUP",
@@ -100,6 +104,7 @@ def finish_index(lake: Lake, settings: Settings):
     from kbflow.index.search import sync_search_table
 
     result = sync_search_table(lake, settings.vector_space)
+    calibrate(lake, settings)
     pc = require("pyarrow.compute")
     counted = pc.value_counts(lake.scan(S.CHUNKS, [S.SOURCE_ID]).column(0))
     counts = dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
@@ -115,6 +120,22 @@ def finish_index(lake: Lake, settings: Settings):
     }
     lake.set_status(updates)
     return result
+
+
+def calibrate(lake: Lake, settings: Settings) -> dict[str, Any] | None:
+    """Fit and store the "no good match" curve of the search table's new version (:func:`kbflow.retrieve.confidence.
+    calibrate_lake`); a failure is logged and the lake keeps the model's built-in curve."""
+    from kbflow.retrieve.confidence import calibrate_lake
+    from kbflow.retrieve.retriever import Retriever
+
+    if not lake.has_table(S.SEARCH):
+        return None
+    quiet = dataclasses.replace(settings, retrieval=dataclasses.replace(settings.retrieval, log_queries=False))
+    try:
+        return calibrate_lake(lake, Retriever.open(lake, settings=quiet))
+    except KbflowError as exc:
+        log.warning("the lake's no-answer curve was not fitted (%s); the model's built-in one is used", exc)
+        return None
 
 
 def check_claims(lake: Lake, settings: Settings, *, details: bool = False) -> dict[str, Any] | None:

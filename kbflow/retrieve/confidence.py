@@ -14,14 +14,45 @@ questions without one (about packages and topics the lake does not hold).
 (``Hits.low_confidence``). The keyword leg's BM25 scores were no help here
 (their scale moves with the corpus and the query), so the curve reads the
 cosine alone; a ``bm25``-mode search, which embeds no query, has none.
+
+Each lake moves the curve to its own corpus. How well a question the lake
+cannot answer still matches it depends on the corpus: long prose pages meet
+any question at a higher cosine than short code snippets, a site about one
+topic lower than a mixed archive. So after every ingest that changes the
+search table, the everyday questions of :mod:`kbflow.retrieve.probes` are
+searched in the lake (dense leg, best hit each), and the curve's midpoint is
+set at :data:`NULL_MARGIN` above the median of their best cosines
+(:func:`lake_curve`), keeping the model's slope. The result is stored with the
+index: one row of the lake's ``calibration`` table per search-table version
+(:func:`calibrate_lake`, :func:`stored_curve`); a lake without one (written
+before, or by a model with no built-in curve) uses the model's curve.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CALIBRATIONS", "LOW_CONFIDENCE", "Calibration", "calibration_for"]
+from kbflow import schema as S
+from kbflow._lazy import require
+
+if TYPE_CHECKING:
+    from kbflow.lake.lake import Lake
+
+__all__ = [
+    "CALIBRATIONS",
+    "LOW_CONFIDENCE",
+    "NULL_MARGIN",
+    "Calibration",
+    "calibrate_lake",
+    "calibration_for",
+    "lake_curve",
+    "stored_curve",
+]
 
 #: below this confidence a result list is flagged "no good match"
 LOW_CONFIDENCE = 0.5
@@ -57,9 +88,63 @@ CALIBRATIONS: dict[str, Calibration] = {
 }
 
 
-def calibration_for(model_id: str, override: tuple[float, float] | None = None) -> Calibration | None:
-    """The calibration of ``model_id``: ``override`` (``(intercept, slope)`` from the settings) or the built-in
-    one; ``None`` for a model nobody calibrated."""
+def calibration_for(
+    model_id: str, override: tuple[float, float] | None = None, stored: Calibration | None = None
+) -> Calibration | None:
+    """The calibration of ``model_id``: ``override`` (``(intercept, slope)`` from the settings), else the lake's
+    own (``stored``, see :func:`stored_curve`), else the built-in one; ``None`` for a model nobody calibrated."""
     if override is not None:
         return Calibration(*override)
-    return CALIBRATIONS.get(model_id)
+    return stored if stored is not None else CALIBRATIONS.get(model_id)
+
+
+#: how far above the median best cosine of the probe questions a lake's curve has its midpoint
+#: (fitted by ``bench/calibrate.py --lakes``; see the README, "How good is a match")
+NULL_MARGIN = 0.24
+#: the midpoint never leaves this range, whatever the probes meet
+THRESHOLD_RANGE = (0.25, 0.6)
+
+
+def lake_curve(base: Calibration, null: Sequence[float]) -> Calibration:
+    """``base`` moved so its midpoint is :data:`NULL_MARGIN` above the median of ``null`` (the best cosines of
+    the probe questions in one lake), within :data:`THRESHOLD_RANGE`."""
+    low, high = THRESHOLD_RANGE
+    threshold = min(max(statistics.median(null) + NULL_MARGIN, low), high)
+    return Calibration(intercept=round(-base.slope * threshold, 4), slope=base.slope)
+
+
+def stored_curve(lake: Lake, model_id: str, version: int) -> Calibration | None:
+    """The curve stored for version ``version`` of the lake's search table with ``model_id`` (``None``: none)."""
+    if not lake.has_table(S.CALIBRATION):
+        return None
+    where = f"{S.SEARCH_VERSION} = {int(version)} AND {S.MODEL_ID} = {S.sql_str(model_id)}"
+    rows = lake.scan(S.CALIBRATION, [S.INTERCEPT, S.SLOPE], where).to_pylist()
+    return Calibration(rows[-1][S.INTERCEPT], rows[-1][S.SLOPE]) if rows else None
+
+
+def calibrate_lake(lake: Lake, retriever: Any) -> dict[str, Any] | None:
+    """Fit and store the curve of the search-table version ``retriever`` reads (see the module docs); the row
+    stored, or ``None`` where the model has no built-in curve to move or the version has one already."""
+    from kbflow.retrieve.probes import PROBES
+
+    base = CALIBRATIONS.get(retriever.model_id)
+    if base is None or not retriever.rows or stored_curve(lake, retriever.model_id, retriever.version):
+        return None
+    found = retriever.search_many(list(PROBES), k=1, mode="dense", distinct=False, symbol_first=False)
+    null = [hits[0].dense_score for hits in found if hits and hits[0].dense_score is not None]
+    if len(null) < len(PROBES) // 2:
+        return None
+    curve = lake_curve(base, null)
+    row = {
+        S.SEARCH_VERSION: retriever.version,
+        S.MODEL_ID: retriever.model_id,
+        S.INTERCEPT: curve.intercept,
+        S.SLOPE: curve.slope,
+        S.THRESHOLD: curve.threshold,
+        S.PROBES: len(null),
+        S.NULL_MEDIAN: statistics.median(null),
+        S.CREATED_AT: datetime.now(UTC),
+    }
+    table = require("pyarrow").Table.from_pylist([row], schema=S.CALIBRATION_SCHEMA)
+    lake.append(S.CALIBRATION, table.to_reader())
+    return row

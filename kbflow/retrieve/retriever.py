@@ -50,7 +50,7 @@ from kbflow.errors import ConfigError, EmbedError, LakeError, LakeNotFoundError,
 from kbflow.index.search import VECTOR_INDEX, search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
-from kbflow.retrieve.confidence import Calibration, calibration_for
+from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
 from kbflow.retrieve.dense import ChunkIds, ExactIndex
 from kbflow.retrieve.distinct import decode, distinct
 from kbflow.retrieve.fusion import FUSIONS
@@ -434,8 +434,13 @@ class Retriever:
 
     @property
     def calibration(self) -> Calibration | None:
-        """How hit relevance is computed for this lake's model (``None``: not calibrated)."""
-        return calibration_for(self.model_id, self.settings.retrieval.calibration)
+        """How hit relevance is computed: the settings' curve, else this search-table version's own (fitted at
+        ingest, :mod:`kbflow.retrieve.confidence`), else the model's built-in one (``None``: not calibrated)."""
+        if self.settings.retrieval.calibration is not None:
+            return calibration_for(self.model_id, self.settings.retrieval.calibration)
+        if not hasattr(self, "_stored_curve"):
+            self._stored_curve = stored_curve(self.lake, self.model_id, self.version)
+        return calibration_for(self.model_id, stored=self._stored_curve)
 
     def _reranker(self, reranker: str | Reranker | bool | None, settings: RetrievalSettings) -> Reranker | None:
         """The reranker a request asks for: ``None`` the settings' one, ``False`` none, a name or an object."""

@@ -1,0 +1,54 @@
+"""The "no good match" curve: the model's built-in one, moved per lake by the probe questions (confidence.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbflow.errors import ConfigError
+from kbflow.lake import Lake
+from kbflow.pipeline.run import calibrate
+from kbflow.retrieve.confidence import (
+    NULL_MARGIN,
+    THRESHOLD_RANGE,
+    Calibration,
+    calibration_for,
+    lake_curve,
+    stored_curve,
+)
+from kbflow.retrieve.probes import PROBES
+
+BASE = Calibration(intercept=-9.687, slope=21.114)
+
+
+def test_the_curve_moves_to_the_lake_and_keeps_its_slope():
+    curve = lake_curve(BASE, [0.1, 0.2, 0.3, 0.9])  # the median, not the mean: a probe the lake answers moves little
+    assert curve.slope == BASE.slope
+    assert curve.threshold == pytest.approx(0.25 + NULL_MARGIN, abs=1e-3)
+    assert curve.relevance(curve.threshold) == pytest.approx(0.5, abs=1e-3)
+    assert lake_curve(BASE, [0.0] * 10).threshold == pytest.approx(THRESHOLD_RANGE[0], abs=1e-3)
+    assert lake_curve(BASE, [0.95] * 10).threshold == pytest.approx(THRESHOLD_RANGE[1], abs=1e-3)
+
+
+def test_which_curve_applies():
+    stored = lake_curve(BASE, [0.2] * 5)
+    assert calibration_for("sentence-transformers/all-MiniLM-L6-v2") == BASE
+    assert calibration_for("sentence-transformers/all-MiniLM-L6-v2", stored=stored) == stored
+    assert calibration_for("m", (-2.0, 10.0), stored=stored) == Calibration(-2.0, 10.0)  # the settings win
+    assert calibration_for("unknown/model") is None
+    with pytest.raises(ValueError):
+        Calibration(0.0, -1.0)
+    with pytest.raises(ConfigError):
+        from kbflow.config import RetrievalSettings
+
+        RetrievalSettings(calibration=(0.0, -1.0))
+
+
+def test_probes_are_many_distinct_everyday_questions():
+    assert len(PROBES) == len(set(PROBES)) >= 50
+    assert all(p == p.strip() and 10 < len(p) < 120 for p in PROBES)
+
+
+def test_a_model_without_a_curve_stores_none(ingested, fast_settings):
+    lake = Lake(fast_settings.lake)
+    assert calibrate(lake, fast_settings) is None  # hash:64 has no built-in curve to move
+    assert stored_curve(lake, "hash:64", 1) is None
