@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export DAGSTER_HOME := $(CURDIR)
 export KBFLOW_LAKE ?= $(CURDIR)/data/lake
 
-.PHONY: install demo lint browser test test-fast bench dagster clean
+.PHONY: ocr install demo lint browser test test-fast bench dagster clean
 
 $(BIN)/kbflow: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,16 @@ browser:
 			|| { echo "make: could not install chromium (run as root, or install it yourself)"; exit 1; }; \
 	fi
 
-test: install lint browser
-	KBFLOW_BROWSER_TESTS=require $(BIN)/python -m pytest -q
+# scanned PDF pages are read by Tesseract: Debian's tesseract-ocr with its English data
+ocr:
+	@if ! command -v tesseract >/dev/null 2>&1; then \
+		echo "make: tesseract is missing; installing it from Debian for OCR of scanned PDF pages (apt-get install tesseract-ocr tesseract-ocr-eng, about 40 MB)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null \
+			|| { echo "make: could not install tesseract (run as root, or install it yourself)"; exit 1; }; \
+	fi
+
+test: install lint browser ocr
+	KBFLOW_BROWSER_TESTS=require KBFLOW_OCR_TESTS=require $(BIN)/python -m pytest -q
 
 test-fast: install lint
 	$(BIN)/python -m pytest -q -m "not e2e"

@@ -12,7 +12,7 @@ web    ``References and Borrowing § Mutable References`` (the page's title, or
        then the chunk's heading path)
 doc    ``install.md § Install > From source``
 pdf    ``report.pdf p.12`` (``p.12 (iv)`` where the page label differs,
-       ``table 2`` for a table)
+       ``table 2`` for a table, ``(OCR)`` for a scanned page read by OCR)
 code   ``kbflow/retrieve.py:40-88 Retriever.search``
 ticket ``ticket 42 comment 1001``
 record ``records.jsonl record 17``
@@ -97,6 +97,8 @@ def _pdf(locator: Locator) -> str:
         out += f" ({locator.page_label})"
     if locator.table:
         out += f" table {locator.table}"
+    if locator.ocr_confidence is not None:
+        out += " (OCR)"
     return out
 
 

@@ -71,6 +71,8 @@ class Locator:
     field: str | None = None
     #: the encoding a text file was decoded with where it is not UTF-8 (detected at load, re-used by resolve)
     encoding: str | None = None
+    #: a scanned PDF page read by OCR: the engine's mean word confidence, 0-1 (``None``: read from its text layer)
+    ocr_confidence: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in LOCATOR_KIND_FIELDS:
@@ -88,6 +90,9 @@ class Locator:
             out[name] = value
         if self.encoding is not None:
             out["encoding"] = self.encoding
+        if self.ocr_confidence is not None:
+            out["ocr"] = True
+            out["ocr_confidence"] = self.ocr_confidence
         return out
 
     def to_row(self) -> dict[str, Any]:

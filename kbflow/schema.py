@@ -17,6 +17,7 @@ api_keys     ``key_id``                     keys ``kbflow serve`` accepts, hashe
 claims       ``claim_id``                   learned claims, current state, with evidence (kbflow.claims)
 claim_events ``n``                          the claims' append-only history: the source of truth
 claim_audit  ``n``                          one row per learn/observe/verify/dispute/supersede attempt
+calibration  (``search_version``, model)    the lake's "no good match" curve (kbflow.retrieve.confidence)
 ============ ============================== ============================================
 
 The locator is one struct column whose fields are the union of every locator
@@ -112,34 +113,29 @@ LOCATOR_TYPE = pa.struct(
         ("kind", pa.string()),
         # doc / code / pdf
         ("path", pa.string()),
-        # doc
-        ("heading_path", pa.string()),
+        ("heading_path", pa.string()),  # doc / web
         # doc / web / pdf / ticket / record
         ("char_start", pa.int64()),
         ("char_end", pa.int64()),
-        # code
-        ("line_start", pa.int64()),
+        ("line_start", pa.int64()),  # code
         ("line_end", pa.int64()),
         ("symbol", pa.string()),
         ("ast_path", pa.string()),
-        # pdf
-        ("page", pa.int32()),
+        ("page", pa.int32()),  # pdf
         ("page_label", pa.string()),
         ("bbox", BBOX),
         ("regions", pa.list_(REGION)),
         # pdf tables: the table's 1-based index on its page
         ("table", pa.int32()),
-        # web
-        ("url", pa.string()),
+        ("url", pa.string()),  # web
         ("css_path", pa.string()),
-        # ticket
-        ("ticket_id", pa.string()),
+        ("ticket_id", pa.string()),  # ticket
         ("comment_id", pa.string()),
-        # record
-        ("record_id", pa.string()),
+        ("record_id", pa.string()),  # record
         ("field", pa.string()),
         # doc / code / web / ticket: a text file's legacy encoding where it is not UTF-8 (cp1252, latin-1, ...)
         ("encoding", pa.string()),
+        ("ocr_confidence", pa.float64()),  # pdf: a scanned page read by OCR, the mean word confidence
     ]
 )
 
@@ -449,6 +445,15 @@ CLAIM_AUDIT_SCHEMA = pa.schema(
     ]
 )
 
+CALIBRATION = "calibration"
+INTERCEPT, SLOPE, THRESHOLD, PROBES, NULL_MEDIAN = "intercept", "slope", "threshold", "probes", "null_median"
+CALIBRATION_SCHEMA = pa.schema(
+    [pa.field(SEARCH_VERSION, pa.int64(), nullable=False), pa.field(MODEL_ID, pa.string(), nullable=False)]
+    + [pa.field(name, pa.float64(), nullable=False) for name in (INTERCEPT, SLOPE, THRESHOLD)]
+    + [pa.field(PROBES, pa.int32(), nullable=False), pa.field(NULL_MEDIAN, pa.float64(), nullable=False)]
+    + [pa.field(CREATED_AT, pa.timestamp("us", tz="UTC"), nullable=False)]
+)
+
 #: each table's key: no two rows share it (the ``keys_unique`` check; every ingest repairs duplicates first)
 KEYS: dict[str, tuple[str, ...]] = {
     SOURCES: (SOURCE_ID,),
@@ -471,6 +476,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     CLAIMS: CLAIMS_SCHEMA,
     CLAIM_EVENTS: CLAIM_EVENTS_SCHEMA,
     CLAIM_AUDIT: CLAIM_AUDIT_SCHEMA,
+    CALIBRATION: CALIBRATION_SCHEMA,
 }
 
 #: Table-level metadata key on the search table naming the model its vectors came from.

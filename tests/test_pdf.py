@@ -114,10 +114,10 @@ def test_one_bad_page_never_loses_the_others(tmp_path, monkeypatch):
     path.write_bytes(_long_pdf(5))
     real = pdfparse.parse_page
 
-    def broken(doc, number, tables=True):
+    def broken(doc, number, tables=True, ocr=True):
         if number == 3:
             raise ValueError("a broken content stream")
-        return real(doc, number, tables)
+        return real(doc, number, tables, ocr)
 
     monkeypatch.setattr(pdfparse, "parse_page", broken)
     loader, _, units = _load(path)
@@ -150,9 +150,9 @@ def test_a_citation_is_resolved_by_parsing_its_page_only(tmp_path, fast_settings
     calls = []
     real = pdfparse.parse_page
 
-    def counting(doc, number, tables=True):
+    def counting(doc, number, tables=True, ocr=True):
         calls.append(number)
-        return real(doc, number, tables)
+        return real(doc, number, tables, ocr)
 
     monkeypatch.setattr(pdfparse, "parse_page", counting)
     assert resolve(citation, lake=lake) == row[S.TEXT]
@@ -181,9 +181,9 @@ def test_a_long_load_reports_files_and_pages_as_it_goes(tmp_path, fast_settings,
     lake = Lake(lake_path)
     lake.register(Source("many", "pdf", str(folder)))
     seen = []
-    pipeline.load_source(lake, "many", lambda files, total, pages: seen.append((files, total, pages)))
-    assert seen[0] == (0, 3, 0) and seen[-1] == (3, 3, 15)
-    assert [p for _, _, p in seen] == sorted(p for _, _, p in seen)  # pages only ever go up
+    pipeline.load_source(lake, "many", lambda files, total, pages, ocr: seen.append((files, total, pages, ocr)))
+    assert seen[0] == (0, 3, 0, 0) and seen[-1] == (3, 3, 15, 0)  # no page needed OCR
+    assert [p for _, _, p, _ in seen] == sorted(p for _, _, p, _ in seen)  # pages only ever go up
 
 
 # --- pdfium: words, boxes and ruled tables --------------------------------------------------------

@@ -8,26 +8,31 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable, Iterator
 
 __all__ = ["embed_bar", "load_bar"]
 
 
 @contextlib.contextmanager
-def load_bar(source_id: str, show: bool = True) -> Iterator[Callable[[int, int, int], None] | None]:
-    """A ``progress(files done, files in all, pages done)`` callback drawing a bar (``None`` if not ``show``)."""
+def load_bar(source_id: str, show: bool = True) -> Iterator[Callable[..., None] | None]:
+    """A ``progress(files done, files in all, pages done, OCR pages done)`` callback drawing a bar (``None`` if
+    not ``show``); pages are shown with their rate (``1,204 pages, 31.5 pages/s, 12 by OCR``)."""
     if not show:
         yield None
         return
     from tqdm.auto import tqdm
 
     bar = tqdm(desc=f"load {source_id}", unit="file", file=sys.stderr, leave=False)
+    start = time.perf_counter()
 
-    def update(files: int, total: int, pages: int) -> None:
+    def update(files: int, total: int, pages: int, ocr_pages: int = 0) -> None:
         bar.total = total or None
         bar.n = files
         if pages:
-            bar.set_postfix_str(f"{pages} pages", refresh=False)
+            rate = pages / max(time.perf_counter() - start, 1e-6)
+            ocr = f", {ocr_pages:,} by OCR" if ocr_pages else ""
+            bar.set_postfix_str(f"{pages:,} pages, {rate:.1f} pages/s{ocr}", refresh=False)
         bar.refresh()
 
     try:

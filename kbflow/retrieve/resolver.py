@@ -84,6 +84,19 @@ def _pdf_dropped(citation: Citation, lake: Lake | None) -> tuple[list[str], bool
     return None
 
 
+def _ocr_text(citation: Citation, lake: Lake | None, path: str) -> str | None:
+    """A scanned page's text as OCR read it at ingest, from the lake, once the file's bytes are checked against
+    the citation (``None`` without a lake or a stored page: the page is read by OCR again)."""
+    if lake is None or not lake.has_table(S.DOCUMENTS) or not citation.content_hash:
+        return None
+    if file_hash(path) != citation.content_hash:
+        raise StaleCitationError(f"{path}: the file changed since it was indexed (a scanned page)", None)
+    key = f"{citation.locator.path}#page={citation.locator.page:05d}"
+    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.UNIT_KEY} = {S.sql_str(key)}"
+    texts = lake.scan(S.DOCUMENTS, [S.TEXT], where).column(0).to_pylist()
+    return texts[0] if texts else None
+
+
 def read_at(citation: Citation, lake: Lake | None = None) -> str:
     """The text at ``citation``'s locator as the source holds it now, compared with nothing.
 
@@ -113,6 +126,10 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:
             from kbflow.sources.pdf import resolve_page
 
             path = _file(citation)
+            if loc.ocr_confidence is not None and not loc.table:
+                stored = _ocr_text(citation, lake, path)
+                if stored is not None:
+                    return _slice(stored, citation, f"{path} p.{loc.page}")
             known = _pdf_dropped(citation, lake)
             page = resolve_page(path, loc.page, *(known or (None,)))
             if loc.table:

@@ -133,16 +133,20 @@ class Loader(ABC):
         self.issues: list[FileIssue] = []
         #: set by the caller to follow a long load: ``progress(files done, files in all, pages done)``
         self.progress: Callable[[int, int, int], None] | None = None
-        self._done = [0, 0, 0]
+        self._done = [0, 0, 0, 0]
         #: the lake the source belongs to (set by the pipeline): where fetched copies are kept
         self.lake_uri: str | None = None
         #: whether :meth:`fingerprint` may keep what it fetched (``False`` for a read-only staleness check)
         self.keep_fetched = True
 
-    def report_progress(self, *, files: int = 0, pages: int = 0, total: int | None = None) -> None:
-        """Count ``files`` and ``pages`` done (and the files in all), and tell :attr:`progress`."""
+    def report_progress(
+        self, *, files: int = 0, pages: int = 0, total: int | None = None, ocr_pages: int = 0
+    ) -> None:
+        """Count ``files`` and ``pages`` done (and the files in all, and the pages read by OCR), and tell
+        :attr:`progress` (``progress(files, files in all, pages, OCR pages)``)."""
         self._done[0] += files
         self._done[2] += pages
+        self._done[3] += ocr_pages
         if total is not None:
             self._done[1] = total
         if self.progress is not None:

@@ -84,19 +84,21 @@ class PageText:
     tables: list[TableText] = field(default_factory=list)
     #: whether tables were looked for (off: their words are prose); the page is rebuilt alike to resolve it
     with_tables: bool = True
+    #: ``{"engine", "confidence"}`` where the words came from OCR (:mod:`.ocr`), else ``None``
+    ocr: dict[str, Any] | None = None
 
     def layout(self) -> str:
-        return json.dumps(
-            {
-                "page": self.page,
-                "width": self.width,
-                "height": self.height,
-                "words": self.words,
-                "dropped": self.dropped,
-                "tables": self.with_tables,
-            },
-            separators=(",", ":"),
-        )
+        data = {
+            "page": self.page,
+            "width": self.width,
+            "height": self.height,
+            "words": self.words,
+            "dropped": self.dropped,
+            "tables": self.with_tables,
+        }
+        if self.ocr is not None:
+            data["ocr"] = self.ocr
+        return json.dumps(data, separators=(",", ":"))
 
 
 def _center_in(w: dict[str, Any], box: list[float] | tuple[float, ...]) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 from kbflow._lazy import require
 from kbflow.errors import SourceError
 from kbflow.sources.pdf.layout import PageText, _edge_keys, _raw_lines, line_key, page_text, split_tables
+from kbflow.sources.pdf.ocr import engine, needs_ocr, ocr_page
 from kbflow.sources.pdf.pdfium import display_transform, open_document, page_labels, page_words
 from kbflow.sources.pdf.rules import ruled_tables
 
@@ -105,21 +106,28 @@ class Document:
         self.pdfium.close()
 
 
-def parse_page(doc: Document, number: int, tables: bool = True) -> dict[str, Any]:
-    """Page ``number`` (1-based) as plain data: ``{"words", "width", "height", "tables"}``.
+def parse_page(doc: Document, number: int, tables: bool = True, ocr: bool = True) -> dict[str, Any]:
+    """Page ``number`` (1-based) as plain data: ``{"words", "width", "height", "tables", "ocr"}``.
 
     Words (text and box, in points from the top-left of the crop box, the
     page's rotation applied) and ruled tables (box, each row's box and cell
     boxes; :mod:`.rules`) both come from pdfium; pdfplumber's table finder
-    turns the page's straight edges into tables.
+    turns the page's straight edges into tables. A page whose text layer is
+    empty or garbage is read by OCR where ``ocr`` (:mod:`.ocr`): its words
+    are Tesseract's, and ``"ocr"`` says so (``{"engine", "confidence"}``;
+    ``None`` for a page read from its text layer).
     """
     page = doc.pdfium[number - 1]
+    scanned = None
     try:
         words, width, height = page_words(page)
-        found = ruled_tables(page, display_transform(page)[0], width, height) if tables else []
+        if ocr and needs_ocr(words):
+            words, confidence = ocr_page(page, doc.path, number)
+            scanned = {"engine": engine(), "confidence": confidence}
+        found = ruled_tables(page, display_transform(page)[0], width, height) if tables and not scanned else []
     finally:
         page.close()
-    return {"words": words, "width": width, "height": height, "tables": found}
+    return {"words": words, "width": width, "height": height, "tables": found, "ocr": scanned}
 
 
 # --- parsing pages, here or in worker processes --------------------------------------------
@@ -139,7 +147,7 @@ def _document(path: str) -> Document:
     return pdf
 
 
-def _parse_task(path: str, numbers: list[int]) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+def _parse_task(path: str, numbers: list[int], ocr: bool = True) -> list[tuple[int, dict[str, Any] | None, str | None]]:
     """``(page number, parsed page or None, error or None)`` for pages ``numbers`` (1-based) of ``path``."""
     out = []
     try:
@@ -148,7 +156,9 @@ def _parse_task(path: str, numbers: list[int]) -> list[tuple[int, dict[str, Any]
         return [(n, None, str(exc)) for n in numbers]
     for n in numbers:
         try:
-            out.append((n, parse_page(pdf, n), None))
+            out.append((n, parse_page(pdf, n, ocr=ocr), None))
+        except SourceError as exc:  # says what and why already (an OCR engine missing or failing)
+            out.append((n, None, str(exc).removeprefix(f"{path}: ").removeprefix(f"p.{n}: ")))
         except Exception as exc:
             out.append((n, None, " ".join(f"{type(exc).__name__}: {exc}".split())[:300]))
     return out
@@ -167,9 +177,9 @@ class _Worker:
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
 
-    def send(self, path: str, numbers: list[int]) -> None:
+    def send(self, path: str, numbers: list[int], ocr: bool = True) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"path": path, "pages": numbers}) + "\n")
+        self.proc.stdin.write(json.dumps({"path": path, "pages": numbers, "ocr": ocr}) + "\n")
         self.proc.stdin.flush()
 
     def receive(self, numbers: list[int]) -> list[tuple[int, dict[str, Any] | None, str | None]]:
@@ -211,7 +221,7 @@ def _stop_pool() -> None:
 
 
 def parse_document(
-    path: str, pages: int, workers: int | None = None
+    path: str, pages: int, workers: int | None = None, ocr: bool = True
 ) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Every page of ``path`` in order, as :func:`_parse_task` gives it, parsed by ``workers`` processes."""
     workers = pdf_workers() if workers is None else workers
@@ -219,7 +229,7 @@ def parse_document(
     if workers <= 1 or pages < POOL_MIN_PAGES:
         try:
             for numbers in tasks:
-                yield from _parse_task(path, numbers)
+                yield from _parse_task(path, numbers, ocr)
         finally:
             for pdf in _open_docs.values():
                 pdf.close()
@@ -229,7 +239,7 @@ def parse_document(
     pending: deque = deque()  # (worker, pages) in submission order; each worker answers its tasks in order
     for i, numbers in enumerate(tasks):
         worker = pool[i % len(pool)]
-        worker.send(path, numbers)
+        worker.send(path, numbers, ocr)
         pending.append((worker, numbers))
         if len(pending) >= 2 * len(pool):
             worker, numbers = pending.popleft()
@@ -293,6 +303,7 @@ def pdf_pages(
     on_error: Callable[[int, str], None] | None = None,
     on_page: Callable[[int, int], None] | None = None,
     tables: bool = True,
+    ocr: bool = True,
 ) -> Iterator[tuple[PageText, str | None]]:
     """Yield ``(page text, page label)`` for every page of ``path`` that parses.
 
@@ -301,7 +312,8 @@ def pdf_pages(
     page's text is built from the spill. Memory holds a few pages. A page that
     fails to parse goes to ``on_error(page number, reason)`` (raised without
     it); ``on_page(pages parsed, pages)`` reports progress. ``tables=False``
-    leaves tables in the prose (no table units).
+    leaves tables in the prose (no table units); ``ocr=False`` leaves scanned
+    pages empty (their page text has no words).
 
     Raises
     ------
@@ -314,7 +326,7 @@ def pdf_pages(
     edges: list[list[str]] = []
     failed: list[tuple[int, str]] = []
     with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="kbflow-pdf-") as spill:
-        for done, (number, raw, error) in enumerate(parse_document(path, pages, workers), start=1):
+        for done, (number, raw, error) in enumerate(parse_document(path, pages, workers, ocr), start=1):
             if raw is None:
                 failed.append((number, error or "failed to parse"))
                 edges.append([])
@@ -339,6 +351,7 @@ def pdf_pages(
             raw = json.loads(line)
             if raw is not None:
                 page = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
+                page.ocr = raw.get("ocr")
                 yield page, labels[number - 1]
 
 

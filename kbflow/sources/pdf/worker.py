@@ -1,6 +1,6 @@
 """A PDF parsing worker: ``python -m kbflow.sources.pdf.worker``.
 
-Reads one task a line on stdin (``{"path": ..., "pages": [1, 2, ...]}``) and
+Reads one task a line on stdin (``{"path": ..., "pages": [1, 2, ...], "ocr": true}``) and
 writes one line of results on stdout for each (``[[page, parsed page or null,
 error or null], ...]``), until stdin closes. Workers are plain subprocesses,
 not ``multiprocessing`` children: the parent holds Lance's and torch's threads
@@ -19,7 +19,8 @@ def main() -> None:
 
     for line in sys.stdin:
         task = json.loads(line)
-        sys.stdout.write(json.dumps(_parse_task(task["path"], task["pages"]), separators=(",", ":")) + "\n")
+        results = _parse_task(task["path"], task["pages"], task.get("ocr", True))
+        sys.stdout.write(json.dumps(results, separators=(",", ":")) + "\n")
         sys.stdout.flush()
 
 

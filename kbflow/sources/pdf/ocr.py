@@ -1,0 +1,152 @@
+"""Scanned pages read by OCR: Tesseract over the page as pdfium renders it, every word with its box.
+
+A page whose text layer is empty, or garbage (mostly characters no reader
+would type: replacement characters, private-use glyphs, control codes), is
+rendered at :data:`OCR_DPI` and read by Tesseract (Debian's ``tesseract-ocr``
+with its English data, run offline as a subprocess: ``tesseract - - tsv``).
+Its words come back with pixel boxes, scaled to PDF points from the top-left
+of the crop box, the same space as pdfium's words, so lines, columns,
+chunks, regions on the page picture and citations work as on born-digital
+pages. Each word keeps Tesseract's confidence; the page's confidence is their
+mean (0-1), stored in its layout and on every chunk's locator
+(``ocr_confidence``; hits from OCR say so).
+
+A missing or failing engine fails only the scanned pages, with a message that
+says how to install it; ``$KBFLOW_TESSERACT`` names another binary and
+``$KBFLOW_OCR_LANG`` other languages (``eng+deu``, their data installed).
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import os
+import re
+import shutil
+import subprocess
+import unicodedata
+from functools import cache
+from typing import Any
+
+from kbflow.errors import SourceError
+
+__all__ = ["OCR_DPI", "engine", "needs_ocr", "ocr_page", "parse_tsv", "word_recall"]
+
+#: render resolution for OCR (Tesseract reads 300 dpi scans best)
+OCR_DPI = 300
+#: seconds one page may take
+OCR_TIMEOUT = 120
+INSTALL_HINT = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng` (or set $KBFLOW_TESSERACT)"
+
+
+def _binary() -> str | None:
+    return os.environ.get("KBFLOW_TESSERACT") or shutil.which("tesseract")
+
+
+@cache
+def _version(binary: str) -> str:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except OSError:
+        return "tesseract"
+    first = (out.stdout or out.stderr).splitlines()[:1]
+    return first[0].strip() if first else "tesseract"
+
+
+def engine() -> str | None:
+    """The OCR engine and version (``"tesseract 5.3.0"``), ``None`` when none is installed."""
+    binary = _binary()
+    return _version(binary) if binary else None
+
+
+def needs_ocr(words: list[dict[str, Any]]) -> bool:
+    """Whether a page's text layer is empty or garbage (under a third of its characters letters or digits,
+    or a fifth replacement, private-use or control characters)."""
+    text = "".join(w["text"] for w in words)
+    if not text.strip():
+        return True
+    letters = sum(ch.isalnum() for ch in text)
+    junk = sum(ch == "\ufffd" or unicodedata.category(ch) in ("Co", "Cc", "Cn") for ch in text)
+    return letters < len(text) / 3 or junk > len(text) / 5
+
+
+def parse_tsv(tsv: str, scale: float) -> tuple[list[dict[str, Any]], float | None]:
+    """Tesseract's TSV as words ``{"text", "x0", "x1", "top", "bottom", "conf"}`` (pixels times ``scale``) and
+    their mean confidence (0-1; ``None`` without a word)."""
+    words = []
+    lines = tsv.splitlines()
+    for line in lines[1:]:
+        cols = line.split("\t")
+        if len(cols) < 12 or cols[0] != "5" or not cols[11].strip():
+            continue
+        try:
+            left, top, width, height, conf = (float(c) for c in cols[6:11])
+        except ValueError:
+            continue
+        if conf < 0:
+            continue
+        words.append(
+            {
+                "text": cols[11].strip(),
+                "x0": left * scale,
+                "x1": (left + width) * scale,
+                "top": top * scale,
+                "bottom": (top + height) * scale,
+                "conf": conf / 100.0,
+            }
+        )
+    mean = sum(w["conf"] for w in words) / len(words) if words else None
+    return words, mean
+
+
+def ocr_page(page: Any, path: str, number: int, dpi: int = OCR_DPI) -> tuple[list[dict[str, Any]], float | None]:
+    """OCR one pdfium page: its words in PDF points (crop box, rotation applied) and their mean confidence.
+
+    Raises
+    ------
+    SourceError
+        No engine is installed, or it failed on this page (the message says which, and how to install one).
+    """
+    binary = _binary()
+    if binary is None:
+        raise SourceError(f"{path}: p.{number} is a scanned page and no OCR engine is installed; {INSTALL_HINT}")
+    bitmap = page.render(scale=dpi / 72)
+    try:
+        image = bitmap.to_pil()
+    finally:
+        bitmap.close()
+    png = io.BytesIO()
+    image.convert("L").save(png, format="PNG")
+    lang = os.environ.get("KBFLOW_OCR_LANG", "eng")
+    command = [binary, "-", "-", "-l", lang, "--dpi", str(dpi), "tsv"]
+    try:
+        done = subprocess.run(command, input=png.getvalue(), capture_output=True, timeout=OCR_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:
+        raise SourceError(f"{path}: p.{number}: OCR took over {OCR_TIMEOUT} s") from None
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise SourceError(f"{path}: p.{number}: the OCR engine {binary} cannot run ({why}); {INSTALL_HINT}") from None
+    if done.returncode != 0:
+        detail = " ".join(done.stderr.decode("utf-8", "replace").split())[:300]
+        raise SourceError(f"{path}: p.{number}: OCR failed (exit status {done.returncode}: {detail}); {INSTALL_HINT}")
+    return parse_tsv(done.stdout.decode("utf-8", "replace"), 72 / dpi)
+
+
+def _words_of(text: str) -> list[str]:
+    text = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u2014", " ").replace("\u2013", " ")
+    text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)  # a word hyphenated at a line end is one word
+    out = []
+    for token in text.lower().split():
+        token = token.strip(".,;:!?\"'()[]*")
+        if token:
+            out.append(token)
+    return out
+
+
+def word_recall(truth: str, text: str) -> float:
+    """The share of ``truth``'s words (lower case, punctuation around them stripped, line-end hyphens joined)
+    found in ``text``, each as often as it occurs: OCR word accuracy against a transcript."""
+    want = collections.Counter(_words_of(truth))
+    got = collections.Counter(_words_of(text))
+    total = sum(want.values())
+    return sum(min(n, got[w]) for w, n in want.items()) / total if total else 1.0
