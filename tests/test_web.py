@@ -205,3 +205,24 @@ def test_a_real_mdbook_site_loses_its_print_page_and_stubs():
     assert "noindex" in reasons["print.html"] and not any(u.unit_key == "print.html" for u in units)
     assert any(r.startswith("a redirect stub") for r in reasons.values())
     assert len(units) > 50 and "index.html" in {u.unit_key for u in units}
+
+
+def test_headings_are_kept_whatever_their_class_and_chunks_carry_their_path():
+    # mdBook writes every heading's text inside an anchor of class "header": content, not a page header
+    html = (
+        "<html><head><title>Threads - Rust By Example</title></head><body><nav class='sidebar'>Menu</nav>"
+        "<main><h1 id='threads'><a class='header' href='#threads'>Threads</a></h1><p>Spawning threads.</p>"
+        "<h2 id='scoped'><a class='header' href='#scoped'>Scoped threads</a></h2>"
+        "<p>A scope joins its threads <span class='share'>before</span> it returns.</p></main></body></html>"
+    )
+    page = extract(html)
+    assert page.text.startswith("# Threads\n") and "## Scoped threads" in page.text and "Menu" not in page.text
+    assert "joins its threads before it returns" in page.text
+    unit = page_unit(Source("s", "web", "/site"), "threads.html", "threads.html", html.encode())
+    chunks = chunk_unit(unit)
+    scoped = next(c for c in chunks if "joins" in c.text)
+    assert scoped.locator.heading_path == "Threads > Scoped threads"
+    assert scoped.context == "Threads - Rust By Example — Scoped threads"  # each name once
+    from kbflow.records import Citation
+
+    assert Citation("s", "web", "/site", scoped.locator, title=unit.title).label() == "Threads § Scoped threads"

@@ -59,6 +59,15 @@ def _join(*parts: str | None) -> str:
     return " — ".join(p for p in parts if p)
 
 
+def _after_title(title: str | None, heading_path: str | None) -> str | None:
+    """The heading path without its first heading where the page title starts with it (``Threads - Rust By
+    Example`` over ``Threads > Scoped threads``: ``Scoped threads``), so the header says each name once."""
+    if not title or not heading_path:
+        return heading_path
+    first, _, rest = heading_path.partition(" > ")
+    return (rest or None) if title.casefold().startswith(first.strip().casefold()) else heading_path
+
+
 def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None = None) -> str | None:
     """The header of a chunk of ``unit`` with ``locator`` and ``text`` (``extra``: what its chunker knows
     beyond the locator: a table's header row, the enclosing definition's first line)."""
@@ -66,7 +75,7 @@ def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None
     if kind == "doc":
         head = _join(locator.path or unit.title, locator.heading_path)
     elif kind == "web":
-        head = _join(unit.title, locator.heading_path)
+        head = _join(unit.title, _after_title(unit.title, locator.heading_path))
     elif kind in ("pdf", "table", "ticket"):
         head = unit.title
     elif kind == "code":

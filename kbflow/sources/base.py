@@ -239,6 +239,8 @@ class FileSetLoader(Loader):
     hint: str = ""
     #: :meth:`load_file` streams its units and raises only before the first one (PDFs: page by page)
     streams: bool = False
+    #: bumped when the loader reads the same files into other units (part of the fingerprint when set)
+    revision: str = ""
 
     def accepts(self, rel: str) -> bool:
         """Whether the file at relative path ``rel`` is one this loader reads (by default: by suffix)."""
@@ -292,6 +294,8 @@ class FileSetLoader(Loader):
         parts = [(rel, file_hash(path)) for rel, path in files]
         # a file left out by a rule is part of what was decided: raising a limit must reload the source
         parts += [(f"left out: {issue.path}", "") for issue in self.issues]
+        if self.revision:  # the loader reads the same bytes otherwise now: every source of its type reloads
+            parts.append(("loader revision", self.revision))
         return ids.combine(parts)
 
     def estimate_bytes(self, source: Source) -> int:

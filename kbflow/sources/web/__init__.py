@@ -89,6 +89,8 @@ class WebLoader(FileSetLoader):
     plural = "saved web pages"
     description = "saved web pages: an .html file or a folder of them (article text, headings kept)"
     max_file_mb = 16.0
+    #: 2: headings whose text sits in an element of a "header"-like class are kept (mdBook)
+    revision = "2"
 
     def files(self, uri: str, options: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
         found = super().files(uri, options)
@@ -137,10 +139,10 @@ class WebLoader(FileSetLoader):
         if source.options.get(CRAWL_OPTION):
             self._crawled = self._crawl(source)
             pages = [(p.rel, p.digest or ids.bytes_hash(p.data or b"")) for p in self._crawled.pages]
-            return ids.digest(ids.combine(pages), str(bool(source.options.get(ALL_PAGES_OPTION))))
+            return ids.digest(ids.combine(pages), str(bool(source.options.get(ALL_PAGES_OPTION))), self.revision)
         digest, fetched = self._fetch(source)
         self._fetched = (digest, fetched)
-        return digest
+        return ids.digest(digest, self.revision)
 
     def _crawl(self, source: Source) -> Crawl:
         """Crawl the site from the source's URL, conditionally against the last crawl kept in the lake."""

@@ -53,6 +53,12 @@ _CONTAINERS = {
     "div", "section", "article", "main", "ul", "ol", "table", "tr", "tbody", "thead", "tfoot", "dl", "figure",
     "body", "html", "details",
 }  # fmt: skip
+#: elements a class or id never marks as boilerplate: headings and inline text are content wherever they are
+#: (mdBook writes every heading as ``<h2><a class="header" href="#x">Title</a></h2>``)
+_NOT_REGIONS = {
+    "h1", "h2", "h3", "h4", "h5", "h6", "a", "span", "em", "strong", "b", "i", "code", "small", "sup", "sub",
+    "abbr", "mark", "kbd", "var", "q", "cite", "time", "u", "s",
+}  # fmt: skip
 _SPACE = re.compile(r"\s+")
 _IDENT = re.compile(r"[A-Za-z][\w-]*")
 #: dropped elements listed in a page's layout, at most
@@ -137,7 +143,7 @@ class _Rules:
             return f"boilerplate: <{node.tag}>"
         if a.get("role", "").lower() in _BOILERPLATE_ROLES:
             return f'boilerplate: role="{a["role"]}"'
-        if node.big or node.tag in ("html", "body", "main", "article"):
+        if node.big or node.tag in ("html", "body", "main", "article") or node.tag in _NOT_REGIONS:
             return ""
         for name in ("class", "id"):
             m = _BOILERPLATE.search(a.get(name, ""))
