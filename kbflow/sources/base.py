@@ -139,9 +139,7 @@ class Loader(ABC):
         #: whether :meth:`fingerprint` may keep what it fetched (``False`` for a read-only staleness check)
         self.keep_fetched = True
 
-    def report_progress(
-        self, *, files: int = 0, pages: int = 0, total: int | None = None, ocr_pages: int = 0
-    ) -> None:
+    def report_progress(self, *, files: int = 0, pages: int = 0, total: int | None = None, ocr_pages: int = 0) -> None:
         """Count ``files`` and ``pages`` done (and the files in all, and the pages read by OCR), and tell
         :attr:`progress` (``progress(files, files in all, pages, OCR pages)``)."""
         self._done[0] += files
