@@ -19,6 +19,9 @@ The corpus is either
   documentation rustup installs beside the compiler
   (``$(rustc --print sysroot)/share/doc/rust/html``).
 
+A FinanceBench folder (``questions.jsonl`` and ``pdfs/``) is read as it is, judged
+by page (:mod:`kbflow.evaluate.financebench`).
+
 ``negatives.jsonl`` (optional, or the file a ``sources.json`` names as
 ``"negatives"``) holds questions the corpus cannot answer, in the format of
 ``queries.jsonl``: ``kbflow eval`` then measures the "no good match" flag on
@@ -65,6 +68,8 @@ class BeirDataset:
     sources: list[dict[str, Any]] = field(default_factory=list, repr=False)
     #: questions the corpus cannot answer (``negatives.jsonl``, or the file sources.json names), for the flag
     negatives: list[str] = field(default_factory=list, repr=False)
+    #: query id -> its question type, where the dataset has types (FinanceBench); reported apart
+    groups: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -107,6 +112,10 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
     root = os.path.abspath(root)
     if not os.path.isdir(root):
         raise DatasetError(f"{root}: not a folder; a BEIR dataset is a folder with corpus.jsonl, queries.jsonl, qrels/")
+    from kbflow.evaluate.financebench import is_financebench, load_financebench
+
+    if is_financebench(root):
+        return load_financebench(root, split)
     corpus = os.path.join(root, "corpus.jsonl")
     spec = os.path.join(root, "sources.json")
     queries_path = os.path.join(root, f"queries.{split}.jsonl")

@@ -247,6 +247,12 @@ def eval_command(
     )
     for line in _table(runs):
         click.echo(line)
+    if dataset.groups:
+        from kbflow.evaluate.financebench import page_report
+
+        for r in runs:
+            for line in page_report(r, dataset):
+                click.echo(line)
     if not sweep_file:
         from kbflow.evaluate.flag import flag_report
 
