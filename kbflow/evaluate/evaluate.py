@@ -298,6 +298,7 @@ def evaluate(
                     depth=int(config["depth_factor"]) * k,
                     reranker=config.get("reranker") or False,
                     rerank_depth=config.get("rerank_depth"),
+                    distinct=False,  # every judged document counts, copies included, as BEIR scores them
                 )
             except QueryError as exc:
                 raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None
