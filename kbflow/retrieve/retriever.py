@@ -459,7 +459,8 @@ class Retriever:
 
     # --- ranking -------------------------------------------------------------------
     def rank(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Ranking:
-        """The top ``k`` chunk ids and scores for ``query``, reading no texts unless a reranker needs them.
+        """The top ``k`` chunk ids and scores for ``query`` (texts are read only to show each text once, and for a
+        reranker).
 
         What :meth:`search` ranks, for evaluation and analysis: ``k`` goes up to
         10,000 and each leg's ranked list is kept. Options as in :meth:`search`,
@@ -661,6 +662,11 @@ class Retriever:
             Drop hits whose ``relevance`` is below this (0 to 1); needs a
             calibrated model and a dense leg. ``Hits.confidence`` still says
             how good the best hit was.
+        distinct:
+            Show each text once (default ``True``): hits whose texts are equal
+            after whitespace normalization are one hit, shown by the copy with
+            the shortest place, the others listed in ``Hit.also_in``; the
+            ``k`` hits are ``k`` distinct texts.
         caller, origin:
             Who asked and from which surface, for the query log
             (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The
