@@ -12,7 +12,9 @@ web    ``References and Borrowing § Mutable References`` (the page's title, or
        then the chunk's heading path)
 doc    ``install.md § Install > From source``
 pdf    ``report.pdf p.12`` (``p.12 (iv)`` where the page label differs,
-       ``table 2`` for a table, ``(OCR)`` for a scanned page read by OCR)
+       ``table 2`` for a table, ``(OCR)`` for a scanned page read by OCR),
+       then ``§ Part II > Item 7`` where the PDF's outline puts the page in a
+       section
 code   ``kbflow/retrieve.py:40-88 Retriever.search``
 ticket ``ticket 42 comment 1001``
 record ``records.jsonl record 17``
@@ -110,7 +112,7 @@ def citation_label(citation: Citation, limit: int = MAX_LABEL_CHARS) -> str:
     if loc.kind == "doc":
         return _join_headings(loc.path or citation.title or citation.uri, _headings(loc), limit)
     if loc.kind == "pdf":
-        return shorten(_pdf(loc), limit)
+        return _join_headings(_pdf(loc), _headings(loc), limit)
     if loc.kind == "code":
         place = f"{loc.path}:{loc.line_start}-{loc.line_end}"
         if not loc.symbol:

@@ -17,7 +17,7 @@ __all__ = ["Chunk", "Citation", "Hit", "Hits", "Locator", "RawUnit", "Source", "
 
 #: The locator fields each kind uses (docs/design.md, "Provenance").
 LOCATOR_KIND_FIELDS: dict[str, tuple[str, ...]] = {
-    "pdf": ("path", "page", "page_label", "table", "bbox", "regions", "char_start", "char_end"),
+    "pdf": ("path", "page", "page_label", "heading_path", "table", "bbox", "regions", "char_start", "char_end"),
     "web": ("url", "css_path", "heading_path", "char_start", "char_end"),
     "code": ("path", "line_start", "line_end", "symbol", "ast_path"),
     "doc": ("path", "heading_path", "char_start", "char_end"),

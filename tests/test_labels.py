@@ -71,3 +71,47 @@ def test_shorten_keeps_both_ends():
     assert shorten("src/" + "a/" * 100 + "module.py", 30).startswith("src/")
     assert len(shorten("x" * 500, 30)) == 30
     assert shorten("short", 30) == "short"
+
+
+def test_pdf_pages_get_the_section_the_outline_puts_them_in():
+    from kbflow.sources.pdf.pdfium import outline_sections
+
+    class Dest:
+        def __init__(self, index):
+            self.index = index
+
+        def get_index(self):
+            return self.index
+
+    class Mark:
+        def __init__(self, level, title, index):
+            self.level, self.title, self.dest = level, title, Dest(index)
+
+        def get_title(self):
+            return self.title
+
+        def get_dest(self):
+            return self.dest
+
+    class Doc:
+        marks = [Mark(0, "Part I", 1), Mark(1, "Item 1. Business", 1), Mark(1, "Item 1A.  Risk Factors", 3),
+                 Mark(0, "Part II", 5), Mark(1, "Item 7. MD&A", 6)]  # fmt: skip
+
+        def __len__(self):
+            return 8
+
+        def get_toc(self, max_depth):
+            return iter(self.marks)
+
+    assert outline_sections(Doc()) == [
+        None,
+        "Part I > Item 1. Business",
+        "Part I > Item 1. Business",
+        "Part I > Item 1A. Risk Factors",
+        "Part I > Item 1A. Risk Factors",
+        "Part II",
+        "Part II > Item 7. MD&A",
+        "Part II > Item 7. MD&A",
+    ]
+    locator = Locator("pdf", path="10-K.pdf", page=7, heading_path="Part II > Item 7. MD&A")
+    assert Citation("s", "pdf", "/f", locator).label() == "10-K.pdf p.7 § Part II > Item 7. MD&A"

@@ -30,7 +30,14 @@ from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileIssue, FileSetLoader, file_hash, register_loader
 from kbflow.sources.pdf.layout import PageText, TableText, line_key, page_text
-from kbflow.sources.pdf.parse import document_info, pdf_pages, pdf_workers, prefetch_pages, resolve_page
+from kbflow.sources.pdf.parse import (
+    document_info,
+    page_sections,
+    pdf_pages,
+    pdf_workers,
+    prefetch_pages,
+    resolve_page,
+)
 
 __all__ = [
     "PageText",
@@ -110,7 +117,9 @@ class PdfLoader(FileSetLoader):
         tables = bool(source.options.get(TABLES_OPTION, True))
         ocr = bool(source.options.get(OCR_OPTION, True))
         blank: list[int] = []
+        sections = page_sections(path)
         for page, label in pdf_pages(path, on_error=page_failed, on_page=parsed, tables=tables, ocr=ocr):
+            page.section = sections[page.page - 1] if page.page <= len(sections) else None
             page.with_tables = tables
             name = f"{rel} p.{label or page.page}"
             if page.dropped:
@@ -124,7 +133,7 @@ class PdfLoader(FileSetLoader):
                 blank.append(page.page)
             for table in page.tables:
                 any_text = True
-                yield self._table_unit(source, rel, label, table, digest)
+                yield self._table_unit(source, rel, label, table, digest, page.section)
         if not any_text:
             if ocr:
                 raise SourceError(f"{path}: no text layer, and OCR found no words (blank pages or pictures only)")
@@ -151,6 +160,7 @@ class PdfLoader(FileSetLoader):
                 char_start=0,
                 char_end=len(page.text),
                 ocr_confidence=None if page.ocr is None else round(float(confidence or 0.0), 4),
+                heading_path=page.section,
             ),
             title=f"{rel} p.{label or page.page}",
             file_hash=digest,
@@ -158,7 +168,9 @@ class PdfLoader(FileSetLoader):
         )
 
     @staticmethod
-    def _table_unit(source: Source, rel: str, label: str | None, table: TableText, digest: str) -> RawUnit:
+    def _table_unit(
+        source: Source, rel: str, label: str | None, table: TableText, digest: str, section: str | None = None
+    ) -> RawUnit:
         return RawUnit(
             source_id=source.source_id,
             unit_key=table_key(rel, table.page, table.index),
@@ -173,6 +185,7 @@ class PdfLoader(FileSetLoader):
                 bbox=tuple(table.bbox),
                 char_start=0,
                 char_end=len(table.text),
+                heading_path=section,
             ),
             title=f"{rel} p.{label or table.page} table {table.index}",
             file_hash=digest,

@@ -86,6 +86,8 @@ class PageText:
     with_tables: bool = True
     #: ``{"engine", "confidence"}`` where the words came from OCR (:mod:`.ocr`), else ``None``
     ocr: dict[str, Any] | None = None
+    #: the section the PDF's outline puts this page in (``Part II > Item 7``), if it has an outline
+    section: str | None = None
 
     def layout(self) -> str:
         data = {

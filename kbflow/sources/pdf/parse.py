@@ -35,7 +35,7 @@ from kbflow._lazy import require
 from kbflow.errors import SourceError
 from kbflow.sources.pdf.layout import PageText, _edge_keys, _raw_lines, line_key, page_text, split_tables
 from kbflow.sources.pdf.ocr import engine, needs_ocr, ocr_page
-from kbflow.sources.pdf.pdfium import display_transform, open_document, page_labels, page_words
+from kbflow.sources.pdf.pdfium import display_transform, open_document, outline_sections, page_labels, page_words
 from kbflow.sources.pdf.rules import ruled_tables
 
 log = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "PAGES_PER_TASK",
     "document_info",
+    "page_sections",
     "parse_page",
     "pdf_pages",
     "pdf_workers",
@@ -250,15 +251,15 @@ def parse_document(
 
 
 @lru_cache(maxsize=8)
-def _document_info(path: str, size: int, mtime: float) -> tuple[int, tuple[str | None, ...]]:
+def _document_info(path: str, size: int, mtime: float) -> tuple[int, tuple[str | None, ...], tuple[str | None, ...]]:
     try:
         doc = open_document(path)
     except SourceError:
         if _pdfminer_pages(path) == 0:  # pdfium refuses an empty page tree; pdfminer says what it is
-            return 0, ()
+            return 0, (), ()
         raise
     try:
-        return len(doc), tuple(page_labels(doc))
+        return len(doc), tuple(page_labels(doc)), tuple(outline_sections(doc))
     finally:
         doc.close()
 
@@ -280,7 +281,13 @@ def _pdfminer_pages(path: str) -> int | None:
 def document_info(path: str) -> tuple[int, tuple[str | None, ...]]:
     """(page count, page labels) of a PDF; cached per file version."""
     st = os.stat(path)
-    return _document_info(path, st.st_size, st.st_mtime)
+    return _document_info(path, st.st_size, st.st_mtime)[:2]  # type: ignore[return-value]
+
+
+def page_sections(path: str) -> tuple[str | None, ...]:
+    """Every page's section by the PDF's outline (:func:`.pdfium.outline_sections`); cached per file version."""
+    st = os.stat(path)
+    return _document_info(path, st.st_size, st.st_mtime)[2]
 
 
 def _drop_set(edge_keys: list[list[str]]) -> frozenset[str]:

@@ -26,6 +26,7 @@ __all__ = [
     "Y_TOLERANCE",
     "display_transform",
     "open_document",
+    "outline_sections",
     "page_labels",
     "page_words",
     "raw_bindings",
@@ -67,6 +68,32 @@ def page_labels(doc: Any) -> list[str | None]:
         except Exception:  # a broken label tree names nothing
             labels.append(None)
     return labels
+
+
+def outline_sections(doc: Any, max_depth: int = 8) -> list[str | None]:
+    """Every page's section by the document's outline (bookmarks): the heading path in force on it
+    (``Part II > Item 7. Management's Discussion``), ``None`` before the first bookmark or without an outline."""
+    marks = []
+    try:
+        for n, item in enumerate(doc.get_toc(max_depth=max_depth)):
+            dest = item.get_dest()
+            index = dest.get_index() if dest is not None else None
+            title = " ".join((item.get_title() or "").split())
+            if index is not None and title:
+                marks.append((index, n, item.level, title))
+    except Exception:  # a broken outline names no section
+        return [None] * len(doc)
+    marks.sort()
+    out: list[str | None] = []
+    path: list[tuple[int, str]] = []
+    j = 0
+    for page in range(len(doc)):
+        while j < len(marks) and marks[j][0] <= page:
+            _, _, level, title = marks[j]
+            path = [(lv, t) for lv, t in path if lv < level] + [(level, title)]
+            j += 1
+        out.append(" > ".join(t for _, t in path) or None)
+    return out
 
 
 def display_transform(page: Any) -> tuple[Any, float, float]:
