@@ -212,6 +212,13 @@ def add(
     click.echo(f"lake: {lake.uri}; run `kbflow ingest` to load it")
 
 
+def hit_places(hit: Any) -> str:
+    """The other places of a hit's text, each by its label (and its source where that is another)."""
+    return "; ".join(
+        c.render() + (f" [{c.source_id}]" if c.source_id != hit.citation.source_id else "") for c in hit.also_in
+    )
+
+
 def _crawl_options(
     options: dict[str, Any], source_type: str, uri: str, crawl: bool | None, limits: dict[str, Any]
 ) -> None:
@@ -441,7 +448,7 @@ def search(
         snippet = " ".join(hit.text.split())
         click.echo(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
         if hit.also_in:
-            click.echo(f"    also in: {'; '.join(c.render() for c in hit.also_in)}")
+            click.echo(f"    also in: {hit_places(hit)}")
 
 
 @main.command()

@@ -178,8 +178,9 @@ class RetrievalSettings:
     distinct:
         Show each text once: hits whose texts are equal after whitespace is
         normalized (the same PDF in two folders, vendored code, a page saved
-        twice) are one hit, shown by the copy with the shortest place and
-        listing the others in ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
+        twice) are one hit, shown by the copy nearest the start of its
+        document (then the shortest place), listing the others in
+        ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
     log_queries:
         Add a row per search to the lake's ``query_log`` (:mod:`kbflow.usage`;
         buffered, never blocking or failing a search). ``kbflow search

@@ -16,7 +16,7 @@ def _reader(texts: dict[str, str], places: dict[str, str]):
 
     def read(cids):
         reads.append(list(cids))
-        return {c: {"text": texts[c], "uri": "/s", "locator": {"path": places[c]}} for c in cids}
+        return {c: {"text": texts[c], "uri": "/s", "locator": {"path": places[c]}, "position": 0} for c in cids}
 
     return read, reads
 
@@ -30,6 +30,19 @@ def test_equal_texts_are_one_hit_kept_by_the_shortest_place():
     assert out.fused == [("c", 0.9), ("b", 0.8), ("d", 0.6)]  # the group's best position, its shortest place
     assert out.also_in == {"c": ["a", "e"]}
     assert text_key("a  b\n") == text_key("a b") != text_key("ab")
+
+
+def test_the_copy_nearest_the_start_of_its_document_shows_the_group():
+    # a chapter against the print page that repeats every chapter: the print page's path is shorter
+    def read(cids):
+        rows = {
+            "print": {"text": "t", "uri": "/site", "locator": {"path": "print.html"}, "position": 212},
+            "chapter": {"text": "t", "uri": "/site", "locator": {"path": "behavior.html"}, "position": 3},
+        }
+        return {c: rows[c] for c in cids}
+
+    out = distinct([("print", 0.9), ("chapter", 0.8)], 1, read)
+    assert out.fused == [("chapter", 0.9)] and out.also_in == {"chapter": ["print"]}
 
 
 def test_the_window_grows_until_k_distinct_texts_are_found():

@@ -4,11 +4,12 @@ The same PDF in two folders, vendored code, a page saved twice: each copy is
 a chunk of its own, and without this step a result would show the same text
 two or three times in its top five. :func:`distinct` walks the fused ranking
 in windows, reading the candidates' texts, and groups equal texts. Each group
-takes the position of its best-ranked member and is shown by its member with
-the shortest place (source URI plus path or URL; the canonical copy is usually
-the shorter one), and the other members are listed on the hit
-(``Hit.also_in``), so no provenance is lost and the top ``k`` are ``k``
-distinct texts.
+takes the position of its best-ranked member and is shown by the member
+nearest the start of its own document (a chapter rather than the print page
+that repeats every chapter), then with the shortest place (path or URL, then
+source URI: the canonical copy is usually the shorter one), and the other
+members are listed on the hit (``Hit.also_in``), so no provenance is lost and
+the top ``k`` are ``k`` distinct texts.
 
 Only the windows read are grouped: a copy ranked far below the ``k``-th
 distinct text is not looked for (the first window is ``max(2k, 20)``
@@ -25,7 +26,7 @@ from typing import Any
 from kbflow import ids
 from kbflow import schema as S
 
-__all__ = ["Distinct", "distinct", "place_length", "text_key"]
+__all__ = ["Distinct", "distinct", "place_key", "text_key"]
 
 #: the least number of candidates read in the first window
 MIN_WINDOW = 20
@@ -39,10 +40,12 @@ def text_key(text: str) -> str:
     return ids.text_hash(" ".join(text.split()))
 
 
-def place_length(row: dict[str, Any]) -> int:
-    """How long a hit row's place is: its source URI plus its path or URL (shorter wins a group)."""
+def place_key(row: dict[str, Any]) -> tuple[int, int, int]:
+    """What decides which copy shows a group (smallest first): the chunk's position in its document, the
+    length of its path or URL, the length of its source URI."""
     locator = row.get(S.LOCATOR) or {}
-    return len(row.get(S.URI) or "") + len(locator.get("path") or locator.get("url") or "")
+    place = locator.get("path") or locator.get("url") or ""
+    return int(row.get(S.POSITION) or 0), len(place), len(row.get(S.URI) or "")
 
 
 def decode(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -79,7 +82,7 @@ def distinct(fused: Sequence[tuple[str, float]], k: int, read: Reader) -> Distin
         pos, window = pos + len(chunk_ids), window * 2
     out = Distinct([], rows=rows)
     for members in sorted(groups.values(), key=lambda m: m[0])[:k]:
-        keep = min(members, key=lambda n: (place_length(rows[fused[n][0]]), n))
+        keep = min(members, key=lambda n: (place_key(rows[fused[n][0]]), n))
         cid = fused[keep][0]
         out.fused.append((cid, fused[members[0]][1]))
         copies = [fused[n][0] for n in members if n != keep]

@@ -664,8 +664,9 @@ class Retriever:
             how good the best hit was.
         distinct:
             Show each text once (default ``True``): hits whose texts are equal
-            after whitespace normalization are one hit, shown by the copy with
-            the shortest place, the others listed in ``Hit.also_in``; the
+            after whitespace normalization are one hit, shown by the copy nearest
+            the start of its document (then the shortest place), the others
+            listed in ``Hit.also_in``; the
             ``k`` hits are ``k`` distinct texts.
         caller, origin:
             Who asked and from which surface, for the query log
