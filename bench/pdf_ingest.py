@@ -2,6 +2,7 @@
 
     python bench/pdf_ingest.py                        # ../shared/datasets/financebench-dev/pdfs (16 filings)
     python bench/pdf_ingest.py --pdfs DIR --backend torch
+    python bench/pdf_ingest.py --lake data/eval/financebench-dev-<hash>   # then `kbflow eval` reuses that lake
 
 In one process, on the same machine state:
 
@@ -53,7 +54,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pdfs", default=FILINGS, help="a folder of PDFs")
     ap.add_argument("--backend", default=DEFAULT_BACKEND)
+    ap.add_argument("--lake", default=None, help="a new lake folder to ingest into [a temporary one]")
     args = ap.parse_args()
+    if args.lake and os.path.exists(args.lake):
+        sys.exit(f"{args.lake}: exists; the ingest is timed into a new lake")
     if not os.path.isdir(args.pdfs):
         sys.exit(f"{args.pdfs}: no such folder (pass --pdfs)")
 
@@ -68,8 +72,7 @@ def main() -> None:
     pages, parse_s = parse_alone(args.pdfs)
     print(f"parser alone: {pages} pages in {parse_s:.1f} s, {pages / parse_s:.1f} pages/s", flush=True)
 
-    work = tempfile.mkdtemp(prefix="kbflow-pdf-bench-")
-    lake = Lake(os.path.join(work, "lake"))
+    lake = Lake(args.lake or os.path.join(tempfile.mkdtemp(prefix="kbflow-pdf-bench-"), "lake"))
     lake.register(Source("filings", "pdf", os.path.abspath(args.pdfs)))
     t0 = time.perf_counter()
     summary = pipeline.ingest(lake, Settings.coerce(settings, lake=lake.uri), checks=True)
