@@ -35,8 +35,21 @@ from kbflow import schema as S  # noqa: E402
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 from kbflow.records import Source  # noqa: E402
+from kbflow.sources.pdf import parse as pdfparse  # noqa: E402
 
 FILINGS = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets", "financebench-dev", "pdfs")
+
+
+def _peak_mib(pid: int) -> float:
+    """A live process's peak resident memory (VmHWM), MiB; 0 where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def parse_alone(folder: str) -> tuple[int, float]:
@@ -86,7 +99,7 @@ def main() -> None:
     embedder.embed(texts)
     embed_s = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    workers = max((_peak_mib(w.proc.pid) for w in pdfparse._workers), default=0.0)
     print(
         f"{pages} pages -> {rows.num_rows} chunks, {len(texts)} distinct texts embedded (backend {args.backend})\n"
         f"embedding those texts alone: {embed_s:.1f} s, {len(texts) / embed_s:.1f} texts/s\n"

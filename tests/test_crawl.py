@@ -126,7 +126,9 @@ def test_depth_pages_and_delay_limits(site):
     shallow = {p.rel for p in crawl(site, CrawlSettings(depth=1, delay=0)).pages}
     assert "guide/index.html" in shallow and "guide/deep.html" not in shallow
     capped = crawl(site, CrawlSettings(max_pages=2, delay=0))
-    assert len(capped.pages) == 2 and any("stopped at 2 pages" in why for _, why, _ in capped.left_out)
+    assert len(capped.pages) == 2
+    (cap,) = [(url, why) for url, why, _ in capped.left_out if "stopped at 2 pages" in why]
+    assert " more pages" in cap[0]  # one line for every page past the cap
     with pytest.raises(ConfigError, match="depth"):
         CrawlSettings(depth=-1)
     with pytest.raises(ConfigError, match="unknown crawl settings"):

@@ -248,6 +248,7 @@ def crawl(
     queue: deque[tuple[str, int]] = deque([(start, 0)])
     queue.extend((url, 0) for url in _sitemap_urls(client, robots, prefix) if rel_of(url, prefix))
     seen: set[str] = set()
+    capped: list[str] = []  # pages found after a cap was reached: listed once, not page by page
     budget = int(settings.max_mb * (1 << 20))
     while queue:
         url, depth = queue.popleft()
@@ -255,11 +256,8 @@ def crawl(
         if rel is None or rel in seen:
             continue
         seen.add(rel)
-        if len(out.pages) >= settings.max_pages:
-            out.left_out.append((url, f"the crawl stopped at {settings.max_pages} pages (crawl max_pages)", False))
-            continue
-        if budget <= 0:
-            out.left_out.append((url, f"the crawl stopped at {settings.max_mb:g} MiB (crawl max_mb)", False))
+        if len(out.pages) >= settings.max_pages or budget <= 0:
+            capped.append(url)
             continue
         if not robots.can_fetch(USER_AGENT, url):
             out.left_out.append((url, "robots.txt disallows it", False))
@@ -275,6 +273,10 @@ def crawl(
             queue.extend(
                 (link, depth + 1) for link in page_links(data.decode(page.charset or "utf-8", "replace"), page.url)
             )
+    if capped:
+        cap = f"{settings.max_pages} pages" if budget > 0 else f"{settings.max_mb:g} MiB"
+        more = f" and {len(capped) - 1} more pages" if len(capped) > 1 else ""
+        out.left_out.append((f"{capped[0]}{more}", f"the crawl stopped at {cap} (crawl max_pages / max_mb)", False))
     out.requests = client.count
     return out
 
