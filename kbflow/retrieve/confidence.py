@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from kbflow import schema as S
 from kbflow._lazy import require
 
 if TYPE_CHECKING:
@@ -115,6 +114,8 @@ def lake_curve(base: Calibration, null: Sequence[float]) -> Calibration:
 
 def stored_curve(lake: Lake, model_id: str, version: int) -> Calibration | None:
     """The curve stored for version ``version`` of the lake's search table with ``model_id`` (``None``: none)."""
+    from kbflow import schema as S  # pyarrow: not at import (kbflow.config imports this module)
+
     if not lake.has_table(S.CALIBRATION):
         return None
     where = f"{S.SEARCH_VERSION} = {int(version)} AND {S.MODEL_ID} = {S.sql_str(model_id)}"
@@ -125,6 +126,7 @@ def stored_curve(lake: Lake, model_id: str, version: int) -> Calibration | None:
 def calibrate_lake(lake: Lake, retriever: Any) -> dict[str, Any] | None:
     """Fit and store the curve of the search-table version ``retriever`` reads (see the module docs); the row
     stored, or ``None`` where the model has no built-in curve to move or the version has one already."""
+    from kbflow import schema as S
     from kbflow.retrieve.probes import PROBES
 
     base = CALIBRATIONS.get(retriever.model_id)
