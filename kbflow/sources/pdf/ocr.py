@@ -99,6 +99,14 @@ def parse_tsv(tsv: str, scale: float) -> tuple[list[dict[str, Any]], float | Non
     return words, mean
 
 
+def _environment() -> dict[str, str]:
+    """Tesseract's environment: one OpenMP thread unless ``$OMP_THREAD_LIMIT`` says otherwise (pages are read
+    by one worker process per CPU already: more threads would only compete with them)."""
+    env = dict(os.environ)
+    env.setdefault("OMP_THREAD_LIMIT", "1")
+    return env
+
+
 def ocr_page(page: Any, path: str, number: int, dpi: int = OCR_DPI) -> tuple[list[dict[str, Any]], float | None]:
     """OCR one pdfium page: its words in PDF points (crop box, rotation applied) and their mean confidence.
 
@@ -120,7 +128,9 @@ def ocr_page(page: Any, path: str, number: int, dpi: int = OCR_DPI) -> tuple[lis
     lang = os.environ.get("KBFLOW_OCR_LANG", "eng")
     command = [binary, "-", "-", "-l", lang, "--dpi", str(dpi), "tsv"]
     try:
-        done = subprocess.run(command, input=png.getvalue(), capture_output=True, timeout=OCR_TIMEOUT, check=False)
+        done = subprocess.run(
+            command, input=png.getvalue(), capture_output=True, timeout=OCR_TIMEOUT, check=False, env=_environment()
+        )
     except subprocess.TimeoutExpired:
         raise SourceError(f"{path}: p.{number}: OCR took over {OCR_TIMEOUT} s") from None
     except OSError as exc:
