@@ -83,3 +83,19 @@ def test_a_search_shows_each_text_once_and_lists_the_copies(tmp_path, fast_setti
     plain = r.search("reciprocal rank fusion", k=4, distinct=False)
     assert sum("reciprocal rank fusion" in h.text for h in plain) == 3 and not any(h.also_in for h in plain)
     assert [h.chunk_id for h in r.search("reciprocal rank fusion", k=2)] == [h.chunk_id for h in hits[:2]]
+
+
+def test_the_page_and_the_cli_name_the_other_places():
+    from kbflow.cli import hit_places
+    from kbflow.records import Citation, Locator
+    from kbflow.service.web import _also_in
+
+    def cite(source: str, path: str) -> Citation:
+        return Citation(source, "docs", f"/{source}", Locator("doc", path=path, heading_path="Install <b>"))
+
+    hit = Hit(1, 1.0, "c", "t", cite("docs", "guide.md"), "doc", "global",
+              also_in=(cite("docs", "old/guide.md"), cite("mirror", "guide.md")))  # fmt: skip
+    assert hit_places(hit) == "old/guide.md § Install <b>; guide.md § Install <b> [mirror]"
+    html = _also_in(hit)
+    assert "also in: old/guide.md § Install &lt;b&gt;" in html and "<b>" not in html
+    assert _also_in(Hit(1, 1.0, "c", "t", cite("docs", "a.md"), "doc", "global")) == ""
