@@ -431,6 +431,11 @@ def search(
         source_ids=list(source_ids) or None,
         min_score=min_score,
     )
+    from kbflow import usage
+
+    # the search's log row is written now, by the command, not by an exit hook while the interpreter and
+    # Lance's runtime shut down (a failing write there, on a read-only lake, could crash the process)
+    usage.flush(retriever.lake)
     if as_json:
         for hit in hits:
             click.echo(json.dumps(hit.to_dict()))
