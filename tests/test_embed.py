@@ -60,6 +60,8 @@ def test_onnx_gives_torchs_vectors_and_int8_stays_close_under_its_own_id(embedde
     single = np.stack([onnx.embed_query(t) for t in TEXTS[:3]])
     assert np.allclose(batch, single, atol=1e-5)
     assert onnx.embed([]).shape == (0, 384)
+    # the batch size changes nothing but speed (padding is masked out of the fused attention)
+    assert np.allclose(get_embedder(DEFAULT_MODEL, 3, "onnx").embed(TEXTS), onnx.embed(TEXTS), atol=1e-5)
 
 
 def test_the_export_is_cached_and_checked(embedders):
@@ -69,6 +71,12 @@ def test_the_export_is_cached_and_checked(embedders):
 
     meta = json.load(open(os.path.join(folder, "meta.json")))
     assert meta["probe_cosine_to_torch"] >= 0.999 and meta["max_seq_length"] == 256
+    # the layers are fused (one Attention op per layer of the 6), and the graph holds those ops
+    assert "Attention 6" in meta["fused"]
+    import onnx
+
+    ops = {n.op_type for n in onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False).graph.node}
+    assert {"Attention", "SkipLayerNormalization"} <= ops and "Softmax" not in ops
     stamp = os.stat(os.path.join(folder, "model.onnx")).st_mtime_ns
     from kbflow.embed.onnx import export
     from kbflow.embed.sentence_transformers import resolve_model
@@ -154,3 +162,21 @@ def test_search_many_is_search_for_each_query_with_one_embedding_batch(ingested)
         r.search_many(["fine", " "], k=3)
     with pytest.raises(QueryError, match="list of query strings"):
         r.search_many("one string", k=3)
+
+
+def test_a_graph_the_optimizer_cannot_fuse_runs_unfused(monkeypatch, tmp_path, caplog):
+    from types import SimpleNamespace
+
+    from kbflow.embed import onnx as konnx
+
+    def bert(model_type):
+        return [SimpleNamespace(auto_model=SimpleNamespace(config=SimpleNamespace(
+            model_type=model_type, num_attention_heads=12, hidden_size=384)))]  # fmt: skip
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("an op the fusion does not know")
+
+    monkeypatch.setattr(konnx, "require", lambda name: SimpleNamespace(optimize_model=broken))
+    assert konnx._fuse(bert("bert"), str(tmp_path / "model.onnx")) is None
+    assert "runs unfused" in caplog.text
+    assert konnx._fuse(bert("t5"), str(tmp_path / "model.onnx")) is None  # not a BERT-style encoder: not tried

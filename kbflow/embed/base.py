@@ -63,14 +63,17 @@ def register_provider(prefix: str):
 
 
 @functools.lru_cache(maxsize=8)
-def get_embedder(model: str, batch_size: int = 32, backend: str = "torch", threads: int | None = None) -> Embedder:
+def get_embedder(
+    model: str, batch_size: int | None = None, backend: str = "torch", threads: int | None = None
+) -> Embedder:
     """The (cached) embedder for ``model`` on ``backend`` (``torch``, ``onnx`` or ``onnx-int8``; models
-    without a backend choice, such as ``hash:DIM``, ignore it) with ``threads`` intra-op threads."""
+    without a backend choice, such as ``hash:DIM``, ignore it) with ``threads`` intra-op threads and
+    ``batch_size`` texts per forward pass (``None``: the backend's own)."""
     if not model or not isinstance(model, str):
         raise ConfigError(f"model must be a non-empty string, got {model!r}")
     prefix, sep, rest = model.partition(":")
     if sep and prefix in EMBEDDERS:
-        return EMBEDDERS.get(prefix)(rest, batch_size=batch_size)
+        return EMBEDDERS.get(prefix)(rest, batch_size=batch_size or 32)
     return EMBEDDERS.get("st")(model, batch_size=batch_size, backend=backend, threads=threads)
 
 

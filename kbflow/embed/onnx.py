@@ -2,8 +2,9 @@
 
 The ONNX graph is exported once, offline, from the locally installed weights
 (the whole sentence-transformers pipeline: transformer, pooling, any dense
-layers and the normalization), checked against the PyTorch model on probe
-texts, and cached under ``$KBFLOW_CACHE`` (default ``~/.cache/kbflow``) in a
+layers and the normalization), its BERT-style layers fused (attention, skip
+layer norm, bias GELU: :func:`_fuse`), checked against the PyTorch model on
+probe texts, and cached under ``$KBFLOW_CACHE`` (default ``~/.cache/kbflow``) in a
 folder keyed by the model, its weight files, the backend and the exporter's
 versions. ``onnx-int8`` is the fp32 graph with its weights quantized
 dynamically, per channel, to int8 (:func:`onnxruntime.quantization.quantize_dynamic`).
@@ -39,12 +40,17 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.errors import EmbedError
 
-__all__ = ["EXPORT_REVISION", "OnnxEmbedder", "cache_root", "export"]
+__all__ = ["BATCH_SIZE", "EXPORT_REVISION", "OnnxEmbedder", "cache_root", "export"]
 
 log = logging.getLogger(__name__)
 
 #: bumped when the exported graph or its metadata change (part of the cache key)
-EXPORT_REVISION = 1
+EXPORT_REVISION = 2
+#: texts per forward pass when the caller sets none: small batches of length-sorted texts run faster on a CPU
+#: than 32 (less padding, activations that stay in cache; ``python bench/embed_backends.py --batch-sizes``)
+BATCH_SIZE = 16
+#: ``config.model_type`` values whose layers onnxruntime's BERT optimizer fuses
+_FUSABLE = ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert")
 #: an fp32 export must give vectors this close to PyTorch's (mean cosine on the probe texts) to be used
 MIN_FP32_COSINE = 0.999
 _PROBES = [
@@ -106,9 +112,60 @@ def _wrapper(model: Any, names: list[str]) -> Any:
     return Wrapper().eval()
 
 
+def _transformer_config(model: Any) -> Any:
+    """The Hugging Face config of the model's first (transformer) module, or ``None``."""
+    auto = getattr(model[0], "auto_model", None) if len(model) else None
+    return getattr(auto, "config", None)
+
+
+def _eager_attention(model: Any) -> None:
+    """Trace attention as plain MatMul/Softmax (the pattern the fusion below recognizes) instead of
+    PyTorch's scaled-dot-product kernel, which exports as a graph nothing fuses."""
+    auto = getattr(model[0], "auto_model", None) if len(model) else None
+    setter = getattr(auto, "set_attn_implementation", None)
+    if callable(setter):
+        try:
+            setter("eager")
+            return
+        except (ValueError, TypeError, AttributeError):
+            pass
+    config = _transformer_config(model)
+    if config is not None and hasattr(config, "_attn_implementation"):
+        config._attn_implementation = "eager"
+
+
+def _fuse(model: Any, path: str) -> str | None:
+    """Rewrite the graph at ``path`` with onnxruntime's transformer fusions (one ``Attention`` op per layer,
+    ``SkipLayerNormalization``, ``BiasGelu``, ``EmbedLayerNormalization``); returns what was fused, or ``None``
+    where the model is no BERT-style encoder or nothing fused (the plain graph is kept)."""
+    config = _transformer_config(model)
+    if config is None or getattr(config, "model_type", None) not in _FUSABLE:
+        return None
+    heads, hidden = getattr(config, "num_attention_heads", 0), getattr(config, "hidden_size", 0)
+    optimizer = require("onnxruntime.transformers.optimizer")
+    disabled = logging.root.manager.disable
+    logging.disable(logging.WARNING)  # the optimizer logs every pattern it tried
+    try:
+        fused = optimizer.optimize_model(path, model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1)
+        stats = {k: v for k, v in fused.get_fused_operator_statistics().items() if v}
+        if stats.get("Attention"):
+            fused.save_model_to_file(path)
+    except Exception as exc:  # an optimizer that trips on a model costs speed, never the export
+        stats = {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        logging.disable(disabled)
+    if "error" in stats:
+        log.warning("the ONNX graph could not be fused (%s); it runs unfused", stats["error"])
+        return None
+    if not stats.get("Attention"):
+        return None
+    return ", ".join(f"{k} {v}" for k, v in sorted(stats.items()))
+
+
 def _export_fp32(model: Any, out: str) -> list[str]:
     """Write ``model.onnx`` and the tokenizer into ``out``; returns the graph's input names."""
     torch = require("torch")
+    _eager_attention(model)
     tokenize = getattr(model, "preprocess", None) or model.tokenize
     features = tokenize(["a probe sentence", "another, longer probe sentence for the export"])
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in features]
@@ -186,6 +243,7 @@ def _export_checked(model_id: str, target: str, out: str) -> None:
         "max_seq_length": int(model.max_seq_length),
         "dim": model_dimension(model),
         "revision": EXPORT_REVISION,
+        "fused": _fuse(model, os.path.join(out, "model.onnx")),
     }
     _write_meta(out, meta)
     reference = np.asarray(model.encode(_PROBES, normalize_embeddings=True, convert_to_numpy=True), dtype=np.float32)
@@ -214,6 +272,8 @@ def _quantize(fp32: str, out: str) -> None:
             os.path.join(out, "model.onnx"),
             per_channel=True,
             weight_type=q.QuantType.QInt8,
+            # the fused ops (Attention, SkipLayerNormalization) carry no shape inference: name the float type
+            extra_options={"DefaultTensorType": require("onnx").TensorProto.FLOAT},
         )
     finally:
         logging.disable(disabled)
@@ -285,7 +345,7 @@ class OnnxEmbedder:
         self.session = _Session(self.folder, threads)
         self.dim = self.session.dim
 
-    def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self.session.embed(list(texts), batch_size)
+        return self.session.embed(list(texts), batch_size or BATCH_SIZE)

@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 
 _DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
 
+#: texts per forward pass on torch when the caller sets none (sentence-transformers' own default)
+TORCH_BATCH_SIZE = 32
+
 #: backends whose vectors differ from torch fp32: their ``model_id`` is ``<model>#<backend>``
 OWN_SPACE = ("onnx-int8",)
 
@@ -103,12 +106,14 @@ class SentenceTransformerEmbedder(Embedder):
     a lake) always runs on that backend, whatever ``backend`` says.
     """
 
-    def __init__(self, model: str, batch_size: int = 32, backend: str = "torch", threads: int | None = None) -> None:
+    def __init__(
+        self, model: str, batch_size: int | None = None, backend: str = "torch", threads: int | None = None
+    ) -> None:
         model, space = split_space(model)
         self.backend = space or check_backend(backend)
         base_id, target = resolve_model(model)
         self.model_id = resolve_id(base_id, self.backend)
-        self.batch_size = batch_size
+        self.batch_size = batch_size  # None: each backend's own (torch 32, ONNX 16)
         self.model = None
         self._onnx = None
         if threads is not None and threads < 1:
@@ -138,7 +143,7 @@ class SentenceTransformerEmbedder(Embedder):
             return self._onnx.embed(texts, self.batch_size)
         vectors = self.model.encode(
             list(texts),
-            batch_size=self.batch_size,
+            batch_size=self.batch_size or TORCH_BATCH_SIZE,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,

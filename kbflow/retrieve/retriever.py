@@ -449,7 +449,7 @@ class Retriever:
         if reranker is None or reranker is False:
             return None
         if isinstance(reranker, str) and reranker:
-            return get_reranker(reranker, self.settings.embed_batch_size)
+            return get_reranker(reranker, self.settings.embed_batch_size or 32)
         if reranker is True or not isinstance(reranker, Reranker):
             raise QueryError(
                 f"reranker must be a cross-encoder folder or model id, an object with score(query, texts), "
