@@ -77,7 +77,7 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
 
 #: bumped when a chunker cuts or locates the same text differently (part of :meth:`ChunkSettings.fingerprint`;
 #: 3: web chunks carry their heading path)
-CHUNKER_REVISION = 3
+CHUNKER_REVISION = 4
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,12 @@ class ChunkSettings:
     max_tokens:
         Token budget of one prose chunk (word-piece estimate; the default model
         reads at most 256 word pieces).
+    whole_tokens:
+        A document section, record, post or page of up to this many tokens
+        stays one chunk even above ``max_tokens``: splitting it would only
+        embed more texts, each with less context. ``None``: a fifth over the
+        budget (240 at the default 200, just under the 256 word pieces the
+        default model reads). Set it to ``max_tokens`` to split at the budget.
     code_max_tokens:
         Token budget of one code chunk: a function or class up to this size
         stays whole; larger ones are split at child boundaries.
@@ -107,6 +113,7 @@ class ChunkSettings:
     """
 
     max_tokens: int = 200
+    whole_tokens: int | None = None
     code_max_tokens: int = 400
     min_tokens: int = 24
     window_lines: int = 40
@@ -115,6 +122,8 @@ class ChunkSettings:
     def __post_init__(self) -> None:
         if not 16 <= self.max_tokens <= 8192:
             raise ConfigError(f"chunk max_tokens must be in 16..8192, got {self.max_tokens}")
+        if self.whole_tokens is not None and not self.max_tokens <= self.whole_tokens <= 8192:
+            raise ConfigError(f"chunk whole_tokens must be in max_tokens..8192, got {self.whole_tokens}")
         if not 16 <= self.code_max_tokens <= 8192:
             raise ConfigError(f"chunk code_max_tokens must be in 16..8192, got {self.code_max_tokens}")
         if not 0 <= self.min_tokens < self.max_tokens:
@@ -122,10 +131,17 @@ class ChunkSettings:
         if not 1 <= self.window_lines <= 10_000:
             raise ConfigError(f"chunk window_lines must be in 1..10000, got {self.window_lines}")
 
+    @property
+    def whole_budget(self) -> int:
+        """The size up to which a section stays one chunk (``whole_tokens``, or a fifth over ``max_tokens``)."""
+        return self.whole_tokens if self.whole_tokens is not None else round(self.max_tokens * 1.2)
+
     def fingerprint(self) -> str:
         """A short stable string naming these settings and the chunkers' revision (stored with every chunk:
         a lake chunked otherwise is re-chunked by the next ingest)."""
         out = f"r{CHUNKER_REVISION}-t{self.max_tokens}-c{self.code_max_tokens}-m{self.min_tokens}-w{self.window_lines}"
+        if self.whole_tokens is not None:
+            out += f"-s{self.whole_tokens}"
         return out + ("-x" if self.context else "")
 
 

@@ -221,3 +221,35 @@ def test_the_context_header_of_code_chunks():
     assert chunks[0].context == "pkg/m.py — long_function"
     assert chunks[1].context == "pkg/m.py — long_function\ndef long_function(a, b):"
     assert all(line_span(text, c.locator.line_start, c.locator.line_end) == c.text for c in chunks)
+
+
+def _record(words: int) -> RawUnit:
+    text = "Title of the record\n\n" + " ".join(f"word{i % 50}" for i in range(words)) + "."
+    return RawUnit("s", "r1", text, "record", Locator(kind="record", record_id="r1"), title="Title of the record")
+
+
+def test_a_record_the_model_reads_whole_stays_one_chunk():
+    settings = ChunkSettings()  # max_tokens 200: a section up to 240 stays whole
+    assert settings.whole_budget == 240
+    fits = _record(220)  # one estimated token a word: about 225 in all
+    assert 200 < count_tokens(fits.text) <= 240
+    (chunk,) = chunk_unit(fits, settings)
+    assert chunk.text == fits.text.strip()
+    # over the whole budget: packed under max_tokens as before
+    long = _record(300)
+    pieces = chunk_unit(long, settings)
+    assert len(pieces) >= 2 and all(count_tokens(c.text) <= 200 for c in pieces)
+    # whole_tokens = max_tokens splits at the budget
+    split = chunk_unit(fits, ChunkSettings(whole_tokens=200))
+    assert len(split) >= 2 and all(count_tokens(c.text) <= 200 for c in split)
+
+
+def test_whole_tokens_is_validated_and_named_in_the_fingerprint():
+    import pytest
+
+    from kbflow.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="whole_tokens"):
+        ChunkSettings(max_tokens=200, whole_tokens=100)
+    assert ChunkSettings(max_tokens=64).whole_budget == 77
+    assert ChunkSettings().fingerprint() != ChunkSettings(whole_tokens=200).fingerprint()

@@ -5,9 +5,13 @@ underlines; ``#`` inside fenced code is not a heading). Chunks never cross a
 section boundary. Within a section, blocks (paragraphs, lists, fenced code)
 are packed greedily under ``max_tokens``; a block over the budget is split at
 sentence ends, then at whitespace, never inside a word (fenced code: at line
-ends). A section holding nothing but its heading joins the next section, so
-no chunk is a bare heading. Each chunk records its ``heading_path``
-(``Install > From source``) and its char offsets into the unit text.
+ends). A section the model can read whole (up to ``whole_tokens``: by default a
+fifth over the budget, 240, just under the default model's 256 word pieces)
+stays one chunk: splitting it would only
+embed more texts, each with less of the section to go on. A section holding
+nothing but its heading joins the next section, so no chunk is a bare heading.
+Each chunk records its ``heading_path`` (``Install > From source``) and its
+char offsets into the unit text.
 """
 
 from __future__ import annotations
@@ -153,8 +157,11 @@ def split_span(text: str, start: int, end: int, budget: int, by_lines: bool = Fa
     return _pack(text, spans, budget)
 
 
-def document_spans(text: str, budget: int, markdown: bool = True) -> list[tuple[int, int, str]]:
-    """``(char_start, char_end, heading_path)`` of every chunk of a document, in order."""
+def document_spans(
+    text: str, budget: int, markdown: bool = True, whole: int | None = None
+) -> list[tuple[int, int, str]]:
+    """``(char_start, char_end, heading_path)`` of every chunk of a document, in order: sections of up to
+    ``whole`` tokens (default: ``budget``) whole, longer ones packed under ``budget``."""
     blocks = parse_blocks(text, markdown=markdown)
     # sections: (heading path, blocks); a heading opens a new one
     sections: list[tuple[str, list[_Block]]] = []
@@ -189,6 +196,10 @@ def document_spans(text: str, budget: int, markdown: bool = True) -> list[tuple[
 
     out: list[tuple[int, int, str]] = []
     for path, blks in merged:
+        start, end = _trim(text, blks[0].start, blks[-1].end)
+        if start < end and count_tokens(text[start:end]) <= max(budget, whole or 0):
+            out.append((start, end, path))
+            continue
         cuts: list[tuple[int, int]] = []
         for b in blks:
             cuts.extend(split_span(text, b.start, b.end, budget, by_lines=b.kind == "fence"))
@@ -218,7 +229,8 @@ class DocumentChunker(Chunker):
         base = unit.locator
         layout = parse_layout(unit.layout)
         out = []
-        for start, end, path in document_spans(unit.text, self.settings.max_tokens, markdown=markdown):
+        spans = document_spans(unit.text, self.settings.max_tokens, markdown, self.settings.whole_budget)
+        for start, end, path in spans:
             if base.kind == "doc":
                 locator = base.replace(char_start=start, char_end=end, heading_path=path or None)
             elif base.kind == "pdf" and layout is not None:
