@@ -186,6 +186,38 @@ def test_a_long_load_reports_files_and_pages_as_it_goes(tmp_path, fast_settings,
     assert [p for _, _, p, _ in seen] == sorted(p for _, _, p, _ in seen)  # pages only ever go up
 
 
+def test_a_page_of_100000_characters_loads_and_is_chunked_under_the_budget(tmp_path, fast_settings):
+    # 240 lines of 420 characters in 2-pt type: one page holding 100,800 characters
+    words = " ".join(f"w{i:03d}" for i in range(84))
+    path = tmp_path / "dense.pdf"
+    path.write_bytes(make_pdf.build(pages=[[(2, words) for _ in range(240)], [(11, "A short second page.")]]))
+    loader, _, units = _load(path)
+    assert not loader.issues
+    first = next(u for u in units if u.locator.page == 1)
+    assert len(first.text) >= 100_000
+    chunks = chunk_unit(first, fast_settings.chunking)
+    assert len(chunks) > 100 and all(first.text[c.locator.char_start : c.locator.char_end] == c.text for c in chunks)
+
+
+def test_a_1000_page_pdf_streams_its_pages_in_order_with_bounded_memory(tmp_path):
+    import tracemalloc
+
+    path = tmp_path / "thousand.pdf"
+    path.write_bytes(make_pdf.build(pages=[[(11, f"Page {i} of the long manual.")] for i in range(1, 1001)]))
+    tracemalloc.start()
+    try:
+        numbers = []
+        for page, _ in pdfparse.pdf_pages(str(path), workers=2):
+            numbers.append(page.page)
+            del page
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert numbers == list(range(1, 1001))
+    # pages are spilled to a temporary file and built one at a time: the parent never holds them all
+    assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+
+
 # --- pdfium: words, boxes and ruled tables --------------------------------------------------------
 GRID = (
     "q 1 0 0 1 0 -100 cm",  # a transformed grid: 3 rows x 3 columns of lines
