@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 EXPORT_REVISION = 2
 #: texts per forward pass when the caller sets none: small batches of length-sorted texts run faster on a CPU
 #: than 32 (less padding, activations that stay in cache; ``python bench/embed_backends.py --batch-sizes``)
-BATCH_SIZE = 16
+BATCH_SIZE = 8
 #: ``config.model_type`` values whose layers onnxruntime's BERT optimizer fuses
 _FUSABLE = ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert")
 #: an fp32 export must give vectors this close to PyTorch's (mean cosine on the probe texts) to be used

@@ -113,7 +113,7 @@ class SentenceTransformerEmbedder(Embedder):
         self.backend = space or check_backend(backend)
         base_id, target = resolve_model(model)
         self.model_id = resolve_id(base_id, self.backend)
-        self.batch_size = batch_size  # None: each backend's own (torch 32, ONNX 16)
+        self.batch_size = batch_size  # None: each backend's own (torch 32, ONNX 8)
         self.model = None
         self._onnx = None
         if threads is not None and threads < 1:
