@@ -15,10 +15,19 @@ quantization), all with the same model:
    (``kbflow eval``'s path; ``torch`` and ``onnx`` share one lake's vectors,
    ``onnx-int8`` gets its own);
 
+5. throughput by text length, against raw ``SentenceTransformer.encode``
+   (``batch_size=32``, the model as sentence-transformers loads it): short
+   code (CoSQA functions), 100-token prose (Cranfield abstracts of 80-130
+   word pieces), 256-token prose (abstracts the model's window truncates) and
+   PDF chunks (kbflow's chunks of the ``bench/pdfpages`` PDFs, from ``../shared/datasets/pdfs``), each backend at
+   its own batch size (``--batch-sizes`` adds ONNX at others), rounds rotated,
+   medians;
+
 and last, the backend the rule picks as the default: the fastest whose
 nDCG@10 is within 0.005 of torch on both sets in both modes.
 
     python bench/embed_backends.py [--datasets ../shared/datasets] [--texts 5000] [--threads N]
+    python bench/embed_backends.py --only-lengths [--batch-sizes 8,16,32] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ import numpy as np  # noqa: E402
 
 from kbflow import schema as S  # noqa: E402
 from kbflow.chunk.context import embed_keys, embed_texts  # noqa: E402
-from kbflow.config import BACKENDS, DEFAULT_BACKEND, Settings  # noqa: E402
+from kbflow.config import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
 from kbflow.embed.base import get_embedder  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
 from kbflow.evaluate.evaluate import config_for, evaluate_dataset  # noqa: E402
@@ -67,6 +76,71 @@ def quality(datasets: str, backends: tuple[str, ...], settings: Settings) -> tup
         texts += list(dict(zip(embed_keys(rows).to_pylist(), embed_texts(rows))).values())
         queries += list(dataset.queries.values())
     return ndcg, texts, queries
+
+
+def length_buckets(datasets: str, per_bucket: int, rng: random.Random) -> dict[str, list[str]]:
+    """Real texts by length: code, 100-token and 256-token prose, PDF chunks (see the module docstring)."""
+    import json
+
+    from kbflow.chunk.base import chunk_unit
+    from kbflow.config import ChunkSettings
+    from kbflow.records import Source
+    from kbflow.sources.base import get_loader
+
+    def records(name: str) -> list[str]:
+        with open(os.path.join(datasets, name, "corpus.jsonl"), encoding="utf-8") as fh:
+            return [f"{r.get('title') or ''}\n{r.get('text') or ''}".strip() for r in map(json.loads, fh)]
+
+    tokenizer = get_embedder(DEFAULT_MODEL, None, "torch").model.tokenizer
+    prose = records("cranfield")
+    pieces = [len(ids) for ids in tokenizer(prose, add_special_tokens=True)["input_ids"]]
+    chunks = []
+    with open(os.path.join(HERE, "pdfpages", "sources.json"), encoding="utf-8") as fh:
+        pdfs = [os.path.join(HERE, "pdfpages", s["path"]) for s in json.load(fh)["sources"]]
+    for path in pdfs:
+        for unit in get_loader("pdf").load(Source("pdfpages", "pdf", os.path.normpath(path))):
+            chunks += [c.embed_text for c in chunk_unit(unit, ChunkSettings())]
+    buckets = {
+        "code": records("cosqa"),
+        "prose-100": [t for t, n in zip(prose, pieces, strict=True) if 80 <= n <= 130],
+        "prose-256": [t for t, n in zip(prose, pieces, strict=True) if n >= 256],
+        "pdf-chunks": chunks,
+    }
+    return {k: rng.sample(v, min(per_bucket, len(v))) for k, v in buckets.items()}
+
+
+def by_length(datasets: str, backends: tuple[str, ...], args: argparse.Namespace) -> None:
+    """Texts/s per length bucket for raw sentence-transformers and each backend, and the ratio to raw."""
+    buckets = length_buckets(datasets, args.per_bucket, random.Random(7))
+    raw = get_embedder(DEFAULT_MODEL, None, "torch").model
+    runners = {"raw st.encode": lambda xs: raw.encode(xs, batch_size=32, show_progress_bar=False)}
+    for b in backends:
+        runners[f"kbflow {b}"] = get_embedder(DEFAULT_MODEL, None, b, args.threads).embed
+    for size in (int(x) for x in args.batch_sizes.split(",") if x):
+        for b in backends:
+            if b != "torch":
+                runners[f"kbflow {b} bs{size}"] = get_embedder(DEFAULT_MODEL, size, b, args.threads).embed
+    for run in runners.values():
+        run(buckets["code"][:32])  # warm up
+    print(f"\n== throughput by text length, texts/s (medians of {args.rounds} rounds, order rotated)")
+    names = list(runners)
+    speed: dict[tuple[str, str], list[float]] = {}
+    for r in range(args.rounds):
+        for bucket, texts in buckets.items():
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                t0 = time.perf_counter()
+                runners[name](texts)
+                speed.setdefault((bucket, name), []).append(len(texts) / (time.perf_counter() - t0))
+    print(f"{'':<24}" + "".join(f"{b + f' ({len(t)})':>20}" for b, t in buckets.items()))
+    for name in names:
+        cells = []
+        for bucket in buckets:
+            med = statistics.median(speed[(bucket, name)])
+            ratio = statistics.median(
+                [a / b for a, b in zip(speed[(bucket, name)], speed[(bucket, "raw st.encode")], strict=True)]
+            )
+            cells.append(f"{med:9.1f} ({ratio:4.2f}x)")
+        print(f"{name:<24}" + "".join(f"{c:>20}" for c in cells))
 
 
 def throughput(embedders: dict, texts: list[str], slices: int) -> dict[str, list[float]]:
@@ -111,6 +185,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300, help="queries for the latency test")
     ap.add_argument("--threads", type=int, default=None, help="intra-op threads (default: the backend's own)")
     ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--per-bucket", type=int, default=300, help="texts per length bucket")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the by-length test")
+    ap.add_argument("--batch-sizes", default="", help="also time ONNX at these batch sizes (by length)")
+    ap.add_argument("--only-lengths", action="store_true", help="only the throughput by text length")
     args = ap.parse_args()
     backends = tuple(b.strip() for b in args.backends.split(","))
     if "torch" not in backends:
@@ -118,6 +196,9 @@ def main() -> None:
     if not all(os.path.isdir(os.path.join(args.datasets, n)) for n in SETS):
         sys.exit(f"{args.datasets}: needs cranfield/ and cosqa/ (see ../shared/datasets/README.md)")
     settings = Settings.coerce(None, embed_threads=args.threads)
+    if args.only_lengths:
+        by_length(args.datasets, backends, args)
+        return
 
     print(f"== nDCG@10 (dense, hybrid) per backend, {', '.join(SETS)}")
     ndcg, texts, queries = quality(args.datasets, backends, settings)
@@ -126,7 +207,7 @@ def main() -> None:
     texts = texts[: args.texts]
     rng.shuffle(queries)
     queries = queries[: args.queries]
-    embedders = {b: get_embedder(settings.model, 32, b, args.threads) for b in backends}
+    embedders = {b: get_embedder(settings.model, None, b, args.threads) for b in backends}
     for e in embedders.values():  # warm each up (first-call allocations, graph optimization)
         e.embed(texts[:64])
 
@@ -167,6 +248,7 @@ def main() -> None:
         f"\ndefault by the rule (fastest within {TOLERANCE} nDCG@10 of torch on both sets and modes): {fastest}; "
         f"kbflow's default: {DEFAULT_BACKEND}"
     )
+    by_length(args.datasets, backends, args)
 
 
 if __name__ == "__main__":

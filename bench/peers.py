@@ -15,9 +15,11 @@ Indexes the same corpus and runs the same judged queries, one at a time, with
 - ``bm25s``: BM25 alone (English stemming and stop words).
 
 Every dense leg uses the same model (all-MiniLM-L6-v2 from the installed
-weights). For each: index time (embedding the corpus included), query p50
-and p95 (query embedding included) and nDCG@10 over the dataset's judged
-queries; documents are ranked by their best chunk where a tool chunks.
+weights). For each: index time (embedding the corpus included), the texts it
+embedded, query p50 and p95 (query embedding included) and nDCG@10 over the
+dataset's judged queries; documents are ranked by their best chunk where a
+tool chunks. Last, kbflow's index time as a share of the fastest hybrid
+peer's (the target: at most 0.8).
 
 The peers live in the optional ``bench`` extra (``pip install -e '.[bench]'``),
 never in kbflow's default install.
@@ -35,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -43,9 +46,11 @@ os.environ.setdefault("LANCE_LOG", "error")  # LanceDB's hybrid query warns on s
 
 import numpy as np  # noqa: E402
 
+from kbflow import schema as S  # noqa: E402
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
+from kbflow.embed.base import get_embedder  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import as_run, config_for, evaluate_dataset  # noqa: E402
+from kbflow.evaluate.evaluate import as_run, config_for, evaluate_dataset, prepare_lake, settings_for  # noqa: E402
 from kbflow.evaluate.metrics import score_run  # noqa: E402
 
 PEERS = ("lancedb", "txtai", "bm25s")
@@ -172,14 +177,25 @@ def main() -> None:
             settings = Settings.coerce({"backend": backend, "retrieval": {"log_queries": False}})
             lake = os.path.join(work, f"kbflow-{backend}")
             config = config_for(settings, mode="hybrid")
+            # the model is loaded before the clock, as the peers' is; the clock covers the whole ingest
+            get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
             t0 = time.perf_counter()
-            # prepare (ingest) once, then evaluate with the latencies measured per query
-            evaluate_dataset(dataset, [config], settings, lake=lake, limit=1, save=False)
+            prepare_lake(dataset, settings_for(replace(settings, lake=lake), config))
             built = time.perf_counter() - t0
             runs, _ = evaluate_dataset(dataset, [config], settings, lake=lake, limit=args.queries, save=False)
             run = runs[0]
+            from kbflow.lake import Lake
+
+            embedded = Lake(lake).table(S.EMBEDDINGS).count_rows()
             rows.append(
-                (f"kbflow ({backend})", built, run.latency_ms["p50"], run.latency_ms["p95"], run.metrics["ndcg@10"])
+                (
+                    f"kbflow ({backend})",
+                    built,
+                    run.latency_ms["p50"],
+                    run.latency_ms["p95"],
+                    run.metrics["ndcg@10"],
+                    embedded,
+                )
             )
             print(f"  {rows[-1][0]} done", file=sys.stderr)
         model, model_path = st_model()
@@ -190,22 +206,25 @@ def main() -> None:
                 search(text)
             run, lat = timed(search, queries)
             ndcg = score_run(qrels, run)[0]["ndcg@10"]
-            rows.append((name, built, statistics.median(lat), float(np.percentile(lat, 95)), ndcg))
+            embedded = len(texts) if name != "bm25s" else 0
+            rows.append((name, built, statistics.median(lat), float(np.percentile(lat, 95)), ndcg, embedded))
             print(f"  {name} done", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"\n{'system':<18} {'index s':>8} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
-    for name, built, p50, p95, ndcg in rows:
-        print(f"{name:<18} {built:8.1f} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
+    print(f"\n{'system':<18} {'index s':>8} {'texts':>7} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
+    for name, built, p50, p95, ndcg, embedded in rows:
+        print(f"{name:<18} {built:8.1f} {embedded:7d} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
     ours = rows[0]
     hybrid = [r for r in rows if r[0] in ("lancedb", "txtai")]
     if hybrid:
         fastest = min(hybrid, key=lambda r: r[2])
+        quickest = min(hybrid, key=lambda r: r[1])
         best = max(hybrid, key=lambda r: r[4])
         print(
-            f"\n{ours[0]} against the hybrid peers: p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} "
-            f"({fastest[0]}), {fastest[2] / ours[2]:.2f}x; "
-            f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]})"
+            f"\n{ours[0]} against the hybrid peers: index {ours[1]:.1f} s vs the fastest's {quickest[1]:.1f} "
+            f"({quickest[0]}), {ours[1] / quickest[1]:.2f}x (target <= 0.8); "
+            f"p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} ({fastest[0]}), {fastest[2] / ours[2]:.2f}x; "
+            f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]}), {ours[4] - best[4]:+.4f}"
         )
     for r in rows:
         if r[0] == "bm25s":
