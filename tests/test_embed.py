@@ -178,5 +178,16 @@ def test_a_graph_the_optimizer_cannot_fuse_runs_unfused(monkeypatch, tmp_path, c
 
     monkeypatch.setattr(konnx, "require", lambda name: SimpleNamespace(optimize_model=broken))
     assert konnx._fuse(bert("bert"), str(tmp_path / "model.onnx")) is None
-    assert "runs unfused" in caplog.text
+    assert "an op the fusion does not know" in caplog.text and "runs unfused" in caplog.text
+    caplog.clear()
+
+    def matched_nothing(*args, **kwargs):  # the optimizer ran but fused no attention: nothing is saved
+        return SimpleNamespace(get_fused_operator_statistics=lambda: {"Attention": 0, "SkipLayerNormalization": 12},
+                               save_model_to_file=lambda path: pytest.fail("an unfused graph was saved"))  # fmt: skip
+
+    monkeypatch.setattr(konnx, "require", lambda name: SimpleNamespace(optimize_model=matched_nothing))
+    assert konnx._fuse(bert("bert"), str(tmp_path / "model.onnx")) is None
+    assert "no attention layer matched" in caplog.text
+    caplog.clear()
     assert konnx._fuse(bert("t5"), str(tmp_path / "model.onnx")) is None  # not a BERT-style encoder: not tried
+    assert caplog.text == ""

@@ -5,11 +5,11 @@ underlines; ``#`` inside fenced code is not a heading). Chunks never cross a
 section boundary. Within a section, blocks (paragraphs, lists, fenced code)
 are packed greedily under ``max_tokens``; a block over the budget is split at
 sentence ends, then at whitespace, never inside a word (fenced code: at line
-ends). A section the model can read whole (up to ``whole_tokens``: by default a
-fifth over the budget, 240, just under the default model's 256 word pieces)
-stays one chunk: splitting it would only
-embed more texts, each with less of the section to go on. A section holding
-nothing but its heading joins the next section, so no chunk is a bare heading.
+ends). A section the model can read whole (up to ``whole_tokens``: by default
+a fifth over the budget, 240, just under the default model's 256 word pieces)
+stays one chunk: splitting it would only embed more texts, each with less of
+the section to go on. A section holding nothing but its heading joins the
+next section, so no chunk is a bare heading.
 Each chunk records its ``heading_path`` (``Install > From source``) and its
 char offsets into the unit text.
 """

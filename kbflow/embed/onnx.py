@@ -112,16 +112,15 @@ def _wrapper(model: Any, names: list[str]) -> Any:
     return Wrapper().eval()
 
 
-def _transformer_config(model: Any) -> Any:
-    """The Hugging Face config of the model's first (transformer) module, or ``None``."""
-    auto = getattr(model[0], "auto_model", None) if len(model) else None
-    return getattr(auto, "config", None)
+def _auto_model(model: Any) -> Any:
+    """The Hugging Face model inside a sentence-transformers model's first (transformer) module, or ``None``."""
+    return getattr(model[0], "auto_model", None) if len(model) else None
 
 
 def _eager_attention(model: Any) -> None:
     """Trace attention as plain MatMul/Softmax (the pattern the fusion below recognizes) instead of
     PyTorch's scaled-dot-product kernel, which exports as a graph nothing fuses."""
-    auto = getattr(model[0], "auto_model", None) if len(model) else None
+    auto = _auto_model(model)
     setter = getattr(auto, "set_attn_implementation", None)
     if callable(setter):
         try:
@@ -129,7 +128,7 @@ def _eager_attention(model: Any) -> None:
             return
         except (ValueError, TypeError, AttributeError):
             pass
-    config = _transformer_config(model)
+    config = getattr(auto, "config", None)
     if config is not None and hasattr(config, "_attn_implementation"):
         config._attn_implementation = "eager"
 
@@ -137,27 +136,32 @@ def _eager_attention(model: Any) -> None:
 def _fuse(model: Any, path: str) -> str | None:
     """Rewrite the graph at ``path`` with onnxruntime's transformer fusions (one ``Attention`` op per layer,
     ``SkipLayerNormalization``, ``BiasGelu``, ``EmbedLayerNormalization``); returns what was fused, or ``None``
-    where the model is no BERT-style encoder or nothing fused (the plain graph is kept)."""
-    config = _transformer_config(model)
+    where the model is no BERT-style encoder (not tried) or the fusion failed (a warning; the plain graph is
+    kept: the model runs, only slower)."""
+    config = getattr(_auto_model(model), "config", None)
     if config is None or getattr(config, "model_type", None) not in _FUSABLE:
         return None
     heads, hidden = getattr(config, "num_attention_heads", 0), getattr(config, "hidden_size", 0)
-    optimizer = require("onnxruntime.transformers.optimizer")
+    stats: dict[str, int] = {}
+    error = None
     disabled = logging.root.manager.disable
     logging.disable(logging.WARNING)  # the optimizer logs every pattern it tried
     try:
+        optimizer = require("onnxruntime.transformers.optimizer")
         fused = optimizer.optimize_model(path, model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1)
         stats = {k: v for k, v in fused.get_fused_operator_statistics().items() if v}
         if stats.get("Attention"):
             fused.save_model_to_file(path)
+        else:
+            error = "no attention layer matched the fusion's patterns"
     except Exception as exc:  # an optimizer that trips on a model costs speed, never the export
-        stats = {"error": f"{type(exc).__name__}: {exc}"}
+        error = f"{type(exc).__name__}: {exc}"
     finally:
         logging.disable(disabled)
-    if "error" in stats:
-        log.warning("the ONNX graph could not be fused (%s); it runs unfused", stats["error"])
-        return None
-    if not stats.get("Attention"):
+    if error is not None:
+        log.warning(
+            "the ONNX graph of this %s model could not be fused (%s); it runs unfused", config.model_type, error
+        )
         return None
     return ", ".join(f"{k} {v}" for k, v in sorted(stats.items()))
 
