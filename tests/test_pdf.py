@@ -203,7 +203,10 @@ def test_a_1000_page_pdf_streams_its_pages_in_order_with_bounded_memory(tmp_path
     import tracemalloc
 
     path = tmp_path / "thousand.pdf"
-    path.write_bytes(make_pdf.build(pages=[[(11, f"Page {i} of the long manual.")] for i in range(1, 1001)]))
+    lines = [
+        [(11, f"Page {i}, line {j} of the long manual, with a few words.") for j in range(8)] for i in range(1, 1001)
+    ]
+    path.write_bytes(make_pdf.build(pages=lines))
     tracemalloc.start()
     try:
         numbers = []
@@ -215,7 +218,8 @@ def test_a_1000_page_pdf_streams_its_pages_in_order_with_bounded_memory(tmp_path
         tracemalloc.stop()
     assert numbers == list(range(1, 1001))
     # pages are spilled to a temporary file and built one at a time: the parent never holds them all
-    assert peak < 20 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+    # (holding these 1,000 pages took 16.6 MiB here; streaming them 2.5 MiB)
+    assert peak < 8 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
 
 
 # --- pdfium: words, boxes and ruled tables --------------------------------------------------------
