@@ -19,7 +19,8 @@ weights). For each: index time (embedding the corpus included), the texts it
 embedded, query p50 and p95 (query embedding included) and nDCG@10 over the
 dataset's judged queries; documents are ranked by their best chunk where a
 tool chunks. Last, kbflow's index time as a share of the fastest hybrid
-peer's (the target: at most 0.8).
+peer's (the target: at most 0.8), and the word pieces the model read for
+kbflow and for each peer.
 
 The peers live in the optional ``bench`` extra (``pip install -e '.[bench]'``),
 never in kbflow's default install.
@@ -30,6 +31,7 @@ never in kbflow's default install.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -47,11 +49,13 @@ os.environ.setdefault("LANCE_LOG", "error")  # LanceDB's hybrid query warns on s
 import numpy as np  # noqa: E402
 
 from kbflow import schema as S  # noqa: E402
+from kbflow.chunk.context import embed_keys, embed_texts  # noqa: E402
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
 from kbflow.embed.base import get_embedder  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
 from kbflow.evaluate.evaluate import as_run, config_for, evaluate_dataset, prepare_lake, settings_for  # noqa: E402
 from kbflow.evaluate.metrics import score_run  # noqa: E402
+from kbflow.lake import Lake  # noqa: E402
 
 PEERS = ("lancedb", "txtai", "bm25s")
 
@@ -66,6 +70,19 @@ def corpus(dataset) -> tuple[list[str], list[str]]:
     return ids, texts
 
 
+def word_pieces(texts: list[str]) -> int:
+    """Word pieces the model reads of ``texts``: each text's tokens, cut at the model's window as it cuts them."""
+    model, _ = st_model()
+    window = int(model.max_seq_length)
+    return sum(min(len(ids), window) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"])
+
+
+def lake_texts(lake: str) -> list[str]:
+    """The distinct texts a kbflow lake embedded (context header and chunk text)."""
+    rows = Lake(lake).scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH, S.CONTEXT, S.TEXT])
+    return list(dict(zip(embed_keys(rows).to_pylist(), embed_texts(rows))).values())
+
+
 def timed(search, queries: dict[str, str]) -> tuple[dict[str, dict[str, float]], list[float]]:
     """Run ``search(text) -> [doc ids]`` on every query; the run and per-query latencies in ms."""
     run, lat = {}, []
@@ -77,7 +94,9 @@ def timed(search, queries: dict[str, str]) -> tuple[dict[str, dict[str, float]],
     return run, lat
 
 
+@functools.lru_cache(maxsize=1)
 def st_model():
+    """The model the peers use, loaded once."""
     from kbflow.embed.sentence_transformers import load_model, resolve_model
 
     model_id, target = resolve_model(DEFAULT_MODEL)
@@ -171,6 +190,7 @@ def main() -> None:
     ids, texts = corpus(dataset)
     print(f"{dataset.name}: {len(ids)} documents, {len(queries)} judged queries; model {DEFAULT_MODEL}")
     rows = []
+    pieces: dict[str, int] = {}
     try:
         backends = (args.backends or ",".join(dict.fromkeys([DEFAULT_BACKEND, "torch"]))).split(",")
         for backend in backends:
@@ -184,9 +204,9 @@ def main() -> None:
             built = time.perf_counter() - t0
             runs, _ = evaluate_dataset(dataset, [config], settings, lake=lake, limit=args.queries, save=False)
             run = runs[0]
-            from kbflow.lake import Lake
-
             embedded = Lake(lake).table(S.EMBEDDINGS).count_rows()
+            if backend == backends[0]:
+                pieces["kbflow"] = word_pieces(lake_texts(lake))
             rows.append(
                 (
                     f"kbflow ({backend})",
@@ -225,6 +245,13 @@ def main() -> None:
             f"({quickest[0]}), {ours[1] / quickest[1]:.2f}x (target <= 0.8); "
             f"p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} ({fastest[0]}), {fastest[2] / ours[2]:.2f}x; "
             f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]}), {ours[4] - best[4]:+.4f}"
+        )
+    if pieces:
+        pieces["peers"] = word_pieces(texts)
+        print(
+            f"word pieces the model read: kbflow {pieces['kbflow']:,} (every chunk, context header included), "
+            f"each peer {pieces['peers']:,} (each document once, cut at the model's window); "
+            f"{pieces['kbflow'] / pieces['peers']:.2f}x"
         )
     for r in rows:
         if r[0] == "bm25s":
