@@ -11,9 +11,12 @@ kind   header
 ====== ==============================================================
 doc    ``path — Heading > Subheading``
 web    ``page title — Heading > Subheading``
-pdf    ``file.pdf p.12`` (the page label where the PDF has one)
-table  ``file.pdf p.12 table 1``, then the header row when the chunk
-       does not start with it
+pdf    ``file.pdf p.12`` (the page label where the PDF has one), then the
+       page's heading (its title lines: a statement's title, units and
+       periods, :mod:`kbflow.sources.pdf.heading`) when the chunk does
+       not start with it
+table  ``file.pdf p.12 table 1``, then the page's heading, then the
+       header row when the chunk does not start with it
 code   ``path — Class.method``, then the enclosing definition's signature
        when the chunk does not show it, or a label ("class body without
        its methods", "the module's docstring")
@@ -68,6 +71,12 @@ def _after_title(title: str | None, heading_path: str | None) -> str | None:
     return (rest or None) if title.casefold().startswith(first.strip().casefold()) else heading_path
 
 
+def _starts_with(text: str, prefix: str) -> bool:
+    """Whether ``text`` starts with ``prefix``, whitespace runs counting as one space (a PDF page's heading is
+    its title lines joined by spaces)."""
+    return " ".join(text[: 2 * len(prefix) + 64].split()).startswith(" ".join(prefix.split()))
+
+
 def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None = None) -> str | None:
     """The header of a chunk of ``unit`` with ``locator`` and ``text`` (``extra``: what its chunker knows
     beyond the locator: a table's header row, the enclosing definition's first line)."""
@@ -85,7 +94,7 @@ def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None
         head = title if title and not text.lstrip().startswith(title) else None
     else:
         head = unit.title
-    if extra and not text.lstrip().startswith(extra.strip()):
+    if extra and not _starts_with(text, extra):
         head = f"{head}\n{extra.strip()}" if head else extra.strip()
     if not head:
         return None

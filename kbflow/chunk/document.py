@@ -231,6 +231,7 @@ class DocumentChunker(Chunker):
         out = []
         spans = document_spans(unit.text, self.settings.max_tokens, markdown, self.settings.whole_budget)
         for start, end, path in spans:
+            context = None
             if base.kind == "doc":
                 locator = base.replace(char_start=start, char_end=end, heading_path=path or None)
             elif base.kind == "pdf" and layout is not None:
@@ -238,10 +239,12 @@ class DocumentChunker(Chunker):
                 locator = base.replace(
                     char_start=start, char_end=end, regions=regions, bbox=regions[0][1] if regions else None
                 )
+                # the page's title lines, for the chunks below them (kbflow.sources.pdf.heading)
+                context = layout.get("heading")
             elif base.kind == "web" and layout is not None:
                 css_path = web_css_path(layout, start, end)
                 locator = base.replace(char_start=start, char_end=end, css_path=css_path, heading_path=path or None)
             else:
                 locator = base.replace(char_start=start, char_end=end)
-            out.append(Piece(unit.text[start:end], locator))
+            out.append(Piece(unit.text[start:end], locator, context=context))
         return out

@@ -4,8 +4,10 @@ A table unit's text is Markdown rows (``| a | b |``), the first the header,
 followed by a ``| --- |`` line; its layout keeps each row's char span and box
 (:class:`kbflow.sources.pdf.TableText`). Rows are packed under the token
 budget; the first chunk starts with the header row, and every later chunk's
-context header repeats it (:mod:`kbflow.chunk.context`), so each chunk is read
-with its column names while its text stays exactly the rows it cites. A row
+context header repeats it (:mod:`kbflow.chunk.context`), after the page's
+heading (the statement's title, units and periods above the table), so each
+chunk is read with its column names while its text stays exactly the rows it
+cites. A row
 over the budget stays whole. A chunk's regions are its rows' boxes; its bbox
 is the table's.
 """
@@ -58,9 +60,12 @@ class TableChunker(Chunker):
         rows = layout.get("rows") or []
         page = int(layout.get("page") or unit.locator.page or 0)
         header = unit.text[int(rows[0][0]) : int(rows[0][1])] if rows else None
+        heading = layout.get("heading")  # the page's title lines: the statement, its units, its periods
         out = []
         for start, end, indexes in table_spans(unit.text, rows, self.settings.max_tokens):
             regions = tuple((page, tuple(rows[i][2:6])) for i in indexes)
             locator = unit.locator.replace(char_start=start, char_end=end, regions=regions)
-            out.append(Piece(unit.text[start:end], locator, context=header))
+            shown = header if header and start > 0 else None  # the first chunk starts with its header row
+            context = "\n".join(p for p in (heading, shown) if p) or None
+            out.append(Piece(unit.text[start:end], locator, context=context))
         return out

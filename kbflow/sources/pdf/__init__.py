@@ -29,6 +29,7 @@ from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileIssue, FileSetLoader, file_hash, register_loader
+from kbflow.sources.pdf.heading import page_heading
 from kbflow.sources.pdf.layout import PageText, TableText, line_key, page_text
 from kbflow.sources.pdf.parse import (
     document_info,
@@ -94,6 +95,8 @@ class PdfLoader(FileSetLoader):
     description = "a PDF file or a folder of PDFs (one unit per page and per table, word boxes kept)"
     streams = True
     max_file_mb = 256.0
+    # 1: each page's layout carries its heading (the title lines at its top, :mod:`.heading`)
+    revision = "1"
 
     def fingerprint(self, source: Source) -> str:
         base = super().fingerprint(source)
@@ -121,6 +124,7 @@ class PdfLoader(FileSetLoader):
         for page, label in pdf_pages(path, on_error=page_failed, on_page=parsed, tables=tables, ocr=ocr):
             page.section = sections[page.page - 1] if page.page <= len(sections) else None
             page.with_tables = tables
+            page.heading = page_heading(page.text)
             name = f"{rel} p.{label or page.page}"
             if page.dropped:
                 log.info("%s: dropped repeated header/footer lines %s", name, page.dropped)
@@ -133,6 +137,7 @@ class PdfLoader(FileSetLoader):
                 blank.append(page.page)
             for table in page.tables:
                 any_text = True
+                table.heading = page.heading
                 yield self._table_unit(source, rel, label, table, digest, page.section)
         if not any_text:
             if ocr:

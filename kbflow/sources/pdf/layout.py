@@ -57,6 +57,8 @@ class TableText:
     bbox: list[float]
     #: header/footer lines dropped from the page (the table's unit carries them so its page can be rebuilt)
     dropped: list[str] = field(default_factory=list)
+    #: the title lines at the top of its page (:mod:`.heading`), carried in its chunks' context header
+    heading: str | None = None
 
     @property
     def header(self) -> str:
@@ -64,10 +66,10 @@ class TableText:
         return self.text[int(self.rows[0][0]) : int(self.rows[0][1])] if self.rows else ""
 
     def layout(self) -> str:
-        return json.dumps(
-            {"page": self.page, "table": self.index, "bbox": self.bbox, "rows": self.rows, "dropped": self.dropped},
-            separators=(",", ":"),
-        )
+        data = {"page": self.page, "table": self.index, "bbox": self.bbox, "rows": self.rows, "dropped": self.dropped}
+        if self.heading:
+            data["heading"] = self.heading
+        return json.dumps(data, separators=(",", ":"))
 
 
 @dataclass
@@ -88,6 +90,8 @@ class PageText:
     ocr: dict[str, Any] | None = None
     #: the section the PDF's outline puts this page in (``Part II > Item 7``), if it has an outline
     section: str | None = None
+    #: the title lines at its top (:mod:`.heading`), carried in its chunks' context header
+    heading: str | None = None
 
     def layout(self) -> str:
         data = {
@@ -100,6 +104,8 @@ class PageText:
         }
         if self.ocr is not None:
             data["ocr"] = self.ocr
+        if self.heading:
+            data["heading"] = self.heading
         return json.dumps(data, separators=(",", ":"))
 
 
