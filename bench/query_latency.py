@@ -19,6 +19,8 @@ Queries are embedded by the real default model at query time. Prints per size:
 
     python bench/query_latency.py [--sizes 10000 100000] [--queries 200] [--vocab 30000] [--backend onnx]
     python bench/query_latency.py --sizes 1000000
+    python bench/query_latency.py --pdf     # chunks of PDF pages (10 a page, 40 pages a file), half the
+                                            # queries naming a file: the document and page signals at work
 
 Below 250k rows the dense leg is exact (vectors in memory, see
 kbflow.retrieve.dense); the second-and-later query timings exclude the
@@ -79,8 +81,28 @@ def vectors(rng: np.random.Generator, n: int, proj: np.ndarray) -> np.ndarray:
     return vec / np.linalg.norm(vec, axis=1, keepdims=True)
 
 
-def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], proj: np.ndarray, batch: int = 10_000) -> None:
-    """Write ``n`` synthetic chunks (Zipfian text over ``vocab``, structured unit vectors) into the lake."""
+def _locator(i: int, length: int, pdf: bool) -> dict:
+    if pdf:  # 10 chunks a page, 40 pages a file
+        return {
+            "kind": "pdf",
+            "path": f"filing{i // 400}.pdf",
+            "page": (i // 10) % 40 + 1,
+            "char_start": 0,
+            "char_end": length,
+        }
+    return {"kind": "doc", "path": f"doc{i // 10}.md", "char_start": 0, "char_end": length}
+
+
+def build(
+    lake: Lake,
+    n: int,
+    vocab: tuple[list[str], list[float]],
+    proj: np.ndarray,
+    batch: int = 10_000,
+    pdf: bool = False,
+) -> None:
+    """Write ``n`` synthetic chunks (Zipfian text over ``vocab``, structured unit vectors) into the lake
+    (``pdf``: as chunks of PDF pages)."""
     dim = proj.shape[1]
     words, weights = vocab
     from kbflow.records import Source
@@ -104,13 +126,13 @@ def build(lake: Lake, n: int, vocab: tuple[list[str], list[float]], proj: np.nda
                     S.SOURCE_TYPE: "docs",
                     S.SCOPE: "global" if (i % 20) % 2 else "proj",
                     S.UNIT_HASH: f"u{i // 10}",
-                    S.CONTENT_KIND: "doc",
+                    S.CONTENT_KIND: "pdf" if pdf else "doc",
                     S.POSITION: i % 10,
                     S.TITLE: f"doc {i // 10}",
                     S.URI: "/synthetic",
                     S.CONTENT_HASH: "x",
                     S.TEXT: text,
-                    S.LOCATOR: {"kind": "doc", "path": f"doc{i // 10}.md", "char_start": 0, "char_end": len(text)},
+                    S.LOCATOR: _locator(i, len(text), pdf),
                     S.CHUNKER: "synthetic",
                     S.ROW_HASH: h,
                 }
@@ -155,6 +177,23 @@ def recall_at_10(r: Retriever, proj: np.ndarray, queries: int) -> tuple[float, f
     return float(np.mean(found)), statistics.median(lat)
 
 
+def signals(r: Retriever, queries: list[str]) -> None:
+    """Hybrid p50 with the document and page signals (the defaults) and without, interleaved query by query."""
+    r._groups = None  # loaded by the searches above: time the one-off load of each row's document and page
+    t0 = time.perf_counter()
+    r.groups  # noqa: B018
+    load = time.perf_counter() - t0
+    on, off = [], []
+    for q in queries:
+        off.append(r.search(q, k=10, document_weight=0, page_weight=0).latency_ms)
+        on.append(r.search(q, k=10).latency_ms)
+    a, b = statistics.median(on), statistics.median(off)
+    print(
+        f"  signals: hybrid p50 {a:6.1f} ms with the document and page signals, {b:6.1f} ms without "
+        f"({a / b:.2f}x, interleaved); their one-off load {load * 1000:.0f} ms"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -180,12 +219,15 @@ def main() -> None:
         help="reuse the synthetic lake an earlier run left at this path (one size only; generation skipped, "
         "indexes brought up to date); without it each size gets a fresh lake in a temporary folder, kept",
     )
+    ap.add_argument("--pdf", action="store_true", help="chunks of PDF pages, half the queries naming a file")
     args = ap.parse_args()
     vocab = words, weights = vocabulary(args.vocab)
     proj = projection()
     print(f"synthetic text: {args.vocab} distinct words, Zipf-distributed; {args.queries} queries of 2-8 words")
     rng = random.Random(7)
     queries = [" ".join(rng.choices(words, weights, k=rng.randint(2, 8))) for _ in range(args.queries)]
+    if args.pdf:
+        queries = [f"filing{i % 25} {q}" if i % 2 else q for i, q in enumerate(queries)]
     settings = {"retrieval": {"log_queries": False}}
     if args.backend:
         settings["backend"] = args.backend
@@ -199,7 +241,7 @@ def main() -> None:
                 ap.error(f"{args.lake}: not a synthetic lake of {n} chunks")
         else:
             lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
-            build(lake, n, vocab, proj)
+            build(lake, n, vocab, proj, pdf=args.pdf)
         built = time.perf_counter() - t0
         if args.segment_rows:
             search_index.VECTOR_SEGMENT_ROWS = args.segment_rows
@@ -238,8 +280,9 @@ def main() -> None:
             )
         lat = []
         for q in queries:
-            lat.append(r.search(q, k=10, scope="proj", kinds="doc").latency_ms)
+            lat.append(r.search(q, k=10, scope="proj", kinds="pdf" if args.pdf else "doc").latency_ms)
         print(f"  hybrid+filters    p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms")
+        signals(r, queries)
         rounds = []
         for _ in range(3):
             t0 = time.perf_counter()

@@ -197,6 +197,15 @@ class RetrievalSettings:
         twice) are one hit, shown by the copy nearest the start of its
         document (then the shortest place), listing the others in
         ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
+    document_weight:
+        How much a query's match with a PDF's path lifts every chunk of that
+        PDF: a question naming a company, a year or a form prefers the filing
+        whose file name says so (``AMAZON_2017_10K.pdf``); 0: off
+        (:mod:`kbflow.retrieve.signals`).
+    page_weight:
+        How much the chunks of one PDF page reinforce each other (each gets
+        the normalized scores of its page's two best other candidates); 0:
+        off.
     log_queries:
         Add a row per search to the lake's ``query_log`` (:mod:`kbflow.usage`;
         buffered, never blocking or failing a search). ``kbflow search
@@ -219,6 +228,9 @@ class RetrievalSettings:
     symbol_first: bool = True
     calibration: tuple[float, float] | None = None
     distinct: bool = True
+    # chosen by bench/sweep_signals.yaml: see README "Evaluation"
+    document_weight: float = 0.5
+    page_weight: float = 0.1
     log_queries: bool = True
 
     def __post_init__(self) -> None:
@@ -242,6 +254,10 @@ class RetrievalSettings:
             raise ConfigError(f"min_depth must be >= 1, got {self.min_depth}")
         if self.names_weight < 0:
             raise ConfigError(f"names_weight must be >= 0, got {self.names_weight}")
+        for name in ("document_weight", "page_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 10:
+                raise ConfigError(f"{name} must be a number in 0..10, got {value!r}")
         if self.calibration is not None:
             try:
                 intercept, slope = (float(x) for x in self.calibration)

@@ -63,6 +63,8 @@ RETRIEVAL_KEYS = (
     "depth_factor",
     "reranker",
     "rerank_depth",
+    "document_weight",
+    "page_weight",
 )
 #: ``context``: the chunk context header on or off; ``tables``: PDF tables as their own units, or not looked for;
 #: ``backend``: what runs the model (``onnx-int8`` vectors are their own; ``torch`` and ``onnx`` share a lake)
@@ -298,6 +300,8 @@ def evaluate(
                     depth=int(config["depth_factor"]) * k,
                     reranker=config.get("reranker") or False,
                     rerank_depth=config.get("rerank_depth"),
+                    document_weight=config.get("document_weight"),
+                    page_weight=config.get("page_weight"),
                     distinct=False,  # every judged document counts, copies included, as BEIR scores them
                 )
             except QueryError as exc:

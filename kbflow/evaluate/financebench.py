@@ -127,4 +127,4 @@ def page_report(run: Any, dataset: Any) -> list[str]:
             f"  {kind:22s} {len(qids):4d} questions  hit@1 {hit1:.3f}  hit@5 {hit5:.3f}  nDCG@10 {ndcg:.4f}  "
             f"MRR@10 {mrr:.4f}  right document in top 5 {docs:.3f}"
         )
-    return [f"{run.config.get('mode')}: pages judged, by question type", *rows]
+    return [f"{run.config.get('mode')} ({run.run_id}): pages judged, by question type", *rows]

@@ -55,6 +55,7 @@ from kbflow.retrieve.dense import ChunkIds, ExactIndex
 from kbflow.retrieve.distinct import decode, distinct
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.rerank import Reranker, get_reranker
+from kbflow.retrieve.signals import Groups
 from kbflow.terms import identifier_words, query_identifiers
 
 _SYMBOL_PARTS = re.compile(r"\.|::|#|\s+")
@@ -81,6 +82,8 @@ class SearchOptions(TypedDict, total=False):
     rerank_depth: int
     min_score: float
     distinct: bool
+    document_weight: float
+    page_weight: float
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,7 @@ class Retriever:
         self._embedder = None
         self._exact_index: ExactIndex | None = None
         self._chunk_ids: ChunkIds | None = None
+        self._groups: Groups | None = None
         self._load_lock = threading.Lock()  # searches from several threads load the model and vectors once
 
     @classmethod
@@ -291,6 +295,16 @@ class Retriever:
                 if self._exact_index is None:
                     self._exact_index = ExactIndex.load(self.dataset)
         return self._exact_index
+
+    @property
+    def groups(self) -> Groups:
+        """Each row's document and page, and the documents' path words (loaded on first use of a document or
+        page signal, :mod:`kbflow.retrieve.signals`)."""
+        if self._groups is None:
+            with self._load_lock:
+                if self._groups is None:
+                    self._groups = Groups.load(self.dataset)
+        return self._groups
 
     # --- request validation ---------------------------------------------------
     def _filters(self, scope, kinds, source_types, source_ids) -> dict[str, list[str]]:
@@ -389,7 +403,17 @@ class Retriever:
             raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
         overrides = {
             name: options.get(name)
-            for name in ("mode", "fusion", "rrf_k", "names_weight", "symbol_first", "min_depth", "distinct")
+            for name in (
+                "mode",
+                "fusion",
+                "rrf_k",
+                "names_weight",
+                "symbol_first",
+                "min_depth",
+                "distinct",
+                "document_weight",
+                "page_weight",
+            )
         }
         weights = options.get("weights")
         if weights is not None:
@@ -509,6 +533,9 @@ class Retriever:
             scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
             fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
         row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        if (settings.document_weight or settings.page_weight) and fused:  # kbflow.retrieve.signals
+            rows = [row_of[cid] for cid, _ in fused]
+            fused = self.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
         ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
         reranked = 0
         if request.reranker is not None and fused:
@@ -668,6 +695,11 @@ class Retriever:
             the start of its document (then the shortest place), the others
             listed in ``Hit.also_in``; the
             ``k`` hits are ``k`` distinct texts.
+        document_weight, page_weight:
+            Lift the chunks of the document whose path the query names (a
+            company, a year, a form in a filing's file name), and let the
+            chunks of one PDF page reinforce each other
+            (:mod:`kbflow.retrieve.signals`; defaults from the settings).
         caller, origin:
             Who asked and from which surface, for the query log
             (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The

@@ -1,0 +1,208 @@
+"""Document and page signals: a hit's document and its page count, not only the chunk.
+
+A chunk is ranked alone, but a reader judges it with its document: a question
+about "Amazon's FY2017 days payable outstanding" wants the 2017 filing's
+page, not the 2019 filing's table that also shows 2017. Two signals, applied
+after fusion to the fused candidates (:meth:`kbflow.Retriever.rank`), each
+off at weight 0:
+
+- **document** (``RetrievalSettings.document_weight``): the words of each
+  PDF's path (``filings/AMAZON_2017_10K.pdf``: ``filings``, ``amazon``,
+  ``2017``, ``10``, ``k``) are indexed once per search-table version; a
+  query's match with them, the share of its name words' IDF a document's
+  path holds, lifts every chunk of that document. Words that name no
+  document weigh nothing, and a word every document's path holds weighs
+  almost nothing. Only PDFs are named so: code, Markdown documents and web
+  pages have their paths in the keyword leg's names field already
+  (``names_weight``), and lifting a whole source file for a word of its path
+  cost code search 0.04 nDCG@10 (``bench/code_eval.py --set
+  document_weight=0.5``).
+- **page** (``RetrievalSettings.page_weight``): the chunks of one PDF page
+  reinforce each other: each gets the scores of its page's best other
+  candidates (:data:`PAGE_TOP` of them), so a page whose statement title,
+  row labels and figures all match outranks a single lucky chunk.
+
+Both work on the fused scores normalized by the best candidate's (min-max
+from 0, or from the lowest score where one is negative, as a cosine can be),
+so a weight is a share of the best score in every mode. :class:`Groups` holds each row's
+document and page (two integer codes per row, read once, lazily); the
+scoring is pure (:func:`reinforce`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kbflow import schema as S
+from kbflow._lazy import require
+
+__all__ = ["NAMED_BY_PATH", "PAGE_TOP", "Groups", "name_words", "reinforce"]
+
+#: the content kinds whose documents the document signal names by their path (the others' paths are searched
+#: by the keyword leg's names field)
+NAMED_BY_PATH = frozenset({"pdf", "table"})
+
+#: a chunk gets the normalized scores of this many of its page's best other candidates
+PAGE_TOP = 2
+
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+_FISCAL = re.compile(r"^fy(\d{2})$")
+#: words too common in questions to name a document
+_STOP = frozenset(
+    "a an and are as at be by did do does for from has have how in is it its of on or the their this to was "
+    "were what when which who why with".split()
+)
+
+
+def name_words(text: str) -> list[str]:
+    """The words of a path or a query as the document signal compares them: lower case, split at every
+    non-letter and between letters and digits (``AMAZON_2017_10K.pdf``: ``amazon 2017 10 k pdf``), common
+    question words left out; a two-digit fiscal year also gives its four-digit year (``FY22``: ``2022``)."""
+    out = []
+    for token in re.findall(r"\w+", text.lower()):
+        fiscal = _FISCAL.match(token)
+        if fiscal:
+            out.append("20" + fiscal.group(1))
+        out.extend(w for w in _WORD.findall(token) if w not in _STOP)
+    return out
+
+
+def _path_words(path: str | None) -> frozenset[str]:
+    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", path or "")  # the extension names no document
+    return frozenset(name_words(stem))
+
+
+@dataclass
+class Groups:
+    """Each row's document and page for one pinned search-table version, and each document's path words.
+
+    ``docs[i]`` and ``pages[i]`` are the codes of the row with the ``i``-th
+    smallest Lance row id (``rows``); a page code is ``-1`` where the row has
+    no page (not a PDF).
+    """
+
+    rows: np.ndarray  # uint64, sorted
+    docs: np.ndarray  # int32 document code per row
+    pages: np.ndarray  # int64 page code per row, -1: none
+    words: list[frozenset[str]]  # document code -> its path's words
+    idf: dict[str, float]  # word -> its IDF over the documents' paths
+
+    @classmethod
+    def load(cls, ds) -> Groups:
+        """Read the source, kind, path and page of every row of the Lance dataset ``ds`` (one version)."""
+        pa = require("pyarrow")
+        pc = require("pyarrow.compute")
+        table = ds.to_table(
+            columns={
+                "source": S.SOURCE_ID,
+                "kind": S.CONTENT_KIND,
+                "path": f"{S.LOCATOR}.path",
+                "page": f"{S.LOCATOR}.page",
+            },
+            with_row_id=True,
+        )
+        rows = table.column("_rowid").to_numpy().astype(np.uint64)
+        order = np.argsort(rows, kind="stable")
+        # a document is a (source, path) pair: one dictionary code per distinct pair
+        key = pc.binary_join_element_wise(
+            table.column("source"), pc.fill_null(table.column("path"), ""), pa.scalar("\x00")
+        )
+        encoded = pc.dictionary_encode(key.combine_chunks())
+        docs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+        _, first = np.unique(docs, return_index=True)  # a row of each document, for its kind
+        kinds = table.column("kind").take(pa.array(first, type="int64")).to_pylist()
+        words = [
+            _path_words(name.split("\x00", 1)[1]) if kind in NAMED_BY_PATH else frozenset()
+            for name, kind in zip(encoded.dictionary.to_pylist(), kinds)
+        ]
+        page = pc.fill_null(table.column("page"), -1).to_numpy().astype(np.int64)
+        pages = np.where(page >= 0, docs.astype(np.int64) * (1 << 24) + page, -1)
+        df = Counter(w for ws in words for w in ws)
+        n = sum(1 for ws in words if ws)
+        idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
+        return cls(rows[order], docs[order], pages[order], words, idf)
+
+    def of(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The document and page codes of these Lance row ids."""
+        rows = np.asarray(row_ids, dtype=np.uint64)
+        where = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
+        if len(rows) and not np.array_equal(self.rows[where], rows):
+            raise KeyError("a row id that is not in this version")
+        return self.docs[where], self.pages[where]
+
+    def rescore(
+        self,
+        fused: Sequence[tuple[str, float]],
+        row_ids: Sequence[int],
+        query: str,
+        document_weight: float,
+        page_weight: float,
+    ) -> list[tuple[str, float]]:
+        """``fused`` (with the Lance row id of each) re-scored by :func:`reinforce`; as it was where neither
+        signal has anything to add (the query names no PDF, no candidate is on a page)."""
+        docs, pages = self.of(row_ids)
+        named = self.name_scores(query, docs.tolist()) if document_weight else {}
+        named = {d: v for d, v in named.items() if v > 0}
+        paged = bool(page_weight) and bool((pages >= 0).any())
+        if not named and not paged:
+            return list(fused)
+        return reinforce(fused, docs.tolist(), pages.tolist(), named, document_weight, page_weight if paged else 0.0)
+
+    def name_scores(self, query: str, docs: Sequence[int]) -> dict[int, float]:
+        """``{document code: share of the query's name words' IDF its path holds}`` for ``docs`` (in 0..1;
+        empty where the query names no document)."""
+        wanted = {w: self.idf[w] for w in set(name_words(query)) if w in self.idf}
+        total = sum(wanted.values())
+        if total <= 0:
+            return {}
+        return {d: sum(v for w, v in wanted.items() if w in self.words[d]) / total for d in set(docs)}
+
+
+def reinforce(
+    fused: Sequence[tuple[str, float]],
+    docs: Sequence[int],
+    pages: Sequence[int],
+    name_score: Mapping[int, float],
+    document_weight: float,
+    page_weight: float,
+) -> list[tuple[str, float]]:
+    """``fused`` re-scored, best first (ties in fused order).
+
+    On the candidates' scores normalized to 0..1 (from 0, or the lowest where one is negative, to the best),
+    each gets
+    ``document_weight`` times its document's name score, plus ``page_weight``
+    times the normalized scores of its page's :data:`PAGE_TOP` best other
+    candidates (page ``-1``: none); the bonus is scaled back to the fused
+    scores' range and added to each score, so a candidate with no bonus keeps
+    its score.
+    """
+    if not fused:
+        return []
+    values = [s for _, s in fused]
+    lo, hi = min(0.0, *values), max(values)  # from 0 (or the lowest score, where one is negative) to the best
+    span = hi - lo if hi > lo else 1.0
+    norm = [(s - lo) / span for s in values]
+    by_page: dict[int, list[float]] = {}
+    if page_weight:
+        for page, v in zip(pages, norm):
+            if page >= 0:
+                by_page.setdefault(int(page), []).append(v)
+        for scores in by_page.values():
+            scores.sort(reverse=True)
+    out = []
+    for i, ((cid, score), v, doc, page) in enumerate(zip(fused, norm, docs, pages)):
+        bonus = document_weight * name_score.get(int(doc), 0.0)
+        if page_weight and page >= 0:
+            best = by_page[int(page)][: PAGE_TOP + 1]
+            if v in best:  # the page's best scores without this chunk's own
+                best.remove(v)
+            bonus += page_weight * sum(best[:PAGE_TOP])
+        out.append((i, cid, score + span * bonus))
+    out.sort(key=lambda t: (-t[2], t[0]))
+    return [(cid, score) for _, cid, score in out]

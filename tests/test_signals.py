@@ -1,0 +1,84 @@
+"""The document and page signals (kbflow.retrieve.signals): pure scoring, and a search over real PDFs."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from conftest import SAMPLES
+
+from kbflow import Retriever, pipeline
+from kbflow.config import RetrievalSettings
+from kbflow.errors import ConfigError
+from kbflow.evaluate.evaluate import config_for
+from kbflow.lake import Lake
+from kbflow.records import Source
+from kbflow.retrieve.signals import name_words, reinforce
+
+_spec = importlib.util.spec_from_file_location("make_pdf", SAMPLES / "make_pdf.py")
+make_pdf = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_pdf)
+
+
+def test_name_words_split_paths_and_questions_alike():
+    assert name_words("filings/AMAZON_2017_10K.pdf") == ["filings", "amazon", "2017", "10", "k", "pdf"]
+    assert name_words("What was Amazon's FY22 10-K capex?") == ["amazon", "s", "2022", "fy", "22", "10", "k", "capex"]
+    assert name_words("the of and") == []
+
+
+def test_a_named_document_lifts_its_chunks_and_the_others_keep_their_scores():
+    fused = [("a", 1.0), ("b", 0.9), ("c", 0.5), ("d", 0.0)]
+    docs, pages = [0, 1, 1, 0], [-1, -1, -1, -1]
+    out = reinforce(fused, docs, pages, {1: 0.6}, document_weight=0.5, page_weight=0.0)
+    # b and c gain 0.5 * 0.6 of the best score (1.0); a and d keep theirs
+    assert out == [("b", pytest.approx(1.2)), ("a", 1.0), ("c", pytest.approx(0.8)), ("d", 0.0)]
+    assert reinforce(fused, docs, pages, {}, 0.5, 0.0) == fused  # nothing named: the order and scores as fused
+
+
+def test_the_chunks_of_one_page_reinforce_each_other():
+    # e and f share a page; g is alone on its page and h has none
+    fused = [("g", 2.0), ("e", 1.8), ("f", 1.6), ("h", 1.0), ("i", 0.0)]
+    docs = [0, 0, 0, 1, 1]
+    pages = [7, 5, 5, -1, 9]
+    out = dict(reinforce(fused, docs, pages, {}, 0.0, 0.5))
+    span = 2.0
+    assert out["e"] == pytest.approx(1.8 + span * 0.5 * 0.8)  # plus half f's normalized score, 1.6 / 2
+    assert out["f"] == pytest.approx(1.6 + span * 0.5 * 0.9)  # plus half e's, 1.8 / 2
+    assert out["g"] == 2.0 and out["h"] == 1.0 and out["i"] == 0.0
+    # the page of two good chunks now leads the page of one better chunk
+    assert [c for c, _ in reinforce(fused, docs, pages, {}, 0.0, 0.5)][:3] == ["e", "f", "g"]
+
+
+def test_the_signal_weights_are_settings_checked_and_swept():
+    assert RetrievalSettings().document_weight > 0 and RetrievalSettings().page_weight > 0
+    with pytest.raises(ConfigError, match="document_weight"):
+        RetrievalSettings(document_weight=-1)
+    with pytest.raises(ConfigError, match="page_weight"):
+        RetrievalSettings(page_weight="a lot")
+    from kbflow.config import Settings
+
+    config = config_for(Settings.coerce(None, lake="/tmp/x"), document_weight=0.0, page_weight=0.2)
+    assert config["document_weight"] == 0.0 and config["page_weight"] == 0.2
+
+
+def _filing(path, lines: list[str]) -> None:
+    path.write_bytes(make_pdf.build(pages=[[(13, "ACME Corp annual report"), *((11, t) for t in lines)]]))
+
+
+def test_a_question_naming_a_filing_prefers_it_and_the_signal_can_be_turned_off(tmp_path, fast_settings):
+    folder = tmp_path / "filings"
+    folder.mkdir()
+    _filing(folder / "ACME_2021_10K.pdf", ["Revenue for the year was 5 million dollars from pumps."])
+    _filing(folder / "ACME_2022_10K.pdf", ["Sales of valves reached 6 million dollars in the year."])
+    lake = Lake(fast_settings.lake)
+    lake.update_sources([Source("f", "pdf", str(folder)).to_row()])
+    pipeline.ingest(lake, fast_settings)
+    r = Retriever.open(lake, settings=fast_settings)
+    question = "What was the revenue or the sales in FY22?"
+    off = r.search(question, k=2, mode="bm25", document_weight=0, page_weight=0)
+    assert off[0].citation.locator.path == "ACME_2021_10K.pdf"  # the words alone favour the other year
+    on = r.search(question, k=2, mode="bm25")
+    assert on[0].citation.locator.path == "ACME_2022_10K.pdf"
+    assert on[0].score == pytest.approx(off[1].score + 0.5 * off[0].score)  # half the best score: its name matched
+    no_year = r.search("What was the revenue or the sales?", k=2, mode="bm25")
+    assert no_year[0].citation.locator.path == "ACME_2021_10K.pdf"
