@@ -33,8 +33,6 @@ an ingest committing meanwhile never changes what it sees.
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -56,9 +54,8 @@ from kbflow.retrieve.distinct import decode, distinct
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.retrieve.signals import Groups
+from kbflow.retrieve.symbols import defining, symbol_first
 from kbflow.terms import identifier_words, query_identifiers
-
-_SYMBOL_PARTS = re.compile(r"\.|::|#|\s+")
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
@@ -146,32 +143,6 @@ def _ordered(leg: Leg) -> Leg:
     ids, row_ids, scores = leg
     order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))
     return [ids[i] for i in order], [row_ids[i] for i in order], [scores[i] for i in order]
-
-
-def _defines(locator: Mapping[str, Any], parts: list[str]) -> bool:
-    """Whether the code chunk at ``locator`` defines the name ``parts``: its symbol ends in the last part,
-    and every other part is a scope of its symbol or a folder or file name of its path."""
-    symbol = [p.lower() for p in _SYMBOL_PARTS.split(locator.get("symbol") or "") if p]
-    if not symbol or symbol[-1] != parts[-1].lower():
-        return False
-    path = [os.path.splitext(p)[0].lower() for p in (locator.get("path") or "").split("/")]
-    return all(p.lower() in symbol[:-1] or p.lower() in path for p in parts[:-1])
-
-
-def _symbol_first(fused: list[tuple[str, float]], defined: list[tuple[str, int]]) -> list[tuple[str, float]]:
-    """``fused`` with the chunks that define the query's names first: definitions, then enclosing chunks,
-    each group in fused order. Each is scored its own fused score plus a step per group below it, the step
-    larger than any gap between two scores, so scores still fall down the list."""
-    score = dict(fused)
-    top = max(score.values(), default=0.0)
-    step = top - min([0.0, *score.values()]) + 1.0  # more than any two scores differ (cosines can be < 0)
-    groups = max(group for _, group in defined) + 1
-    first = sorted(
-        ((cid, score.get(cid, 0.0) + step * (groups - group)) for cid, group in dict(defined).items()),
-        key=lambda item: -item[1],
-    )
-    chosen = {cid for cid, _ in first}
-    return first + [(c, v) for c, v in fused if c not in chosen]
 
 
 def _as_list(value: str | Iterable[str] | None, name: str) -> list[str] | None:
@@ -544,10 +515,10 @@ class Retriever:
             fused = self._rerank(request.reranker, query, fused, settings.rerank_depth, row_of)
         names = query_identifiers(query) if settings.symbol_first else []
         if names:
-            defined = self._defining(names, request.filters, row_of)
+            defined = defining(self.dataset, names, request.filters, row_of)
             if defined:
                 ranked["symbol"] = [cid for cid, _ in defined]
-                fused = _symbol_first(fused, defined)
+                fused = symbol_first(fused, defined)
         grouped = distinct(fused, k, lambda cids: self._read(cids, row_of)) if settings.distinct and fused else None
         fused = grouped.fused if grouped is not None else fused[:k]
         lap("fuse")
@@ -568,37 +539,6 @@ class Retriever:
         """``{chunk id: decoded hit row}`` (its text and hit payload) of ``chunk_ids``, in one take."""
         rows = Lake.take(self.dataset, [row_of[c] for c in chunk_ids], columns=[S.TEXT, S.HIT]).to_pylist()
         return dict(zip(chunk_ids, decode(rows)))
-
-    def _defining(
-        self, names: list[list[str]], filters: Mapping[str, Sequence[str]], row_of: dict[str, int]
-    ) -> list[tuple[str, int]]:
-        """``(chunk id, 0 or 1)`` of the code that defines the names of a names-only query (``Sniffer.has_header``: the
-        symbol ``has_header`` in the class ``Sniffer``, or the chunk of the whole class where it is one;
-        ``json.dumps``: ``dumps`` in a file under ``json``): 0 for a definition, 1 for an enclosing
-        chunk; ``row_of`` gets their row ids."""
-        if S.SYMBOL_NAME not in self.dataset.schema.names:  # a table from before the column: rebuilt on sync
-            return []
-        # the name itself, or the class around it where that class is one chunk (``Index.add`` in ``Index``)
-        wanted = sorted({p.lower() for parts in names for p in parts[-2:]})
-        where = self._where({**filters, S.SYMBOL_NAME: wanted})
-        rows = self.dataset.to_table(
-            columns=[S.CHUNK_ID, S.LOCATOR, S.TEXT], filter=where, limit=MAX_K, with_row_id=True
-        ).to_pylist()
-        exact = [r for r in rows if any(_defines(r[S.LOCATOR] or {}, parts) for parts in names)]
-        inside = [
-            r
-            for r in rows
-            if r not in exact
-            and any(
-                len(parts) > 1
-                and _defines(r[S.LOCATOR] or {}, parts[:-1])
-                and re.search(rf"\b{re.escape(parts[-1])}\b", r[S.TEXT])
-                for parts in names
-            )
-        ]
-        for r in exact + inside:
-            row_of.setdefault(r[S.CHUNK_ID], r["_rowid"])
-        return [(r[S.CHUNK_ID], 0) for r in exact] + [(r[S.CHUNK_ID], 1) for r in inside]
 
     def _cosines(self, ranking: Ranking, ids: list[str]) -> dict[str, float]:
         """The cosine similarity of the query to each of ``ids``: the dense leg's score, computed for the hits
