@@ -45,7 +45,7 @@ _EXPORTS = {
     "ingest": "kbflow.pipeline",
     "run_ingest": "kbflow.pipeline",
     "IngestSummary": "kbflow.pipeline",
-    "SearchOptions": "kbflow.retrieve.retriever",
+    "SearchOptions": "kbflow.retrieve.request",
     "remove_source": "kbflow.pipeline",
     "stale_sources": "kbflow.pipeline",
     "limit_malloc_arenas": "kbflow.lake.malloc",
@@ -199,9 +199,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.pipeline import IngestSummary, ingest, remove_source, run_ingest, stale_sources
     from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
     from kbflow.retrieve.fusion import convex, rrf
+    from kbflow.retrieve.request import SearchOptions
     from kbflow.retrieve.rerank import CrossEncoderReranker, Reranker
     from kbflow.retrieve.resolver import resolve
-    from kbflow.retrieve.retriever import Ranking, Retriever, SearchOptions
+    from kbflow.retrieve.retriever import Ranking, Retriever
     from kbflow.service.client import Client
     from kbflow.service.core import Service
     from kbflow.sources.base import get_loader

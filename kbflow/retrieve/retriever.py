@@ -37,12 +37,12 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 from kbflow import schema as S
 from kbflow import scopes, usage
 from kbflow._lazy import require
-from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings, Settings
+from kbflow.config import MAX_K, RetrievalSettings, Settings
 from kbflow.embed.base import get_embedder
 from kbflow.errors import ConfigError, EmbedError, LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import VECTOR_INDEX, search_model
@@ -52,47 +52,13 @@ from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curv
 from kbflow.retrieve.dense import ChunkIds, ExactIndex
 from kbflow.retrieve.distinct import decode, distinct
 from kbflow.retrieve.fusion import FUSIONS
+from kbflow.retrieve.request import Request, SearchOptions, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.retrieve.signals import Groups
 from kbflow.retrieve.symbols import defining, symbol_first
 from kbflow.terms import identifier_words, query_identifiers
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
-
-
-class SearchOptions(TypedDict, total=False):
-    """The options of :meth:`Retriever.search` and :meth:`Retriever.rank` (see :meth:`Retriever.search`)."""
-
-    mode: str
-    fusion: str
-    scope: str
-    kinds: str | Sequence[str]
-    source_types: str | Sequence[str]
-    source_ids: str | Sequence[str]
-    rrf_k: int
-    weights: Mapping[str, float]
-    names_weight: float
-    symbol_first: bool
-    min_depth: int
-    depth: int
-    reranker: str | Reranker | bool
-    rerank_depth: int
-    min_score: float
-    distinct: bool
-    document_weight: float
-    page_weight: float
-
-
-@dataclass(frozen=True)
-class _Request:
-    """One validated request: the retrieval settings with its options applied."""
-
-    query: str
-    k: int
-    settings: RetrievalSettings
-    depth: int
-    filters: dict[str, list[str]]
-    reranker: Reranker | None
 
 
 #: the least HNSW search breadth of the ANN dense leg (it is never below the candidates asked for)
@@ -359,59 +325,17 @@ class Retriever:
         return self._chunk_ids_of(row_ids), row_ids, scores
 
     # --- requests ---------------------------------------------------------------
-    def _request(self, query: str, k: int, max_k: int, options: Mapping[str, Any]) -> _Request:
-        """Validate a request once: the retrieval settings with its overrides, its filters and its reranker."""
-        unknown = set(options) - set(SearchOptions.__annotations__)
-        if unknown:
-            raise QueryError(
-                f"unknown search options {sorted(unknown)}; known: {', '.join(SearchOptions.__annotations__)}"
-            )
-        if not isinstance(query, str) or not query.strip():
-            raise QueryError("the query is empty; pass some text to search for")
-        if len(query) > MAX_QUERY_CHARS:
-            raise QueryError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
-            raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
-        overrides = {
-            name: options.get(name)
-            for name in (
-                "mode",
-                "fusion",
-                "rrf_k",
-                "names_weight",
-                "symbol_first",
-                "min_depth",
-                "distinct",
-                "document_weight",
-                "page_weight",
-            )
-        }
-        weights = options.get("weights")
-        if weights is not None:
-            unknown_legs = set(weights) - {"dense", "bm25"}
-            if unknown_legs:
-                raise QueryError(f"unknown legs in weights: {sorted(unknown_legs)}; use 'dense' and 'bm25'")
-            overrides.update(dense_weight=weights.get("dense"), bm25_weight=weights.get("bm25"))
-        rerank_depth = options.get("rerank_depth")
-        if rerank_depth is not None and (isinstance(rerank_depth, bool) or not isinstance(rerank_depth, int)):
-            raise QueryError(f"rerank_depth must be an integer in 1..{MAX_RERANK_DEPTH}, got {rerank_depth!r}")
-        overrides["rerank_depth"] = rerank_depth
-        try:
-            settings = self.settings.retrieval.override(**overrides)
-        except ConfigError as exc:
-            raise QueryError(str(exc)) from None
-        depth = options.get("depth")
-        depth = depth if depth is not None else settings.depth(k)
-        if depth < 3 * k:
-            raise QueryError(f"depth must be at least 3*k = {3 * k}, got {depth}")
-        depth = max(depth, settings.min_depth + 1)  # the fusion window and the score it must beat
+    def _request(self, query: str, k: int, max_k: int, options: Mapping[str, Any]) -> Request:
+        """Validate a request once (:mod:`kbflow.retrieve.request`): the retrieval settings with its overrides,
+        its filters and its reranker."""
+        settings, depth = retrieval_for(self.settings.retrieval, query, k, max_k, options)
         filters = self._filters(
             options.get("scope"), options.get("kinds"), options.get("source_types"), options.get("source_ids")
         )
         reranker = self._reranker(options.get("reranker"), settings)
         if reranker is not None:
             depth = max(depth, settings.rerank_depth)  # enough candidates for the reranker to choose from
-        return _Request(query.strip(), k, settings, depth, filters, reranker)
+        return Request(query.strip(), k, settings, depth, filters, reranker)
 
     def _min_score(self, min_score: Any, mode: str) -> float | None:
         if min_score is None:
@@ -467,7 +391,7 @@ class Retriever:
             raise QueryError("min_score applies to search(), which reads each hit's relevance; rank() reads none")
         return self._rank(self._request(query, k, MAX_RANK_K, options))
 
-    def _rank(self, request: _Request, vector: Any = None) -> Ranking:
+    def _rank(self, request: Request, vector: Any = None) -> Ranking:
         """Rank one request; ``vector``: its query embedding where it was computed already (a batch)."""
         settings, k, depth, query = request.settings, request.k, request.depth, request.query
         if self.rows == 0:
@@ -709,7 +633,7 @@ class Retriever:
 
     def _search(
         self,
-        request: _Request,
+        request: Request,
         min_score: float | None,
         options: Mapping[str, Any],
         caller: str | None,

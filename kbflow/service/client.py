@@ -18,7 +18,7 @@ from typing import Any, Unpack
 from kbflow import errors
 from kbflow._lazy import require
 from kbflow.records import Hit, Hits
-from kbflow.retrieve.retriever import SearchOptions
+from kbflow.retrieve.request import SearchOptions
 
 __all__ = ["Client"]
 
