@@ -295,7 +295,7 @@ def test_recall_filters_by_status_scope_domain_and_tag():
     assert ids(claims.recall("saga pattern", k=10, tags=["arch"])) == {a}
     claims.dispute(a, reason="moved to choreography")
     assert a not in ids(claims.recall("saga pattern", k=10))
-    with pytest.raises(QueryError, match="non-empty"):
+    with pytest.raises(QueryError, match="the query is empty"):
         claims.recall("  ")
     with pytest.raises(QueryError, match="k must be"):
         claims.recall("saga", k=0)

@@ -42,9 +42,11 @@ from kbflow.claims import model as M
 from kbflow.claims.index import ClaimIndex
 from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
 from kbflow.claims.tables import LakeTables, MemoryTables, Tables
+from kbflow.config import MAX_K as MAX_SEARCH_K
 from kbflow.config import Settings
 from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError, NotFoundError, QueryError
 from kbflow.lake.lake import Lake
+from kbflow.retrieve.request import check_query
 
 __all__ = ["ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims"]
 
@@ -52,9 +54,8 @@ log = logging.getLogger("kbflow.claims")
 
 #: confidence of a claim learned without one, by status
 DEFAULT_CONFIDENCE = {M.HYPOTHESIS: 0.5, M.INFERRED: 0.7, M.OBSERVED: 0.9}
-#: the most claims one recall returns, and the longest query
-MAX_K = 100
-MAX_QUERY = 1_000
+#: the most claims one recall returns (the longest query is a search's, kbflow.config.MAX_QUERY_CHARS)
+MAX_K = MAX_SEARCH_K
 #: seconds between checks, on reads, for events other processes appended
 RECHECK = 1.0
 #: the events that get an audit row (the store's own staleness flags do not)
@@ -1029,12 +1030,7 @@ class Claims:
         as for chunks), of ``domain``, with any of ``tags``. A hit whose
         claim's evidence went stale says so (``hit.stale``).
         """
-        if not isinstance(query, str) or not query.strip():
-            raise QueryError("recall needs a non-empty query")
-        if len(query) > MAX_QUERY:
-            raise QueryError(f"a recall query is at most {MAX_QUERY:,} characters, got {len(query):,}")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise QueryError(f"k must be an integer in 1..{MAX_K}, got {k!r}")
+        check_query(query, k, MAX_K)
         keep = self._filter(statuses, scope, domain, tags)
         self._refresh()
         with self._mutex:

@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from kbflow.config import MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings
+from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings
 from kbflow.errors import ConfigError, QueryError
 from kbflow.retrieve.rerank import Reranker
 
-__all__ = ["OVERRIDES", "Request", "SearchOptions", "retrieval_for"]
+__all__ = ["OVERRIDES", "Request", "SearchOptions", "check_query", "retrieval_for"]
 
 
 class SearchOptions(TypedDict, total=False):
@@ -71,10 +71,9 @@ class Request:
     reranker: Reranker | None
 
 
-def _check_query(query: Any, k: Any, max_k: int, options: Mapping[str, Any]) -> None:
-    unknown = set(options) - set(SearchOptions.__annotations__)
-    if unknown:
-        raise QueryError(f"unknown search options {sorted(unknown)}; known: {', '.join(SearchOptions.__annotations__)}")
+def check_query(query: Any, k: Any, max_k: int = MAX_K) -> None:
+    """Raise :class:`QueryError` unless ``query`` is 1 to ``MAX_QUERY_CHARS`` characters of text and ``k`` an
+    integer in ``1..max_k`` (a chunk search and a claims recall alike)."""
     if not isinstance(query, str) or not query.strip():
         raise QueryError("the query is empty; pass some text to search for")
     if len(query) > MAX_QUERY_CHARS:
@@ -89,7 +88,10 @@ def retrieval_for(
     """``(settings, depth)``: ``base`` with the request's options applied, and the candidates each leg fetches
     (at least ``3 * k``, the fusion window ``min_depth + 1``); raises :class:`QueryError` on an empty or
     over-long query, ``k`` out of ``1..max_k``, an unknown option or a value the settings reject."""
-    _check_query(query, k, max_k, options)
+    unknown = set(options) - set(SearchOptions.__annotations__)
+    if unknown:
+        raise QueryError(f"unknown search options {sorted(unknown)}; known: {', '.join(SearchOptions.__annotations__)}")
+    check_query(query, k, max_k)
     overrides = {name: options.get(name) for name in OVERRIDES}
     weights = options.get("weights")
     if weights is not None:
