@@ -8,8 +8,10 @@ split into words at index and query time, :mod:`kbflow.terms`). Their results
 are fused by :func:`kbflow.retrieve.fusion.convex` (the default) or
 :func:`kbflow.retrieve.fusion.rrf` over each leg's first ``min_depth``
 candidates, the candidate depth floor (200): a leg fetched deeper for a
-larger ``k`` changes no score, so the first hits never depend on ``k``. An
-optional cross-encoder (:mod:`kbflow.retrieve.rerank`) rescores the first
+larger ``k`` changes no score, so the first hits never depend on ``k``. The
+fused candidates' documents and pages count next (a query naming a PDF's
+file lifts its chunks, the chunks of one page reinforce each other:
+:mod:`kbflow.retrieve.signals`). An optional cross-encoder (:mod:`kbflow.retrieve.rerank`) rescores the first
 ``rerank_depth`` fused candidates. A query made only of code names
 (``Sniffer.has_header``, ``json.dumps``) gets the chunks that define them
 first. The hit rows (text plus citation) are fetched with one ``take``.
@@ -91,8 +93,8 @@ class Ranking:
     leg_scores: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     #: the query's embedding (``None`` in ``bm25`` mode)
     query_vector: Any = field(default=None, repr=False)
-    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, reranking, symbols,
-    #: grouping equal texts)
+    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, the document and page
+    #: signals, reranking, symbols, grouping equal texts)
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     #: kept chunk id -> the chunk ids of its copies (equal texts elsewhere; :mod:`kbflow.retrieve.distinct`)
     also_in: dict[str, list[str]] = field(default_factory=dict, repr=False)
