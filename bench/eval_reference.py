@@ -45,8 +45,9 @@ from kbflow.evaluate.evaluate import (  # noqa: E402
     ranked_docs,
 )
 from kbflow.evaluate.metrics import score_run  # noqa: E402
+from kbflow.index.search import index_stopwords  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
-from kbflow.terms import TOKEN_PATTERN, index_stopwords  # noqa: E402
+from kbflow.terms import TOKEN_PATTERN  # noqa: E402
 
 
 def main() -> None:

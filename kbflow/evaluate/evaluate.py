@@ -341,7 +341,7 @@ Group = tuple[str, int, bool, bool]
 def group_key(config: Mapping[str, Any]) -> Group:
     """What a configuration needs at ingest time: ``(model, max_tokens, context, tables)``; the model carries
     ``#onnx-int8`` when its backend gives vectors of their own (``torch`` and ``onnx`` configurations share one)."""
-    from kbflow.embed.sentence_transformers import OWN_SPACE
+    from kbflow.config import OWN_SPACE
 
     model, backend = str(config["model"]), config.get("backend")
     return (

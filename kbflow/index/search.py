@@ -46,6 +46,7 @@ __all__ = [
     "VECTOR_SEGMENT_ROWS",
     "IndexResult",
     "index_coverage",
+    "index_stopwords",
     "plan_vector_segments",
     "search_model",
     "sync_search_table",
@@ -270,6 +271,29 @@ def fts_config():
     return require("lancedb.index").FTS(
         language="English", stem=True, remove_stop_words=True, lower_case=True, ascii_folding=True
     )
+
+
+def index_stopwords(candidates: list[str]) -> list[str]:
+    """The words of ``candidates`` that the keyword index (:func:`kbflow.index.search.fts_config`) drops as
+    stop words, found by probing a scratch index: for reference BM25 implementations that must tokenize
+    exactly as the index does (``bench/eval_reference.py``, the tests)."""
+    import tempfile
+
+    pa, lancedb = require("pyarrow"), require("lancedb")
+    with tempfile.TemporaryDirectory() as tmp:
+        table = lancedb.connect(tmp).create_table("probe", pa.table({"text": [f"{w} zebra" for w in candidates]}))
+        table.create_index("text", config=fts_config())
+        ds = table.to_lance()
+        stopped = []
+        for word in candidates:
+            found = (
+                ds.to_table(columns=["text", "_score"], full_text_query={"query": word, "columns": ["text"]}, limit=3)
+                .column("text")
+                .to_pylist()
+            )
+            if not any(text.split()[0] == word for text in found):
+                stopped.append(word)
+    return stopped
 
 
 def ensure_indexes(table) -> None:

@@ -44,7 +44,7 @@ from typing import Any, Unpack
 from kbflow import schema as S
 from kbflow import scopes, usage
 from kbflow._lazy import require
-from kbflow.config import MAX_K, RetrievalSettings, Settings
+from kbflow.config import MAX_K, OWN_SPACE, RetrievalSettings, Settings, split_space
 from kbflow.embed.base import get_embedder
 from kbflow.errors import ConfigError, EmbedError, LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import VECTOR_INDEX, search_model
@@ -197,8 +197,6 @@ class Retriever:
         """The backend that embeds queries: ``settings.backend`` where it gives this table's vectors; for a
         table of fp32 vectors and an int8 setting, ``onnx`` (the same vectors as ``torch``); a table of int8
         vectors is always queried on ``onnx-int8`` (its model id says so)."""
-        from kbflow.embed.sentence_transformers import OWN_SPACE, split_space
-
         backend = self.settings.backend
         space = split_space(self.model_id)[1]
         if space is not None:
