@@ -97,7 +97,7 @@ def timed(search, queries: dict[str, str]) -> tuple[dict[str, dict[str, float]],
 @functools.lru_cache(maxsize=1)
 def st_model():
     """The model the peers use, loaded once."""
-    from kbflow.embed.sentence_transformers import load_model, resolve_model
+    from kbflow.embed.models import load_model, resolve_model
 
     model_id, target = resolve_model(DEFAULT_MODEL)
     return load_model("SentenceTransformer", model_id, target, "embedding model"), target

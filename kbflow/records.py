@@ -466,6 +466,10 @@ _OPTIONAL_HIT_FIELDS = (
 )  # fmt: skip
 
 
+#: below this confidence a result list is flagged "no good match" (:mod:`kbflow.retrieve.confidence`)
+LOW_CONFIDENCE = 0.5
+
+
 class Hits(list):
     """A ranked list of :class:`Hit` with tabular views for notebooks (a slice is a ``Hits`` too)."""
 
@@ -499,8 +503,6 @@ class Hits(list):
     @property
     def low_confidence(self) -> bool:
         """Whether the search found no good match: its confidence is below 0.5 (``False`` when unknown)."""
-        from kbflow.retrieve.confidence import LOW_CONFIDENCE
-
         return self.confidence is not None and self.confidence < LOW_CONFIDENCE
 
     def as_prompt(self) -> str:

@@ -78,8 +78,8 @@ def test_the_export_is_cached_and_checked(embedders):
     ops = {n.op_type for n in onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False).graph.node}
     assert {"Attention", "SkipLayerNormalization"} <= ops and "Softmax" not in ops
     stamp = os.stat(os.path.join(folder, "model.onnx")).st_mtime_ns
+    from kbflow.embed.models import resolve_model
     from kbflow.embed.onnx import export
-    from kbflow.embed.sentence_transformers import resolve_model
 
     assert export(*resolve_model(DEFAULT_MODEL)) == folder  # found, not exported again
     assert os.stat(os.path.join(folder, "model.onnx")).st_mtime_ns == stamp

@@ -34,11 +34,10 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 
 #: upward imports still in the house, each inside a function, to move up in its next pass: a hit's notebook
-#: figure, its prompt wrapping and its low-confidence threshold are conveniences on the record
+#: figure and its prompt wrapping are conveniences on the record
 KNOWN_UPWARD = {
     ("kbflow.records", "kbflow.render"),
     ("kbflow.records", "kbflow.retrieve.prompt"),
-    ("kbflow.records", "kbflow.retrieve.confidence"),
 }
 
 
@@ -136,8 +135,6 @@ def _cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
 KNOWN_CYCLES = {
     frozenset({"kbflow.claims.evidence", "kbflow.claims.store"}),
     frozenset({"kbflow.service.app", "kbflow.service.web"}),
-    frozenset({"kbflow.evaluate.beir", "kbflow.evaluate.financebench"}),
-    frozenset({"kbflow.embed.onnx", "kbflow.embed.sentence_transformers"}),
     frozenset({"kbflow.labels", "kbflow.records", "kbflow.render"}),
 }
 

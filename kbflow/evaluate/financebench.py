@@ -62,7 +62,7 @@ def _gold_pages(row: dict[str, Any], where: str, pdfs: str) -> dict[str, int]:
 
 def load_financebench(root: str, split: str = "test") -> Any:
     """The dataset in ``root`` (see the module docs) as a :class:`~kbflow.evaluate.beir.BeirDataset`."""
-    from kbflow.evaluate.beir import BeirDataset
+    from kbflow.evaluate.dataset import BeirDataset
     from kbflow.sources.base import file_hash
 
     root = os.path.abspath(root)

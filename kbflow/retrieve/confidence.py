@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kbflow._lazy import require
+from kbflow.records import LOW_CONFIDENCE
 
 if TYPE_CHECKING:
     from kbflow.lake.lake import Lake
@@ -52,9 +53,6 @@ __all__ = [
     "lake_curve",
     "stored_curve",
 ]
-
-#: below this confidence a result list is flagged "no good match"
-LOW_CONFIDENCE = 0.5
 
 
 @dataclass(frozen=True)

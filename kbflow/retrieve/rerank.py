@@ -60,7 +60,7 @@ class CrossEncoderReranker:
     def __init__(self, model: str, batch_size: int = 32) -> None:
         if not model or not isinstance(model, str):
             raise ConfigError(f"reranker must be a cross-encoder folder or model id, got {model!r}")
-        from kbflow.embed.sentence_transformers import load_model
+        from kbflow.embed.models import load_model
 
         self.model_id = reranker_id(model)
         self.model = load_model("CrossEncoder", model, self.model_id, "cross-encoder")
