@@ -7,9 +7,8 @@ budget; the first chunk starts with the header row, and every later chunk's
 context header repeats it (:mod:`kbflow.chunk.context`), after the page's
 heading (the statement's title, units and periods above the table), so each
 chunk is read with its column names while its text stays exactly the rows it
-cites. A row
-over the budget stays whole. A chunk's regions are its rows' boxes; its bbox
-is the table's.
+cites. A row over the budget stays whole. A chunk's regions are its rows'
+boxes; its bbox is the table's.
 """
 
 from __future__ import annotations
