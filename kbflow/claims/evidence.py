@@ -11,7 +11,8 @@ and what the cited place holds now are reported side by side.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kbflow import schema as S
 from kbflow.claims.model import CITATION, Claim, Evidence, StaleEvidence
@@ -19,10 +20,9 @@ from kbflow.errors import ResolveError, StaleCitationError
 from kbflow.records import Citation
 
 if TYPE_CHECKING:
-    from kbflow.claims.store import EvidenceReport
     from kbflow.lake.lake import Lake
 
-__all__ = ["find_stale"]
+__all__ = ["EvidenceReport", "find_stale"]
 
 _BATCH = 500
 GONE_FROM_LAKE = "the lake no longer holds the cited text (its source changed or was removed, and was re-ingested)"
@@ -59,9 +59,34 @@ def _lake_hashes(lake: Lake, pairs: Sequence[tuple[str, str]]) -> set[tuple[str,
     return found
 
 
+@dataclass
+class EvidenceReport:
+    """What :meth:`Claims.check_evidence <kbflow.claims.store.Claims.check_evidence>` found."""
+
+    claims_checked: int = 0
+    evidence_checked: int = 0
+    #: claim id -> what no longer holds, for every claim now stale
+    stale: dict[str, list[StaleEvidence]] = field(default_factory=dict)
+    #: claims flagged by this check (not flagged before), and claims whose flag it cleared (their sources hold
+    #: again); a claim flagged before whose findings changed gets a new ``evidence_stale`` event, in neither list
+    newly_stale: list[str] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)
+    #: citations that could not be checked against their source (unreadable, not stale): claim id -> messages
+    unchecked: dict[str, list[str]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "claims_checked": self.claims_checked,
+            "evidence_checked": self.evidence_checked,
+            "stale": {cid: [s.to_dict() for s in found] for cid, found in self.stale.items()},
+            "newly_stale": self.newly_stale,
+            "cleared": self.cleared,
+            "unchecked": self.unchecked,
+        }
+
+
 def find_stale(claims: Sequence[Claim], lake: Lake, *, against_sources: bool = True) -> EvidenceReport:
     """Check every citation evidence of ``claims`` against ``lake`` (and, ``against_sources``, the files)."""
-    from kbflow.claims.store import EvidenceReport
     from kbflow.retrieve.resolver import resolve_many
 
     report = EvidenceReport(claims_checked=len(claims))

@@ -39,6 +39,7 @@ from kbflow import schema as S
 from kbflow import scopes
 from kbflow._lazy import require
 from kbflow.claims import model as M
+from kbflow.claims.evidence import EvidenceReport, find_stale
 from kbflow.claims.index import ClaimIndex
 from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
 from kbflow.claims.tables import LakeTables, MemoryTables, Tables
@@ -207,32 +208,6 @@ class ClaimHits(list):
 
     def to_dicts(self) -> list[dict[str, Any]]:
         return [h.to_dict() for h in self]
-
-
-@dataclass
-class EvidenceReport:
-    """What :meth:`Claims.check_evidence` found."""
-
-    claims_checked: int = 0
-    evidence_checked: int = 0
-    #: claim id -> what no longer holds, for every claim now stale
-    stale: dict[str, list[StaleEvidence]] = field(default_factory=dict)
-    #: claims flagged by this check (not flagged before), and claims whose flag it cleared (their sources hold
-    #: again); a claim flagged before whose findings changed gets a new ``evidence_stale`` event, in neither list
-    newly_stale: list[str] = field(default_factory=list)
-    cleared: list[str] = field(default_factory=list)
-    #: citations that could not be checked against their source (unreadable, not stale): claim id -> messages
-    unchecked: dict[str, list[str]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "claims_checked": self.claims_checked,
-            "evidence_checked": self.evidence_checked,
-            "stale": {cid: [s.to_dict() for s in found] for cid, found in self.stale.items()},
-            "newly_stale": self.newly_stale,
-            "cleared": self.cleared,
-            "unchecked": self.unchecked,
-        }
 
 
 # --- folding events into claims (pure) -------------------------------------------------------------
@@ -1065,8 +1040,6 @@ class Claims:
         for a person to decide. A flag whose citations hold again is cleared
         (an ``evidence_fresh`` event).
         """
-        from kbflow.claims.evidence import find_stale
-
         lake = lake if isinstance(lake, Lake) else (Lake(lake, create=False) if lake is not None else self.lake)
         if lake is None:
             raise ClaimError("check_evidence needs a lake to check citations against (Claims.memory(lake=...))")
