@@ -554,16 +554,10 @@ class Retriever:
             calibrated model and a dense leg. ``Hits.confidence`` still says
             how good the best hit was.
         distinct:
-            Show each text once (default ``True``): hits whose texts are equal
-            after whitespace normalization are one hit, shown by the copy nearest
-            the start of its document (then the shortest place), the others
-            listed in ``Hit.also_in``; the
-            ``k`` hits are ``k`` distinct texts.
+            Show each text once (default ``True``): equal texts are one hit, the
+            other copies in ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
         document_weight, page_weight:
-            Lift the chunks of the document whose path the query names (a
-            company, a year, a form in a filing's file name), and let the
-            chunks of one PDF page reinforce each other
-            (:mod:`kbflow.retrieve.signals`; defaults from the settings).
+            The document and page signals (:mod:`kbflow.retrieve.signals`).
         caller, origin:
             Who asked and from which surface, for the query log
             (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The

@@ -15,8 +15,8 @@ off at weight 0:
   almost nothing. Only PDFs are named so: code, Markdown documents and web
   pages have their paths in the keyword leg's names field already
   (``names_weight``), and lifting a whole source file for a word of its path
-  cost code search 0.04 nDCG@10 (``bench/code_eval.py --set
-  document_weight=0.5``).
+  cost code search 0.04 nDCG@10 when code was named too (measured with
+  ``bench/code_eval.py --set document_weight=0.5`` before this rule).
 - **page** (``RetrievalSettings.page_weight``): the chunks of one PDF page
   reinforce each other: each gets the scores of its page's best other
   candidates (:data:`PAGE_TOP` of them), so a page whose statement title,
