@@ -272,6 +272,14 @@ def _crawl_options(
     show_default=True,
     help="Sources materialized side by side, each in a worker process of its own (the dagster runner).",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray", "auto"]),
+    default=None,
+    help="Where loading, chunking and embedding run: local (this process), ray (the Ray cluster RAY_ADDRESS names, "
+    "else one started here: a task per file, an embedding worker per node) or auto (ray for a source of 4 MiB or "
+    "more). Env: KBFLOW_ENGINE. [default: local]",
+)
 @_wait_option
 @click.pass_context
 def ingest(
@@ -283,6 +291,7 @@ def ingest(
     progress: bool | None,
     runner: str,
     workers: int,
+    engine: str | None,
     wait: float,
 ) -> None:
     """Materialize the registered sources (or SOURCE_IDS) through the Dagster assets.
@@ -294,7 +303,7 @@ def ingest(
     """
     from kbflow.pipeline import run_ingest
 
-    settings = _settings(ctx, model=model, backend=backend)
+    settings = _settings(ctx, model=model, backend=backend, engine=engine)
     show = sys.stderr.isatty() if progress is None else progress
     summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show, wait=wait, workers=workers)
     if as_json:
@@ -321,6 +330,8 @@ def ingest(
                 )
             for cid, problems in c.get("unchecked", {}).items():
                 click.echo(f"claims: could not check {cid}: {'; '.join(problems)}", err=True)
+        for step, placed in summary.engine.get("steps", {}).items():
+            click.echo(f"{step}: {placed['tasks']} Ray tasks on {len(placed['nodes'])} nodes")
         versions = ", ".join(f"{k} v{v}" for k, v in summary.versions.items())
         click.echo(f"versions: {versions}; {summary.seconds:.1f}s")
     if summary.index_error:

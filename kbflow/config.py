@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_BACKEND",
     "DEFAULT_LAKE",
     "DEFAULT_MODEL",
+    "ENGINES",
     "MODES",
     "ChunkSettings",
     "RetrievalSettings",
@@ -44,6 +45,10 @@ def check_backend(backend: str) -> str:
     if backend not in BACKENDS:
         raise ConfigError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
     return backend
+
+
+#: where an ingest's loading, chunking and embedding run (:mod:`kbflow.pipeline.engines`)
+ENGINES = ("local", "ray", "auto")
 
 
 #: backends whose vectors differ from torch fp32: their ``model_id`` is ``<model>#<backend>``
@@ -348,6 +353,15 @@ class Settings:
     write_batch_size:
         Vectors per Arrow batch streamed into the embeddings table; peak memory
         grows with this, not with the corpus.
+    engine:
+        Where the load, chunk and embed steps run: ``"local"`` (this process),
+        ``"ray"`` (the Ray cluster ``$RAY_ADDRESS`` names, else one started
+        here) or ``"auto"`` (Ray for a source estimated past
+        :data:`kbflow.pipeline.engines.AUTO_RAY_BYTES`, this process for the
+        rest). Default: ``$KBFLOW_ENGINE``, else ``"local"``.
+    engine_actors:
+        Embedding workers on the Ray cluster (``None``: one per node, or one
+        per GPU where the cluster has GPUs).
     """
 
     lake: str = field(default_factory=resolve_lake)
@@ -356,6 +370,8 @@ class Settings:
     embed_threads: int | None = None
     embed_batch_size: int | None = None
     write_batch_size: int = 512
+    engine: str = field(default_factory=lambda: os.environ.get("KBFLOW_ENGINE") or "local")
+    engine_actors: int | None = None
     chunking: ChunkSettings = field(default_factory=ChunkSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
 
@@ -367,6 +383,10 @@ class Settings:
         check_backend(self.backend)
         if self.embed_threads is not None and not 1 <= self.embed_threads <= 256:
             raise ConfigError(f"embed_threads must be in 1..256 or None, got {self.embed_threads}")
+        if self.engine not in ENGINES:
+            raise ConfigError(f"unknown engine {self.engine!r}; use one of {', '.join(ENGINES)}")
+        if self.engine_actors is not None and not 1 <= self.engine_actors <= 4096:
+            raise ConfigError(f"engine_actors must be in 1..4096 or None, got {self.engine_actors}")
 
     @property
     def vector_space(self) -> str:

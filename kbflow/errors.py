@@ -12,6 +12,7 @@ each also derives from the builtin that fits, so callers can catch either::
     │   ├── LakeBusyError                  another process holds the lake's write lease
     │   └── LakeStorageError               the lake's storage is full, read-only or failing
     ├── EmbedError(RuntimeError)           an embedding or reranking model cannot be loaded or run
+    ├── ClusterError(RuntimeError)         the Ray cluster cannot be reached or used (--engine ray)
     ├── QueryError(ValueError)             a bad search request
     ├── ResolveError(ValueError)           a citation cannot be resolved back to its text
     │   └── StaleCitationError             the source changed since it was indexed
@@ -34,6 +35,7 @@ __all__ = [
     "AuthError",
     "ClaimError",
     "ClaimTransitionError",
+    "ClusterError",
     "ConfigError",
     "DatasetError",
     "EmbedError",
@@ -89,6 +91,10 @@ class LakeStorageError(LakeError):
 
 class EmbedError(KbflowError, RuntimeError):
     """An embedding model or cross-encoder reranker cannot be loaded or run."""
+
+
+class ClusterError(KbflowError, RuntimeError):
+    """The Ray cluster an ingest runs on cannot be reached, cannot read the lake or the model, or lost its workers."""
 
 
 class QueryError(KbflowError, ValueError):

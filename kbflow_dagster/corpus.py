@@ -42,13 +42,13 @@ def _metadata(result, **extra) -> dict:
     return meta
 
 
-def _step(fn, lake, *args, exclusive: bool = False, wait: float = 600.0):
+def _step(fn, lake, *args, exclusive: bool = False, wait: float = 600.0, **kwargs):
     """Call a kbflow step on ``lake`` holding the lake's write lease (shared: per-source steps of several
     sources may run side by side; exclusive: the search index); a kbflow error becomes a
     :class:`dagster.Failure` whose description is kbflow's message."""
     try:
         with lease(lake.uri, f"dagster asset {fn.__name__}", exclusive=exclusive, wait=wait):
-            return fn(lake, *args)
+            return fn(lake, *args, **kwargs)
     except KbflowError as exc:
         raise dg.Failure(description=str(exc), metadata={ERROR_KIND: type(exc).__name__}) from exc
     except Exception as exc:  # a full disk or read-only lake: one line naming the lake and the cause
@@ -121,7 +121,7 @@ CHUNKER_VERSION, MODEL_VERSION = _versions()
 def documents(context: dg.AssetExecutionContext, kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()
     with load_bar(context.partition_key, kbflow.progress) as progress:
-        result = _step(pipeline.load_source, lake, context.partition_key, progress)
+        result = _step(pipeline.load_source, lake, context.partition_key, progress, settings=kbflow.settings())
     skipped, failed = pipeline.split_issues(result.issues)
     if skipped:
         context.log.warning(f"left out {len(skipped)} files: {'; '.join(_line(i) for i in skipped[:10])}")

@@ -106,6 +106,8 @@ def _resource(settings: Settings, progress: bool = False) -> KbflowResource:
         model=settings.model,
         backend=settings.backend,
         embed_threads=settings.embed_threads or 0,
+        engine=settings.engine,
+        engine_actors=settings.engine_actors or 0,
         progress=progress,
     )
 
@@ -243,7 +245,7 @@ def _run(
 
         bar = tqdm(total=len(ids), desc="ingest", unit="source", file=sys.stderr)
     reports = []
-    summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
+    summary = IngestSummary(reports, {}, 0.0, repaired=repaired, engine={"name": settings.engine, "steps": {}})
     phases = pipeline.plan_phases(lake, ids)
     pool = None
     if workers > 1 and len(ids) > 1:
@@ -287,6 +289,7 @@ def _run(
                     chunk = ChunkResult.from_dict(value["chunks"])
                     embed = EmbedResult.from_dict(value["embeddings"])
                     reports.append(pipeline.source_report(load, chunk, embed))
+                    summary.add_placement(load, chunk, embed)
             # publish what is ready before a big source starts; the checks run after the last phase
             last = n == len(phases)
             result = dg.materialize(

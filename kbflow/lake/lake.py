@@ -189,6 +189,21 @@ class Lake:
             return ds.version
         return lance.LanceDataset.commit(ds, lance.LanceOperation.Append(fragments), read_version=ds.version).version
 
+    def write_fragments(self, name: str, reader, rows_per_fragment: int = FRAGMENT_ROWS) -> list:
+        """Write a stream of record batches to table ``name`` (which must exist) as uncommitted data files, for
+        :meth:`commit_fragments` to commit: how many workers write one table and commit once."""
+        uri = self.dataset(name).uri
+        return self._write_files(uri, reader, "append", rows_per_fragment, self.storage_options)
+
+    def commit_fragments(self, name: str, fragments: list, read_version: int) -> int:
+        """Append the uncommitted ``fragments`` (:meth:`write_fragments`, from any process) to table ``name`` in one
+        commit on top of ``read_version``; returns the new version (``read_version`` when there are none)."""
+        lance = require("lance")
+        if not fragments:
+            return read_version
+        ds = self.dataset(name)
+        return lance.LanceDataset.commit(ds, lance.LanceOperation.Append(fragments), read_version=read_version).version
+
     def overwrite(self, name: str, reader, rows_per_fragment: int = FRAGMENT_ROWS) -> int:
         """Replace (or create) table ``name`` with a stream of record batches, in one commit; returns its version.
 

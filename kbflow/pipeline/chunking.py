@@ -8,15 +8,14 @@ from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
-from kbflow.chunk.base import chunk_unit
 from kbflow.config import Settings
 from kbflow.lake import arrays
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import releases_memory
 from kbflow.lake.spill import Spill
 from kbflow.pipeline.common import records_failure, source_filter
+from kbflow.pipeline.engines import Engine, open_engine
 from kbflow.pipeline.results import ChunkResult
-from kbflow.records import RawUnit
 
 __all__ = ["chunk_source"]
 
@@ -42,13 +41,17 @@ def _units_in_order(lake: Lake, where: str, unit_hashes: Any, group: int = 64) -
 
 @releases_memory
 @records_failure
-def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -> ChunkResult:
+def chunk_source(
+    lake: Lake, source_id: str, settings: Settings | None = None, *, engine: Engine | None = None
+) -> ChunkResult:
     """Bring the source's rows in ``chunks`` in line with its rows in ``documents`` (one commit).
 
     Only units whose hash is new are chunked; chunks of units that disappeared
     are deleted; a chunk whose text is unchanged keeps its ``chunk_id`` (and so
     its embedding). New chunk settings, a new scope or a moved source re-chunk
-    every unit.
+    every unit. The units are chunked by ``engine`` (else
+    :func:`~kbflow.pipeline.engines.open_engine` from ``settings``; on Ray, a
+    task per group of units), their rows committed here in unit order.
     """
     t0 = time.perf_counter()
     pc = require("pyarrow.compute")
@@ -70,11 +73,10 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
         return ChunkResult(source_id, chunks=old.num_rows, seconds=time.perf_counter() - t0)
 
     table = lake.table(S.CHUNKS)
+    engine = engine or open_engine(settings, lake, source)
     with Spill(S.CHUNKS_SCHEMA) as spill:
-        for doc in _units_in_order(lake, where, todo):
-            unit = RawUnit.from_row(doc)
-            for chunk in chunk_unit(unit, settings.chunking):
-                spill.append(chunk.to_row(source, unit.file_hash, chunker))
+        for row in engine.chunk_rows(_units_in_order(lake, where, todo), source, chunker, settings.chunking):
+            spill.append(row)
         new_ids = spill.distinct(S.CHUNK_ID)
         old_ids = old.column(S.CHUNK_ID)
         gone_rows = old.filter(pc.is_in(old.column(S.UNIT_HASH), value_set=gone)) if len(gone) else old.slice(0, 0)
@@ -102,4 +104,5 @@ def chunk_source(lake: Lake, source_id: str, settings: Settings | None = None) -
         units_chunked=len(todo),
         version=lake.table(S.CHUNKS).version,
         seconds=time.perf_counter() - t0,
+        placement=engine.placement("chunk"),
     )

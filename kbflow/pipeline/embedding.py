@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kbflow import schema as S
@@ -14,9 +14,37 @@ from kbflow.embed.base import get_embedder
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import release_memory, releases_memory
 from kbflow.pipeline.common import records_failure, source_filter
+from kbflow.pipeline.engines import Engine, open_engine
 from kbflow.pipeline.results import EmbedResult, Progress
 
-__all__ = ["embed_source"]
+__all__ = ["embed_source", "embedding_batches"]
+
+
+def embedding_batches(
+    embedder: Any, texts: Callable[[int], list[str]], hashes: Any, n: int, size: int, progress: Progress | None = None
+) -> Any:
+    """The ``embeddings`` rows of ``n`` texts as a record-batch reader: ``texts(i)`` gives the ``size`` texts from
+    ``i`` on, ``hashes`` (an Arrow array) their embed keys; each batch is embedded as the reader is read."""
+    pa = require("pyarrow")
+
+    def batches() -> Iterator[Any]:
+        for i in range(0, n, size):
+            chunk = texts(i)
+            vectors = embedder.embed(chunk)
+            flat = pa.array(vectors.reshape(-1), type=pa.float32())
+            offsets = pa.array(range(0, (len(chunk) + 1) * embedder.dim, embedder.dim), type=pa.int32())
+            yield pa.RecordBatch.from_arrays(
+                [
+                    hashes.slice(i, len(chunk)),
+                    pa.array([embedder.model_id] * len(chunk), type=pa.string()),
+                    pa.ListArray.from_arrays(offsets, flat),
+                ],
+                schema=S.EMBEDDINGS_SCHEMA,
+            )
+            if progress is not None:
+                progress(len(chunk), n)
+
+    return pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches())
 
 
 def _missing_embeddings(lake: Lake, model_id: str, where: str | None):
@@ -69,57 +97,58 @@ def _complete(lake: Lake, source_id: str | None) -> None:
 @releases_memory
 @records_failure
 def embed_source(
-    lake: Lake, source_id: str | None, settings: Settings | None = None, progress: Progress | None = None
+    lake: Lake,
+    source_id: str | None,
+    settings: Settings | None = None,
+    progress: Progress | None = None,
+    *,
+    engine: Engine | None = None,
 ) -> EmbedResult:
     """Embed the chunk texts of a source (``None``: of every source) that have no vector yet.
 
     Texts are read from the pinned chunks version one write batch at a time
     and their vectors streamed to the ``embeddings`` table in batches of
     ``settings.write_batch_size`` within one commit: peak memory grows with the
-    batch size, not with the number of chunks.
+    batch size, not with the number of chunks. On the Ray engine (``engine``,
+    else :func:`~kbflow.pipeline.engines.open_engine` from ``settings``) the
+    cluster's embedding workers write the vectors as fragments, committed here
+    at once.
     """
     t0 = time.perf_counter()
     settings = Settings.coerce(settings)
-    embedder = get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
+    model_id = settings.vector_space
     where = source_filter(source_id) if source_id is not None else None
     total = lake.table(S.CHUNKS).count_rows(where) if lake.has_table(S.CHUNKS) else 0
     if not total:
         _complete(lake, source_id)
-        return EmbedResult(source_id or "*", embedder.model_id, 0, 0, seconds=time.perf_counter() - t0)
-    chunks, todo = _missing_embeddings(lake, embedder.model_id, where)
+        return EmbedResult(source_id or "*", model_id, 0, 0, seconds=time.perf_counter() - t0)
+    chunks, todo = _missing_embeddings(lake, model_id, where)
     if todo is None:
         _complete(lake, source_id)
-        return EmbedResult(source_id or "*", embedder.model_id, 0, total, seconds=time.perf_counter() - t0)
-    pa = require("pyarrow")
-    hashes = todo.column(S.CHUNK_HASH)
+        return EmbedResult(source_id or "*", model_id, 0, total, seconds=time.perf_counter() - t0)
+    hashes = todo.column(S.CHUNK_HASH).combine_chunks()
     row_ids = todo.column("_rowid_min").to_numpy()  # 8 bytes a text, not a Python int each
     n = len(row_ids)
-
-    def batches() -> Iterator[Any]:
+    engine = engine or open_engine(settings, lake, lake.get_source(source_id) if source_id else None)
+    if engine.embeds:
+        read_version = lake.table(S.EMBEDDINGS).version
+        fragments = engine.write_embeddings(lake, chunks, todo, settings, progress)
+        version = lake.commit_fragments(S.EMBEDDINGS, fragments, read_version)
+    else:
         size = settings.write_batch_size
-        for i in range(0, n, size):
-            texts = embed_texts(Lake.take(chunks, row_ids[i : i + size], columns=[S.CONTEXT, S.TEXT]))
-            vectors = embedder.embed(texts)
-            flat = pa.array(vectors.reshape(-1), type=pa.float32())
-            offsets = pa.array(range(0, (len(texts) + 1) * embedder.dim, embedder.dim), type=pa.int32())
-            yield pa.RecordBatch.from_arrays(
-                [
-                    hashes.slice(i, len(texts)).combine_chunks(),
-                    pa.array([embedder.model_id] * len(texts), type=pa.string()),
-                    pa.ListArray.from_arrays(offsets, flat),
-                ],
-                schema=S.EMBEDDINGS_SCHEMA,
-            )
-            if progress is not None:
-                progress(len(texts), n)
 
-    version = lake.append(S.EMBEDDINGS, pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches()))
+        def texts(i: int) -> list[str]:
+            return embed_texts(Lake.take(chunks, row_ids[i : i + size], columns=[S.CONTEXT, S.TEXT]))
+
+        embedder = get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
+        version = lake.append(S.EMBEDDINGS, embedding_batches(embedder, texts, hashes, n, size, progress))
     _complete(lake, source_id)
     return EmbedResult(
         source_id or "*",
-        embedder.model_id,
+        model_id,
         chunks_embedded=n,
         chunks_reused=max(0, total - n),
         version=version,
         seconds=time.perf_counter() - t0,
+        placement=engine.placement("embed"),
     )

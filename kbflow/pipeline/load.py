@@ -7,12 +7,14 @@ import time
 from collections.abc import Callable
 
 from kbflow import schema as S
+from kbflow.config import Settings
 from kbflow.errors import KbflowError
 from kbflow.lake import arrays
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import releases_memory
 from kbflow.lake.spill import Spill
 from kbflow.pipeline.common import records_failure, source_filter
+from kbflow.pipeline.engines import Engine, open_engine
 from kbflow.pipeline.results import LoadResult
 from kbflow.sources.base import get_loader
 
@@ -21,7 +23,14 @@ __all__ = ["load_source"]
 
 @releases_memory
 @records_failure
-def load_source(lake: Lake, source_id: str, progress: Callable[[int, int, int], None] | None = None) -> LoadResult:
+def load_source(
+    lake: Lake,
+    source_id: str,
+    progress: Callable[[int, int, int], None] | None = None,
+    *,
+    settings: Settings | None = None,
+    engine: Engine | None = None,
+) -> LoadResult:
     """Load one source into ``documents`` (one commit), unless its bytes are unchanged.
 
     Units are spilled to a temporary Arrow stream as the loader yields them and
@@ -30,7 +39,9 @@ def load_source(lake: Lake, source_id: str, progress: Callable[[int, int, int], 
     (``issues``); the others are loaded. When nothing can be loaded the source
     is marked ``failed`` with the reason, a :class:`SourceError` is raised, and
     no table but the registry is touched. ``progress(files done, files in all,
-    pages done)`` follows a long load.
+    pages done)`` follows a long load. The files are read by ``engine`` (else
+    :func:`~kbflow.pipeline.engines.open_engine` from ``settings``): on Ray, one
+    task per file, their units committed here in the loader's order.
     """
     t0 = time.perf_counter()
     source = lake.get_source(source_id)
@@ -42,9 +53,10 @@ def load_source(lake: Lake, source_id: str, progress: Callable[[int, int, int], 
             if source.status == S.FAILED:
                 lake.set_status({source_id: {S.STATUS: S.PENDING, S.LAST_ERROR: None}})
             return LoadResult(source_id, "unchanged", issues=list(source.issues), seconds=time.perf_counter() - t0)
+        engine = engine or open_engine(Settings.coerce(settings, lake=lake.uri), lake, source)
         try:
-            for unit in loader.load(source):
-                spill.append(unit.to_row())
+            for row in engine.load_rows(loader, source):
+                spill.append(row)
         except KbflowError:  # what was left out is recorded even when nothing could be loaded
             issues = [issue.to_dict() for issue in loader.issues]
             lake.set_status({source_id: {S.ISSUES: json.dumps(issues) if issues else None}})
@@ -84,4 +96,5 @@ def load_source(lake: Lake, source_id: str, progress: Callable[[int, int, int], 
         issues=issues,
         version=lake.table(S.DOCUMENTS).version,
         seconds=time.perf_counter() - t0,
+        placement=engine.placement("load"),
     )

@@ -42,6 +42,8 @@ class LoadResult(StepResult):
     error: str | None = None
     version: int | None = None
     seconds: float = 0.0
+    #: where the step's work ran on a Ray cluster (``{"engine", "tasks", "nodes"}``); ``None``: in this process
+    placement: dict[str, Any] | None = None
 
 
 @dataclass
@@ -54,6 +56,8 @@ class ChunkResult(StepResult):
     units_chunked: int = 0
     version: int | None = None
     seconds: float = 0.0
+    #: where the step's work ran on a Ray cluster (``{"engine", "tasks", "nodes"}``); ``None``: in this process
+    placement: dict[str, Any] | None = None
 
 
 @dataclass
@@ -64,6 +68,8 @@ class EmbedResult(StepResult):
     chunks_reused: int = 0
     version: int | None = None
     seconds: float = 0.0
+    #: where the step's work ran on a Ray cluster (``{"engine", "tasks", "nodes"}``); ``None``: in this process
+    placement: dict[str, Any] | None = None
 
 
 @dataclass
@@ -141,6 +147,19 @@ class IngestSummary:
     #: the claims check after the index (claims checked, ``stale`` and ``newly_stale`` claim ids); ``None``
     #: when the lake has no claims. Stale evidence is for a person to review: it does not make the run fail
     claims: dict[str, Any] | None = None
+    #: where the steps ran (:mod:`kbflow.pipeline.engines`): ``{"name": the engine setting, "steps": {"load" |
+    #: "chunk" | "embed": {"tasks", "nodes"}}}``, the Ray tasks and node ids of every source's step; a step that
+    #: ran in this process only is not listed
+    engine: dict[str, Any] = field(default_factory=lambda: {"name": "local", "steps": {}})
+
+    def add_placement(self, load: LoadResult, chunk: ChunkResult, embed: EmbedResult) -> None:
+        """Count where one source's three steps ran into :attr:`engine`."""
+        steps = self.engine.setdefault("steps", {})
+        for step, result in (("load", load), ("chunk", chunk), ("embed", embed)):
+            if result.placement:
+                seen = steps.setdefault(step, {"tasks": 0, "nodes": []})
+                seen["tasks"] += result.placement["tasks"]
+                seen["nodes"] = sorted(set(seen["nodes"]) | set(result.placement["nodes"]))
 
     @property
     def ok(self) -> bool:
@@ -161,6 +180,7 @@ class IngestSummary:
             "repaired": dict(self.repaired),
             "published": list(self.published),
             "claims": self.claims,
+            "engine": self.engine,
         }
 
 

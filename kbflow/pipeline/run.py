@@ -30,6 +30,7 @@ from kbflow.lake.repair import repair_duplicates
 from kbflow.lake.storage import storage_error
 from kbflow.pipeline.chunking import chunk_source
 from kbflow.pipeline.embedding import embed_source
+from kbflow.pipeline.engines import open_engine
 from kbflow.pipeline.load import load_source
 from kbflow.pipeline.progress import embed_bar, load_bar
 from kbflow.pipeline.results import IngestSummary, Progress, SourceReport, source_report, split_issues
@@ -204,21 +205,24 @@ def ingest(
     limit_malloc_arenas()
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     settings = Settings.coerce(settings, lake=lake.uri)
+    if settings.engine == "ray":  # the cluster, the lake and the model checked before anything is written
+        open_engine(settings, lake)
     with lease(lake.uri, "kbflow ingest", wait=wait):
         repaired = prepare_lake(lake)
         ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
         reports = []
         bars = progress is True
-        summary = IngestSummary(reports, {}, 0.0, repaired=repaired)
+        summary = IngestSummary(reports, {}, 0.0, repaired=repaired, engine={"name": settings.engine, "steps": {}})
         for phase in plan_phases(lake, ids):
             for sid in phase:
                 try:
                     with load_bar(sid, bars) as loading:
-                        load = load_source(lake, sid, loading)
+                        load = load_source(lake, sid, loading, settings=settings)
                     chunk = chunk_source(lake, sid, settings)
                     with embed_bar(sid, bars) as embedding:
                         embed = embed_source(lake, sid, settings, embedding if bars else progress or None)
                     reports.append(source_report(load, chunk, embed))
+                    summary.add_placement(load, chunk, embed)
                 except SourceError as exc:
                     reports.append(failed_report(lake, sid, str(exc)))
             try:
@@ -274,6 +278,15 @@ def _runner(name: str) -> Runner:
     return found[name].load()
 
 
+def _share_cluster(settings: Settings, lake: Lake) -> None:
+    """Join (or start) the Ray cluster here, checked, and name it in ``RAY_ADDRESS`` so that a runner's worker
+    processes join the same one instead of each starting its own."""
+    import os
+
+    engine = open_engine(settings, lake)
+    os.environ.setdefault("RAY_ADDRESS", engine.address)
+
+
 def run_ingest(
     settings: Settings,
     source_ids: Iterable[str] | None = None,
@@ -290,7 +303,8 @@ def run_ingest(
     (the Dagster assets, in this process) or ``"auto"`` (Dagster where
     ``kbflow_dagster`` is installed, else local). Both report alike.
     ``workers`` > 1 (the Dagster runner) materializes that many sources side by
-    side, each in a worker process.
+    side, each in a worker process. With ``settings.engine == "ray"`` every
+    runner's steps run on the one Ray cluster joined (or started) here first.
     """
     lake = Lake(settings.lake)
     registered = [s.source_id for s in lake.sources()]
@@ -299,6 +313,8 @@ def run_ingest(
     if unknown:
         raise SourceNotFoundError(f"not registered in {lake.uri}: {', '.join(unknown)} (see `kbflow status`)")
     run = _runner(runner)
+    if settings.engine == "ray":
+        _share_cluster(settings, lake)
     if workers != 1:
         if run is _local:
             raise ConfigError(

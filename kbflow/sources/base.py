@@ -315,13 +315,13 @@ class FileSetLoader(Loader):
         loaded = 0
         self.report_progress(total=len(files))
         for rel, path in files:
-            yield from self._load_one(source, rel, path)
+            yield from self.load_one(source, rel, path)
             self.report_progress(files=1)
             loaded += self._loaded
         if not loaded:
             raise self.nothing_loaded(source)
 
-    def _load_one(self, source: Source, rel: str, path: str) -> Iterator[RawUnit]:
+    def load_one(self, source: Source, rel: str, path: str) -> Iterator[RawUnit]:
         """One file's units; its failure recorded as an issue (``self._loaded``: how many it gave).
 
         A streaming loader (:attr:`streams`) raises only before its first unit,
