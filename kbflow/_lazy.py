@@ -25,6 +25,7 @@ _HINTS = {
     "tqdm": "pip install tqdm",
     "ranx": "pip install ranx",
     "yaml": "pip install pyyaml",
+    "boto3": "pip install boto3",
     "ray": "pip install 'kbflow[ray]' (Ray, for --engine ray)",
 }
 

@@ -120,7 +120,7 @@ def test_a_writer_killed_mid_commit_leaves_a_readable_lake_that_the_next_ingest_
     assert run_ingest(settings, runner="dagster").ok
     for n in range(40):  # every page changes: the next ingest rewrites every table
         (corpus / f"page{n}.md").write_text(f"# Page {n}\n\nCanals and locks, part {n}.\n")
-    env = dict(os.environ)
+    env = dict(os.environ, KBFLOW_LEASE_SECONDS="3")  # the killed writer's lease entry expires 3 s after it dies
     code = (
         "from kbflow.config import Settings; from kbflow.pipeline import run_ingest\n"
         f"run_ingest(Settings.coerce(None, lake={lake_uri!r}, model={FAST_MODEL!r}), runner='local')\n"
@@ -137,7 +137,7 @@ def test_a_writer_killed_mid_commit_leaves_a_readable_lake_that_the_next_ingest_
     # readable: every table at a committed version, searches answer
     Lake(lake_uri).versions()
     Retriever.open(lake_uri, settings=settings).search("bridges", k=3)
-    summary = run_ingest(settings, runner="dagster")  # and the next ingest converges
+    summary = run_ingest(settings, runner="dagster", wait=60)  # and the next ingest (once it expired) converges
     assert summary.ok, summary.to_dict()
     hits = Retriever.open(lake_uri, settings=settings).search("canals and locks", k=3, mode="bm25")
     assert hits and "Canals" in hits[0].text
@@ -188,3 +188,90 @@ def test_fetched_pages_are_kept_in_the_bucket(s3):
     assert store.get(digest) == (b"<html><p>kept as fetched</p></html>", {"url": "https://example.com/"})
     store.set_state({"url": "https://example.com/", "hash": digest})
     assert RawStore(f"s3://{BUCKET}/raw-lake", "web").state()["hash"] == digest
+
+
+#: one writer: takes the lake's exclusive lease, notes when it held it, holds it a while
+_WRITER = """
+import sys, time
+from kbflow.lake.lease import lease
+uri, out, hold = sys.argv[1], sys.argv[2], float(sys.argv[3])
+with lease(uri, "writer " + out, wait=60):
+    start = time.time()
+    time.sleep(hold)
+    end = time.time()
+with open(out, "w") as fh:
+    fh.write(f"{start} {end}")
+"""
+
+
+def test_two_writers_on_separate_processes_take_the_s3_lease_in_turn(s3, tmp_path):
+    uri = f"s3://{BUCKET}/race"
+    outs = [tmp_path / f"w{i}" for i in range(3)]
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, uri, str(out), "1.0"]) for out in outs]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    spans = sorted(tuple(map(float, out.read_text().split())) for out in outs)
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end, f"two writers held the lease at once: {spans}"
+
+
+def test_a_second_writer_is_told_who_holds_the_s3_lease_and_a_shared_holder_joins_another(s3):
+    from kbflow.errors import LakeBusyError
+    from kbflow.lake.object_lease import ObjectLease
+
+    uri = f"s3://{BUCKET}/busy"
+    first = ObjectLease(uri, {}, "kbflow ingest", exclusive=True)
+    first.acquire(0)
+    try:
+        second = ObjectLease(uri, {}, "kbflow gc", exclusive=True)
+        with pytest.raises(LakeBusyError, match=r"being written by `kbflow ingest` \(pid \d+ on .*exclusive"):
+            second.acquire(0)
+        with pytest.raises(LakeBusyError):
+            ObjectLease(uri, {}, "dagster asset", exclusive=False).acquire(0)
+    finally:
+        first.release()
+    a, b = (ObjectLease(uri, {}, f"asset {n}", exclusive=False) for n in "ab")
+    a.acquire(0)
+    b.acquire(0)  # shared holders share
+    with pytest.raises(LakeBusyError):
+        ObjectLease(uri, {}, "kbflow ingest", exclusive=True).acquire(0)
+    a.release()
+    b.release()
+    taken = ObjectLease(uri, {}, "kbflow ingest", exclusive=True)
+    taken.acquire(0)  # every holder gone: free again
+    taken.release()
+
+
+def test_a_killed_holders_s3_lease_expires_and_a_stalled_holder_learns_it_lost_it(s3, tmp_path, monkeypatch):
+    from kbflow.errors import LakeBusyError
+    from kbflow.lake import object_lease
+    from kbflow.lake.object_lease import ObjectLease
+
+    uri = f"s3://{BUCKET}/expiry"
+    env = dict(os.environ, KBFLOW_LEASE_SECONDS="2")
+    holder = subprocess.Popen([sys.executable, "-c", _WRITER, uri, str(tmp_path / "never"), "60"], env=env)
+    monkeypatch.setattr(object_lease, "LEASE_SECONDS", 2.0)
+    deadline = time.time() + 60
+    while time.time() < deadline:  # the holder has it
+        try:
+            probe = ObjectLease(uri, {}, "probe", exclusive=True)
+            probe.acquire(0)
+            probe.release()
+        except LakeBusyError:
+            break
+        time.sleep(0.2)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    t = time.time()
+    after = ObjectLease(uri, {}, "kbflow ingest", exclusive=True)
+    after.acquire(30)  # the dead holder stops renewing: its entry expires within 2 s
+    assert time.time() - t < 10
+    # a holder stalled past its expiry (its renewal stopped) is taken over, and told so at release
+    after._stop.set()
+    after._thread.join()
+    time.sleep(2.2)
+    other = ObjectLease(uri, {}, "kbflow ingest", exclusive=True)
+    other.acquire(0)
+    after._renew_once()
+    with pytest.raises(LakeBusyError, match="expired while it wrote"):
+        after.release()
+    other.release()

@@ -17,6 +17,7 @@ from kbflow._lazy import require
 from kbflow.config import resolve_lake
 from kbflow.errors import LakeError, LakeNotFoundError, SourceError, SourceNotFoundError
 from kbflow.lake.lease import lease
+from kbflow.lake.storage import env_storage_options
 from kbflow.records import Source
 
 __all__ = ["Lake", "env_storage_options", "now"]
@@ -35,23 +36,6 @@ def now() -> datetime:
 def _tag_version(info: Any) -> int:
     """The version a Lance tag points at (a dict or an object, by pylance version)."""
     return int(info["version"] if isinstance(info, dict) else info.version)
-
-
-def env_storage_options() -> dict[str, str]:
-    """Object-storage options from ``$KBFLOW_STORAGE_OPTIONS`` (a JSON object, e.g. ``{"aws_endpoint": ...,
-    "allow_http": "true"}``); the standard ``AWS_*`` variables work without it."""
-    raw = os.environ.get("KBFLOW_STORAGE_OPTIONS")
-    if not raw:
-        return {}
-    import json
-
-    try:
-        options = json.loads(raw)
-    except ValueError as exc:
-        raise LakeError(f"KBFLOW_STORAGE_OPTIONS is not JSON ({exc})") from None
-    if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
-        raise LakeError('KBFLOW_STORAGE_OPTIONS must be a JSON object of strings, e.g. {"allow_http": "true"}')
-    return options
 
 
 def _is_local(uri: str) -> bool:

@@ -17,9 +17,11 @@ which ask for it again, without blocking itself.
 On a local lake the lease is an ``flock`` on ``<lake>/_kbflow.lock`` (the
 kernel releases it when the holder dies, so a killed ingest never leaves the
 lake locked) plus a note of who holds it in ``<lake>/_kbflow.lock.json``.
-Lakes on object storage have no lease yet: concurrent writers there are
-guarded only by the key-uniqueness check and the repair every ingest starts
-with (:func:`kbflow.lake.repair.repair_duplicates`).
+On S3 the lease is a lease object changed only by conditional puts, with
+expiry and renewal (:mod:`kbflow.lake.object_lease`). Other object stores
+have no lease: concurrent writers there are guarded only by the
+key-uniqueness check and the repair every ingest starts with
+(:func:`kbflow.lake.repair.repair_duplicates`).
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kbflow.errors import LakeBusyError, LakeError
+from kbflow.lake.object_lease import describe, is_s3
 
-__all__ = ["LOCK_FILE", "holder", "lease"]
+__all__ = ["LOCK_FILE", "describe", "holder", "lease"]
 
 LOCK_FILE = "_kbflow.lock"
 _POLL = 0.2
@@ -66,15 +69,6 @@ def holder(uri: str) -> dict[str, Any] | None:
         return None
 
 
-def _describe(note: dict[str, Any] | None) -> str:
-    if not note:
-        return "another kbflow process"
-    return (
-        f"`{note.get('command', 'kbflow')}` (pid {note.get('pid')} on {note.get('host')}, "
-        f"{'exclusive' if note.get('exclusive') else 'shared'}, since {note.get('since')})"
-    )
-
-
 def _write_note(path: str, command: str, exclusive: bool) -> None:
     note = {
         "command": command,
@@ -88,6 +82,40 @@ def _write_note(path: str, command: str, exclusive: bool) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(note, fh)
         os.replace(tmp, os.path.join(path, LOCK_FILE + ".json"))
+
+
+def _acquire_local(path: str, uri: str, exclusive: bool, wait: float) -> int:
+    """The ``flock``-ed lock file of a local lake (its descriptor), waiting up to ``wait`` seconds."""
+    try:
+        fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        from kbflow.lake.storage import storage_error
+
+        raise storage_error(exc, path) or LakeError(
+            f"{path}: cannot open the lake's lock file ({exc.strerror or exc})"
+        ) from None
+    deadline = time.monotonic() + max(0.0, wait)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    busy = describe(holder(uri))
+                    hint = "wait for it to finish, or pass --wait SECONDS" if wait <= 0 else f"waited {wait:g}s"
+                    raise LakeBusyError(f"{path}: the lake is being written by {busy}; {hint}") from None
+                time.sleep(_POLL)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _release_local(fd: int) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -111,11 +139,12 @@ def lease(uri: str, command: str | None = None, *, exclusive: bool = True, wait:
         Another process holds the lease (the message names it) and ``wait`` ran out.
     """
     path = _path(uri)
-    if path is None or os.environ.get("KBFLOW_LEASE_HELD") == path:
-        yield  # object storage: no lease yet; or a worker of a run that holds it already
+    key = path if path is not None else uri
+    if (path is None and not is_s3(uri)) or os.environ.get("KBFLOW_LEASE_HELD") == key:
+        yield  # object storage other than S3: no lease; or a worker of a run that holds it already
         return
     with _guard:
-        mine = _held.get(path)
+        mine = _held.get(key)
         if mine is not None and (mine[1] or not exclusive):
             mine[2] += 1  # nested in a lease this process holds: free
             nested = True
@@ -126,43 +155,29 @@ def lease(uri: str, command: str | None = None, *, exclusive: bool = True, wait:
             yield
         finally:
             with _guard:
-                _held[path][2] -= 1
+                _held[key][2] -= 1
         return
     if mine is not None:  # shared held, exclusive wanted: upgrading would deadlock another upgrader
-        raise LakeError(f"{path}: this process holds a shared lease and asks for an exclusive one")
-    try:
-        fd = os.open(os.path.join(path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        from kbflow.lake.storage import storage_error
+        raise LakeError(f"{key}: this process holds a shared lease and asks for an exclusive one")
+    command = command or " ".join(os.path.basename(a) for a in sys.argv[:3])
+    if path is None:
+        from kbflow.lake.object_lease import ObjectLease
+        from kbflow.lake.storage import env_storage_options
 
-        raise storage_error(exc, path) or LakeError(
-            f"{path}: cannot open the lake's lock file ({exc.strerror or exc})"
-        ) from None
-    deadline = time.monotonic() + max(0.0, wait)
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    busy = _describe(holder(uri))
-                    hint = "wait for it to finish, or pass --wait SECONDS" if wait <= 0 else f"waited {wait:g}s"
-                    raise LakeBusyError(f"{path}: the lake is being written by {busy}; {hint}") from None
-                time.sleep(_POLL)
-    except BaseException:
-        os.close(fd)
-        raise
+        held: Any = ObjectLease(uri, env_storage_options(), command, exclusive)
+        held.acquire(wait)
+    else:
+        held = _acquire_local(path, uri, exclusive, wait)
+        if exclusive:
+            _write_note(path, command, exclusive)
     with _guard:
-        _held[path] = [fd, exclusive, 1]
-    if exclusive:
-        _write_note(path, command or " ".join(os.path.basename(a) for a in sys.argv[:3]), exclusive)
+        _held[key] = [held, exclusive, 1]
     try:
         yield
     finally:
         with _guard:
-            del _held[path]
-        try:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+            del _held[key]
+        if path is None:
+            held.release()
+        else:
+            _release_local(held)

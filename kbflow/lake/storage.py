@@ -10,11 +10,12 @@ to do; the CLI, the pipeline steps and the Dagster assets all use it.
 from __future__ import annotations
 
 import errno
+import os
 import re
 
-from kbflow.errors import KbflowError, LakeStorageError
+from kbflow.errors import KbflowError, LakeError, LakeStorageError
 
-__all__ = ["storage_error"]
+__all__ = ["env_storage_options", "storage_error"]
 
 #: errno -> (what happened, what to do)
 _CAUSES = {
@@ -67,3 +68,20 @@ def storage_error(exc: BaseException, lake_uri: str) -> LakeStorageError | None:
     path = getattr(exc, "filename", None)
     where = f" ({path})" if isinstance(path, str) and path and not path.startswith(lake_uri) else ""
     return LakeStorageError(f"{lake_uri}: cannot write the lake{where}: {what} ({errno.errorcode[code]}); {todo}")
+
+
+def env_storage_options() -> dict[str, str]:
+    """Object-storage options from ``$KBFLOW_STORAGE_OPTIONS`` (a JSON object, e.g. ``{"aws_endpoint": ...,
+    "allow_http": "true"}``); the standard ``AWS_*`` variables work without it."""
+    raw = os.environ.get("KBFLOW_STORAGE_OPTIONS")
+    if not raw:
+        return {}
+    import json
+
+    try:
+        options = json.loads(raw)
+    except ValueError as exc:
+        raise LakeError(f"KBFLOW_STORAGE_OPTIONS is not JSON ({exc})") from None
+    if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
+        raise LakeError('KBFLOW_STORAGE_OPTIONS must be a JSON object of strings, e.g. {"allow_http": "true"}')
+    return options
