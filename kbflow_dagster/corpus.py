@@ -32,6 +32,8 @@ def _metadata(result, **extra) -> dict:
     """A step result (a kbflow dataclass) as materialization metadata."""
     meta = {}
     for key, value in dataclasses.asdict(result).items():
+        if key == "placement" and value:  # where the step ran on a Ray cluster: its tasks and nodes
+            meta["ray_tasks"], meta["ray_nodes"] = value["tasks"], len(value["nodes"])
         if key == "source_id" or value is None or isinstance(value, dict):
             continue
         if isinstance(value, list):

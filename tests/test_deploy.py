@@ -40,3 +40,24 @@ def test_the_helm_values_name_the_code_location_and_a_known_executor():
     env = {e["name"]: e["value"] for e in deployment["env"]}
     assert env["KBFLOW_LAKE"].startswith("s3://") and env["KBFLOW_DAGSTER_EXECUTOR"] in EXECUTORS
     assert values["runLauncher"]["type"] == "K8sRunLauncher"
+
+
+def test_the_kuberay_job_runs_the_ingest_on_ray_with_the_lake_on_s3():
+    job = _load("kuberay/rayjob.yaml")
+    assert (job["apiVersion"], job["kind"]) == ("ray.io/v1", "RayJob")
+    assert "--engine ray" in job["spec"]["entrypoint"]
+    spec = job["spec"]["rayClusterSpec"]
+    import ray
+
+    assert spec["rayVersion"] == ray.__version__  # the image's Ray is the one pyproject pins
+    assert spec["headGroupSpec"]["rayStartParams"]["num-cpus"] == "0"  # the head runs no task
+    groups = {g["groupName"]: g for g in spec["workerGroupSpecs"]}
+    assert set(groups) == {"cpu", "gpu"}
+    gpu = groups["gpu"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert gpu["nvidia.com/gpu"] == 1
+    for group in [spec["headGroupSpec"], *groups.values()]:
+        [container] = group["template"]["spec"]["containers"]
+        env = {e["name"]: e["value"] for e in container["env"]}
+        assert env["KBFLOW_LAKE"].startswith("s3://")  # a local path is one machine's: every pod reads S3
+        assert container["envFrom"][0]["secretRef"]["name"] == "kbflow-s3"
+    assert "'.[deploy,ray]'" in (DEPLOY / "Dockerfile").read_text()

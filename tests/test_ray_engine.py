@@ -27,7 +27,7 @@ from kbflow.errors import ClusterError
 from kbflow.lake import Lake
 from kbflow.pipeline import ingest
 from kbflow.pipeline.engines import ray_engine, ray_work
-from kbflow.pipeline.engines.ray_pool import WORKER_PREFIX, worker_plan
+from kbflow.pipeline.engines.ray_pool import WORKER_PREFIX, span_size, worker_plan
 from kbflow.records import Source
 
 pytestmark = pytest.mark.e2e
@@ -140,6 +140,21 @@ def test_the_report_says_where_the_work_ran(lakes):
     assert set(steps["load"]["nodes"]) <= node_ids
 
 
+def test_the_dagster_runner_takes_the_engine_setting_and_says_where_each_step_ran(cluster, tmp_path):
+    from kbflow.pipeline import run_ingest
+    from kbflow.pipeline.results import EmbedResult
+    from kbflow_dagster.corpus import _metadata
+
+    lake = _lake(tmp_path, "lake", corpus=CORPUS[:1])
+    summary = run_ingest(_settings(lake, "ray"), runner="dagster", checks=False)
+    assert summary.ok, summary.to_dict()
+    assert summary.engine["name"] == "ray"
+    assert set(summary.engine["steps"]) == {"load", "chunk", "embed"}
+    placement = {"engine": "ray", "tasks": 3, "nodes": ["n1", "n2"]}
+    meta = _metadata(EmbedResult("s", "m", 5, placement=placement))
+    assert meta["ray_tasks"] == 3 and meta["ray_nodes"] == 2
+
+
 def test_a_one_line_edit_reembeds_one_chunk_on_the_cluster(cluster, tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(os.path.join(SAMPLES, "docs"), docs)
@@ -250,6 +265,27 @@ def test_the_worker_plan_follows_the_nodes_and_their_gpus():
     assert worker_plan(cpu, 3) == [("a", 0, 8), ("b", 0, 4), ("a", 0, 8)]
     gpu = [{"NodeID": "g", "Resources": {"CPU": 16, "GPU": 2}}, {"NodeID": "c", "Resources": {"CPU": 4}}]
     assert worker_plan(gpu, None) == [("g", 1, 8), ("g", 1, 8)]
+    head = [{"NodeID": "h", "Resources": {"CPU": 0}}, *cpu]  # a head node kept free of tasks
+    assert worker_plan(head, None) == [("a", 0, 8), ("b", 0, 4)]
+
+
+def test_auto_keeps_a_small_source_here_and_sends_a_big_one_to_the_cluster(cluster, tmp_path, monkeypatch):
+    from kbflow.pipeline import engines
+
+    lake = _lake(tmp_path, "lake", corpus=CORPUS[:1])
+    source = lake.get_source("sample-docs")
+    settings = _settings(lake, "auto")
+    assert engines.open_engine(settings, lake, source) is engines.LOCAL  # a few KiB: under AUTO_RAY_BYTES
+    monkeypatch.setattr(engines, "AUTO_RAY_BYTES", 1)
+    assert engines.open_engine(settings, lake, source).name == "ray"
+    assert engines.open_engine(_settings(lake, "local"), lake, source) is engines.LOCAL
+
+
+def test_every_worker_gets_spans_of_a_small_step_and_a_big_step_keeps_its_write_batches():
+    assert span_size(692, 2, 512) == 87  # 8 spans: 4 for each worker
+    assert span_size(100, 4, 512) == 64  # never tinier than 64 texts (a fragment each)
+    assert span_size(1_000_000, 4, 512) == 2048  # at most 4 write batches
+    assert span_size(3, 4, 2) == 8
 
 
 def test_engine_settings_are_checked():

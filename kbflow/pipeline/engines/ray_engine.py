@@ -88,7 +88,10 @@ def _init(ray: Any) -> str:
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError alike
             where = f"RAY_ADDRESS={address}" if address else "this machine"
             raise ClusterError(f"cannot start or join a Ray cluster at {where}: {exc}") from None
-    return ray.get_runtime_context().gcs_address
+    try:
+        return ray.get_runtime_context().gcs_address
+    except AttributeError:  # a Ray Client connection has no GCS address of its own
+        return address
 
 
 def _probe(ray: Any, lake: Any, settings: Settings) -> list[dict[str, Any]]:

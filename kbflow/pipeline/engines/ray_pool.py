@@ -1,7 +1,8 @@
 """The embed step's pool of Ray actors: one per node (or per GPU), spans of texts handed to whichever is free.
 
-A span is :data:`SPAN_BATCHES` write batches of the texts to embed (shortest
-first, as the local step takes them). A worker that dies (its node lost, its
+The texts to embed (shortest first, as the local step takes them) are cut
+into spans, a few per worker (:func:`span_size`), each handed to the next
+free worker and written as one fragment. A worker that dies (its node lost, its
 process killed for memory) gives its span back to the pool and leaves it;
 the step fails with a :class:`~kbflow.errors.ClusterError` only when no
 worker is left, before anything is committed.
@@ -22,27 +23,41 @@ from kbflow.pipeline.engines.ray_work import PROBE_SECONDS, first_line
 
 log = logging.getLogger("kbflow")
 
-__all__ = ["SPAN_BATCHES", "WORKER_PREFIX", "EmbedPool", "worker_plan"]
+__all__ = ["SPAN_BATCHES", "WORKER_PREFIX", "EmbedPool", "span_size", "worker_plan"]
 
-#: write batches per span handed to one worker at a time
+#: write batches per span handed to one worker at a time, at most
 SPAN_BATCHES = 4
+#: texts per span, at least (each span is one Lance fragment: not too many small ones)
+MIN_SPAN = 64
+#: spans per worker, at least, where there are texts enough: a slow worker does not hold up the step
+SPANS_PER_WORKER = 4
 #: the name every embedding worker's starts with
 WORKER_PREFIX = "kbflow-embed-"
 
 
 def worker_plan(nodes: list[dict[str, Any]], actors: int | None) -> list[tuple[str, int, int]]:
     """``(node id, GPUs, threads)`` per embedding worker: one per GPU where the cluster has GPUs, else one per node
-    using its CPUs; ``actors`` (when set) takes that many, round the plan."""
+    with a CPU, using its CPUs; ``actors`` (when set) takes that many, round the plan."""
     gpus = [(n["NodeID"], n.get("Resources", {})) for n in nodes if n.get("Resources", {}).get("GPU", 0) >= 1]
     if gpus:
         plan = [(node, 1, max(1, int(res.get("CPU", 1) // res["GPU"]))) for node, res in gpus]
         plan = [p for (node, res), p in zip(gpus, plan, strict=True) for _ in range(int(res["GPU"]))]
     else:
-        plan = [(n["NodeID"], 0, max(1, int(n.get("Resources", {}).get("CPU", 1)))) for n in nodes]
+        # a node without a CPU for tasks (a head node started with --num-cpus 0) gets no worker
+        cpus = [(n["NodeID"], int(n.get("Resources", {}).get("CPU", 0))) for n in nodes]
+        plan = [(node, 0, count) for node, count in cpus if count >= 1]
     plan = [p for p in plan if p[0]] or [("", 0, 1)]
     if actors:
         plan = [plan[i % len(plan)] for i in range(actors)]
     return plan
+
+
+def span_size(texts: int, workers: int, write_batch: int) -> int:
+    """Texts per span: :data:`SPANS_PER_WORKER` spans for every worker, within :data:`MIN_SPAN` and
+    :data:`SPAN_BATCHES` write batches."""
+    cap = write_batch * SPAN_BATCHES
+    even = -(-texts // max(1, workers * SPANS_PER_WORKER))
+    return min(cap, max(min(MIN_SPAN, cap), even))
 
 
 class EmbedPool:
@@ -82,7 +97,8 @@ class EmbedPool:
         ray = self.ray
         hashes = todo.column(S.CHUNK_HASH).combine_chunks()
         row_ids = todo.column("_rowid_min").to_numpy()
-        n, span = len(row_ids), self.settings.write_batch_size * SPAN_BATCHES
+        n = len(row_ids)
+        span = span_size(n, len(self.workers), self.settings.write_batch_size)
         spans = collections.deque((i, min(i + span, n)) for i in range(0, n, span))
         idle, running, fragments, nodes = list(self.workers), {}, [], []
         while spans or running:
