@@ -51,7 +51,9 @@ def chunk_source(
     its embedding). New chunk settings, a new scope or a moved source re-chunk
     every unit. The units are chunked by ``engine`` (else
     :func:`~kbflow.pipeline.engines.open_engine` from ``settings``; on Ray, a
-    task per group of units), their rows committed here in unit order.
+    task per group of units), their rows committed here in unit order; a
+    source's first chunks are written by the Ray workers themselves and
+    committed here at once.
     """
     t0 = time.perf_counter()
     pc = require("pyarrow.compute")
@@ -74,6 +76,20 @@ def chunk_source(
 
     table = lake.table(S.CHUNKS)
     engine = engine or open_engine(settings, lake, source)
+    if engine.writes_fragments and not old.num_rows:  # a source's first chunks: the workers write them
+        read_version, docs = table.version, _units_in_order(lake, where, todo)
+        fragments, ids = engine.write_chunks(lake, docs, source, chunker, settings.chunking)
+        version = lake.commit_fragments(S.CHUNKS, fragments, read_version)
+        added = len(arrays.distinct(require("pyarrow").array(ids, type=require("pyarrow").string())))
+        return ChunkResult(
+            source_id,
+            chunks=added,
+            chunks_added=added,
+            units_chunked=len(todo),
+            version=version,
+            seconds=time.perf_counter() - t0,
+            placement=engine.placement("chunk"),
+        )
     with Spill(S.CHUNKS_SCHEMA) as spill:
         for row in engine.chunk_rows(_units_in_order(lake, where, todo), source, chunker, settings.chunking):
             spill.append(row)

@@ -130,7 +130,7 @@ def embed_source(
     row_ids = todo.column("_rowid_min").to_numpy()  # 8 bytes a text, not a Python int each
     n = len(row_ids)
     engine = engine or open_engine(settings, lake, lake.get_source(source_id) if source_id else None)
-    if engine.embeds:
+    if engine.writes_fragments:
         read_version = lake.table(S.EMBEDDINGS).version
         fragments = engine.write_embeddings(lake, chunks, todo, settings, progress)
         version = lake.commit_fragments(S.EMBEDDINGS, fragments, read_version)

@@ -7,10 +7,13 @@ and every commit; an engine only does the work between them:
 - :meth:`Engine.load_rows`: a source's raw units, as ``documents`` rows, in
   the loader's order (Ray: one task per file);
 - :meth:`Engine.chunk_rows`: the ``chunks`` rows of a run of units, in order
-  (Ray: one task per group of units);
-- :meth:`Engine.write_embeddings` (Ray only: :attr:`Engine.embeds`): vectors
-  for the texts to embed, written as uncommitted Lance fragments by the
-  workers; the step commits them once.
+  (Ray: one task per group of units), for the step to merge;
+- :meth:`Engine.write_chunks` (Ray only: :attr:`Engine.writes_fragments`): a
+  source's first chunks, written as uncommitted Lance fragments by the
+  workers, one task per group of units; the step commits them once;
+- :meth:`Engine.write_embeddings` (Ray only): vectors for the texts to embed,
+  written as uncommitted fragments by the workers; the step commits them
+  once.
 
 So a Ray ingest writes the same rows as a local one, and a failure before a
 step's commit leaves its table as it was. :func:`open_engine` picks the engine
@@ -41,8 +44,9 @@ class Engine:
 
     #: the engine's name in reports (``kbflow ingest --json``: ``engine``)
     name = "local"
-    #: whether :meth:`write_embeddings` runs the embed step's model (else the step embeds in this process)
-    embeds = False
+    #: whether the engine's workers write the rows of a step as uncommitted fragments (:meth:`write_chunks`,
+    #: :meth:`write_embeddings`), else the step writes them from this process
+    writes_fragments = False
 
     def load_rows(self, loader: Any, source: Source) -> Iterator[dict[str, Any]]:
         """The ``documents`` rows of ``source`` in the loader's order (its ``issues``: what was left out)."""
@@ -56,8 +60,16 @@ class Engine:
         for doc in docs:
             yield from chunk_document(doc, source, chunker, chunking)
 
+    def write_chunks(
+        self, lake: Any, docs: Iterable[dict[str, Any]], source: Source, chunker: str, chunking: ChunkSettings
+    ) -> tuple[list, Any]:
+        """``(uncommitted fragments of chunks, their chunk ids)`` for the ``documents`` rows ``docs`` (engines that
+        :attr:`writes_fragments`: a source's first chunks)."""
+        raise ConfigError(f"the {self.name} engine writes chunks from the step itself")
+
     def write_embeddings(self, lake: Any, chunks: Any, todo: Any, settings: Settings, progress: Any) -> list:
-        """Uncommitted Lance fragments of ``embeddings`` for the texts ``todo`` names (engines that embed)."""
+        """Uncommitted Lance fragments of ``embeddings`` for the texts ``todo`` names (engines that
+        :attr:`writes_fragments`)."""
         raise ConfigError(f"the {self.name} engine embeds in the step itself")
 
     def placement(self, step: str) -> dict[str, Any] | None:

@@ -154,7 +154,7 @@ class RayEngine(Engine):
     """An ingest's load, chunk and embed work on a Ray cluster (see the module's docstring)."""
 
     name = "ray"
-    embeds = True
+    writes_fragments = True
 
     def __init__(
         self, ray: Any, address: str, nodes: list[dict[str, Any]], settings: Settings, storage: dict[str, str]
@@ -167,6 +167,7 @@ class RayEngine(Engine):
         self._load_file = ray.remote(**task)(work.load_file)
         self._load_whole = ray.remote(**task)(work.load_whole)
         self._chunk = ray.remote(**task)(work.chunk_group)
+        self._chunk_write = ray.remote(**task)(work.chunk_write)
 
     def placement(self, step: str) -> dict[str, Any] | None:
         return self._placement.get(step)
@@ -228,6 +229,23 @@ class RayEngine(Engine):
             nodes.append(node)
             yield from rows
         self._record("chunk", nodes)
+
+    def write_chunks(
+        self, lake: Any, docs: Iterable[dict[str, Any]], source: Source, chunker: str, chunking: ChunkSettings
+    ) -> tuple[list, Any]:
+        fragments: list = []
+        ids: list[str] = []
+        nodes: list[str] = []
+
+        def submit(group: list[dict[str, Any]]) -> Any:
+            return self._chunk_write.remote(group, source, chunker, chunking, lake.uri, self.storage)
+
+        for written, chunk_ids, node in self._ordered(submit, _groups(docs, CHUNK_GROUP)):
+            fragments.extend(written)
+            ids.extend(chunk_ids)
+            nodes.append(node)
+        self._record("chunk", nodes)
+        return fragments, ids
 
     def write_embeddings(self, lake: Any, chunks: Any, todo: Any, settings: Settings, progress: Any) -> list:
         from kbflow.pipeline.engines.ray_pool import EmbedPool

@@ -21,6 +21,7 @@ __all__ = [
     "EmbedWorker",
     "check_node",
     "chunk_group",
+    "chunk_write",
     "first_line",
     "load_file",
     "load_whole",
@@ -107,6 +108,24 @@ def chunk_group(
     from kbflow.pipeline.engines import chunk_document
 
     return [row for doc in docs for row in chunk_document(doc, source, chunker, chunking)], node_id()
+
+
+def chunk_write(
+    docs: list[dict[str, Any]], source: Source, chunker: str, chunking: ChunkSettings, lake_uri: str, storage: dict
+) -> tuple[list, list[str], str]:
+    """``(uncommitted fragments, chunk ids, node)``: a group of ``documents`` rows chunked and written to the lake's
+    ``chunks`` table by this worker."""
+    import pyarrow as pa
+
+    from kbflow.lake.lake import Lake
+
+    rows, node = chunk_group(docs, source, chunker, chunking)
+    if not rows:
+        return [], [], node
+    table = pa.Table.from_pylist(rows, schema=S.CHUNKS_SCHEMA)
+    lake = Lake(lake_uri, create=False, storage_options=storage)
+    fragments = lake.write_fragments(S.CHUNKS, pa.RecordBatchReader.from_batches(table.schema, table.to_batches()))
+    return fragments, table.column(S.CHUNK_ID).to_pylist(), node
 
 
 class EmbedWorker:
