@@ -39,25 +39,18 @@ class _Group(click.Group):
     """Turns every KbflowError into a one-line ``Error: ...`` and exit status 1 (75: the lake is busy)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from kbflow.config import resolve_lake
         from kbflow.errors import LakeBusyError
+        from kbflow.lake.storage import storage_errors
 
-        try:
-            return super().invoke(ctx)
+        try:  # a full disk or read-only lake: one line, not a traceback
+            clicks = (click.ClickException, click.exceptions.Exit, click.Abort)
+            with storage_errors(lambda: resolve_lake((ctx.obj or {}).get("lake")), passing=clicks):
+                return super().invoke(ctx)
         except LakeBusyError as exc:
             raise _Failure(str(exc), EXIT_BUSY) from None
         except KbflowError as exc:
             raise _Failure(str(exc)) from None
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
-        except Exception as exc:  # a full disk or read-only lake: one line, not a traceback
-            from kbflow.config import resolve_lake
-            from kbflow.lake.storage import storage_error
-
-            lake = (ctx.obj or {}).get("lake")
-            error = storage_error(exc, resolve_lake(lake))
-            if error is None:
-                raise
-            raise _Failure(str(error)) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -18,7 +18,7 @@ from kbflow import checks as kchecks
 from kbflow import pipeline
 from kbflow.errors import KbflowError
 from kbflow.lake.lease import lease
-from kbflow.lake.storage import storage_error
+from kbflow.lake.storage import storage_errors
 from kbflow.pipeline.progress import embed_bar, load_bar
 from kbflow_dagster.resources import KbflowResource
 
@@ -48,16 +48,11 @@ def _step(fn, lake, *args, exclusive: bool = False, wait: float = 600.0, **kwarg
     """Call a kbflow step on ``lake`` holding the lake's write lease (shared: per-source steps of several
     sources may run side by side; exclusive: the search index); a kbflow error becomes a
     :class:`dagster.Failure` whose description is kbflow's message."""
-    try:
-        with lease(lake.uri, f"dagster asset {fn.__name__}", exclusive=exclusive, wait=wait):
+    try:  # a full disk or read-only lake: one line naming the lake and the cause
+        with storage_errors(lake.uri), lease(lake.uri, f"dagster asset {fn.__name__}", exclusive=exclusive, wait=wait):
             return fn(lake, *args, **kwargs)
     except KbflowError as exc:
         raise dg.Failure(description=str(exc), metadata={ERROR_KIND: type(exc).__name__}) from exc
-    except Exception as exc:  # a full disk or read-only lake: one line naming the lake and the cause
-        error = storage_error(exc, lake.uri)
-        if error is None:
-            raise
-        raise dg.Failure(description=str(error), metadata={ERROR_KIND: type(error).__name__}) from exc
 
 
 #: the tag an observation's data version is recorded under (Dagster's own)

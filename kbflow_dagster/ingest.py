@@ -81,16 +81,17 @@ def instance_for(lake: Lake) -> dg.DagsterInstance:
 def observe_sources(settings: Settings, instance: dg.DagsterInstance | None = None) -> dict[str, str]:
     """Observe ``source_files`` now (every registered source's fingerprint) in the lake's Dagster instance, so
     Dagster marks the partitions of changed sources stale; returns ``{source id: data version}``."""
-    from dagster._core.definitions.observe import observe  # Dagster's in-process observation (as `materialize`)
-
     lake = Lake(settings.lake, create=False)
     if instance is None:
         instance = instance_for(lake)
         _sync_partitions(instance, {s.source_id for s in lake.sources()})
-    result = observe(
-        [source_files], instance=instance, resources={"kbflow": _resource(settings)}, raise_on_error=False,
-        run_config=_QUIET,
-    )  # fmt: skip
+    # an observation job, run in this process (Dagster's `materialize` does not observe source assets)
+    job = dg.define_asset_job("observe_source_files", selection=[source_files])
+    defs = dg.Definitions(assets=[source_files], jobs=[job], resources={"kbflow": _resource(settings)})
+    with warnings.catch_warnings():  # the partitioned data versions' beta notice: Dagster's, not the user's
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        run = defs.resolve_job_def(job.name)
+        result = run.execute_in_process(instance=instance, raise_on_error=False, run_config=_QUIET)
     if not result.success:  # the ingest goes on; only Dagster's staleness marks miss this run's versions
         log.warning("could not observe the sources' data versions: %s", _error(result))
     out = {}

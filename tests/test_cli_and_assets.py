@@ -411,3 +411,13 @@ def test_asset_checks_carry_their_severity(ingested):
     severities = {e.check_name: (e.passed, e.severity) for e in result.get_asset_check_evaluations()}
     assert severities.pop("locators_resolve") == (True, dg.AssetCheckSeverity.WARN)
     assert set(severities.values()) == {(True, dg.AssetCheckSeverity.ERROR)} and len(severities) == 4
+
+
+def test_observing_the_sources_records_each_ones_fingerprint_as_its_data_version(ingested, fast_settings, docs_dir):
+    from kbflow_dagster.ingest import observe_sources
+
+    versions = observe_sources(fast_settings)
+    assert versions == {s.source_id: s.loaded_hash for s in ingested.sources()}
+    (docs_dir / "guide.md").write_text("# Guide\n\nA changed page.\n")
+    changed = observe_sources(fast_settings)
+    assert changed["docs"] != versions["docs"] and changed["repo"] == versions["repo"]

@@ -9,13 +9,15 @@ to do; the CLI, the pipeline steps and the Dagster assets all use it.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
+from collections.abc import Callable, Iterator
 
 from kbflow.errors import KbflowError, LakeError, LakeStorageError
 
-__all__ = ["env_storage_options", "storage_error"]
+__all__ = ["env_storage_options", "storage_error", "storage_errors"]
 
 #: errno -> (what happened, what to do)
 _CAUSES = {
@@ -68,6 +70,23 @@ def storage_error(exc: BaseException, lake_uri: str) -> LakeStorageError | None:
     path = getattr(exc, "filename", None)
     where = f" ({path})" if isinstance(path, str) and path and not path.startswith(lake_uri) else ""
     return LakeStorageError(f"{lake_uri}: cannot write the lake{where}: {what} ({errno.errorcode[code]}); {todo}")
+
+
+@contextlib.contextmanager
+def storage_errors(lake_uri: str | Callable[[], str], passing: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Run the ``with`` block; a storage failure in it (:func:`storage_error`) is raised as its one-line
+    :class:`LakeStorageError`, every other error (and any of the types ``passing``) as it was. ``lake_uri``
+    may be a function giving it (read only when a failure is to be named). What the CLI, the pipeline steps
+    and the Dagster assets wrap their writes in."""
+    try:
+        yield
+    except passing:
+        raise
+    except Exception as exc:
+        error = storage_error(exc, lake_uri() if callable(lake_uri) else lake_uri)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def env_storage_options() -> dict[str, str]:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from kbflow import schema as S
 from kbflow.errors import KbflowError, LakeError, SourceError, SourceNotFoundError
-from kbflow.lake.storage import storage_error
+from kbflow.lake.storage import storage_errors
 
 __all__ = ["records_failure", "source_filter"]
 
@@ -31,7 +31,8 @@ def records_failure(step: F) -> F:
     @functools.wraps(step)
     def run(lake: Any, source_id: str | None, *args: Any, **kwargs: Any) -> Any:
         try:
-            return step(lake, source_id, *args, **kwargs)
+            with storage_errors(lake.uri):  # a storage failure is the lake's, not the source's: it stops the run
+                return step(lake, source_id, *args, **kwargs)
         except KbflowError as exc:
             if source_id is None or isinstance(exc, (SourceNotFoundError, LakeError)):
                 raise
@@ -41,10 +42,5 @@ def records_failure(step: F) -> F:
                 message = message[len(prefix) :]
             lake.set_status({source_id: {S.STATUS: S.FAILED, S.LAST_ERROR: message}})
             raise SourceError(prefix + message) from exc
-        except Exception as exc:  # a storage failure is the lake's, not the source's: it stops the run
-            error = storage_error(exc, lake.uri)
-            if error is None:
-                raise
-            raise error from exc
 
     return run  # type: ignore[return-value]

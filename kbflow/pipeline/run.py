@@ -27,7 +27,7 @@ from kbflow.lake.lake import Lake, now
 from kbflow.lake.lease import lease
 from kbflow.lake.malloc import limit_malloc_arenas
 from kbflow.lake.repair import repair_duplicates
-from kbflow.lake.storage import storage_error
+from kbflow.lake.storage import storage_errors
 from kbflow.pipeline.chunking import chunk_source
 from kbflow.pipeline.embedding import embed_source
 from kbflow.pipeline.engines import open_engine
@@ -226,18 +226,14 @@ def ingest(
                 except SourceError as exc:
                     reports.append(failed_report(lake, sid, str(exc)))
             try:
-                summary.index = finish_index(lake, settings)
+                with storage_errors(lake.uri):
+                    summary.index = finish_index(lake, settings)
                 summary.index_error = None
                 summary.published.append(summary.index.version)
             except LakeStorageError:
                 raise  # the lake's storage, not the index: the whole run stops with it
             except KbflowError as exc:
                 summary.index_error = str(exc)
-            except Exception as exc:
-                error = storage_error(exc, lake.uri)
-                if error is None:
-                    raise
-                raise error from exc
         if checks and summary.index_error is None:
             summary.checks = check_summaries(lake, settings)
         if summary.index_error is None:
