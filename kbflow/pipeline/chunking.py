@@ -39,6 +39,26 @@ def _units_in_order(lake: Lake, where: str, unit_hashes: Any, group: int = 64) -
         yield from Lake.take(ds, row_ids[i : i + group]).to_pylist()
 
 
+def _first_chunks(
+    lake: Lake, engine: Engine, docs: Any, source: Any, chunker: str, settings: Settings, units: int, t0: float
+) -> ChunkResult:
+    """A source's first chunks written as fragments by ``engine``'s workers, committed here at once."""
+    read_version = lake.table(S.CHUNKS).version
+    fragments, ids = engine.write_chunks(lake, docs, source, chunker, settings.chunking)
+    version = lake.commit_fragments(S.CHUNKS, fragments, read_version)
+    pa = require("pyarrow")
+    added = len(arrays.distinct(pa.array(ids, type=pa.string())))
+    return ChunkResult(
+        source.source_id,
+        chunks=added,
+        chunks_added=added,
+        units_chunked=units,
+        version=version,
+        seconds=time.perf_counter() - t0,
+        placement=engine.placement("chunk"),
+    )
+
+
 @releases_memory
 @records_failure
 def chunk_source(
@@ -77,19 +97,8 @@ def chunk_source(
     table = lake.table(S.CHUNKS)
     engine = engine or open_engine(settings, lake, source)
     if engine.writes_fragments and not old.num_rows:  # a source's first chunks: the workers write them
-        read_version, docs = table.version, _units_in_order(lake, where, todo)
-        fragments, ids = engine.write_chunks(lake, docs, source, chunker, settings.chunking)
-        version = lake.commit_fragments(S.CHUNKS, fragments, read_version)
-        added = len(arrays.distinct(require("pyarrow").array(ids, type=require("pyarrow").string())))
-        return ChunkResult(
-            source_id,
-            chunks=added,
-            chunks_added=added,
-            units_chunked=len(todo),
-            version=version,
-            seconds=time.perf_counter() - t0,
-            placement=engine.placement("chunk"),
-        )
+        docs = _units_in_order(lake, where, todo)
+        return _first_chunks(lake, engine, docs, source, chunker, settings, len(todo), t0)
     with Spill(S.CHUNKS_SCHEMA) as spill:
         for row in engine.chunk_rows(_units_in_order(lake, where, todo), source, chunker, settings.chunking):
             spill.append(row)

@@ -1,0 +1,64 @@
+"""Small pieces: no module of kbflow/ or kbflow_dagster/ over 500 lines and no function over 80 (read from the
+source). The few still over are listed by name, to be cut in a next pass of the house; the test fails on a new
+one, and on a listed one that no longer is (strike it off)."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGES = ("kbflow", "kbflow_dagster")
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+
+#: modules still over the limit
+KNOWN_LONG_MODULES = {
+    "kbflow/claims/store.py",
+    "kbflow/cli.py",
+    "kbflow/retrieve/retriever.py",
+    "kbflow/service/web.py",
+    "kbflow/records.py",
+}
+#: functions still over the limit (module: function)
+KNOWN_LONG_FUNCTIONS = {
+    "kbflow/service/web.py:mount_web",
+    "kbflow/service/app.py:create_app",
+    "kbflow/service/mcp.py:build_mcp",
+    "kbflow/evaluate/cli.py:eval_command",
+    "kbflow_dagster/evaluation.py:build_eval_assets",
+    "kbflow_dagster/ingest.py:_run",
+    "kbflow/sources/web/extract.py:extract",
+    "kbflow/evaluate/evaluate.py:evaluate",
+    "kbflow/analytics.py:insights",
+    "kbflow/sources/pdf/layout.py:page_text",
+    "kbflow/sources/walk.py:walk_files",
+}
+
+
+def _files() -> list[pathlib.Path]:
+    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+
+
+def _name(path: pathlib.Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def test_no_module_is_over_500_lines():
+    long = {_name(p) for p in _files() if len(p.read_text(encoding="utf-8").splitlines()) > MAX_MODULE_LINES}
+    new, gone = long - KNOWN_LONG_MODULES, KNOWN_LONG_MODULES - long
+    assert not new, f"modules over {MAX_MODULE_LINES} lines: {sorted(new)}"
+    assert not gone, f"no longer over the limit, strike off: {sorted(gone)}"
+
+
+def test_no_function_is_over_80_lines():
+    long = set()
+    for path in _files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                    long.add(f"{_name(path)}:{node.name}")
+    new = long - KNOWN_LONG_FUNCTIONS
+    assert not new, f"functions over {MAX_FUNCTION_LINES} lines: {sorted(new)}"
+    gone = KNOWN_LONG_FUNCTIONS - long
+    assert not gone, f"no longer over the limit, strike off: {sorted(gone)}"
