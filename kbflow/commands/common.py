@@ -1,0 +1,26 @@
+"""What the commands share: the ``--wait`` option and the settings of a command's lake."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+__all__ = ["_settings", "_wait_option"]
+
+
+def _wait_option(fn):
+    return click.option(
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=0.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="If another kbflow process is writing the lake, wait this long for it (then exit 75).",
+    )(fn)
+
+
+def _settings(ctx: click.Context, **overrides: Any):
+    from kbflow.config import Settings
+
+    return Settings.coerce(None, lake=ctx.obj["lake"], **overrides)

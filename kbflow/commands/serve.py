@@ -1,0 +1,186 @@
+"""Serving people and agents: ``kbflow serve``, ``mcp``, ``insights`` and the API ``keys``."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from kbflow._cliopts import _lake_option
+from kbflow.commands.common import _settings
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _service(ctx: click.Context, no_log: bool, source_roots: tuple[str, ...] = ()):
+    from kbflow.service.core import Service
+
+    return Service(_settings(ctx).lake, log_queries=not no_log, source_roots=source_roots or None)
+
+
+@click.command()
+@_lake_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (needs API keys off loopback).")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option("--no-mcp", is_flag=True, help="Serve only the REST API (no MCP at /mcp).")
+@click.option("--no-web", is_flag=True, help="No web page at / (the REST API and MCP only).")
+@click.option("--no-log", "no_log", is_flag=True, help="Do not add searches to the lake's query log.")
+@click.option(
+    "--source-root",
+    "source_roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder under which local sources may be added over HTTP (web page, REST); repeatable "
+    "[default: the current directory].",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    envvar="KBFLOW_ALLOW_HOSTS",
+    metavar="NAME[:PORT]",
+    help="Another Host name the server answers to (it answers to 127.0.0.1, localhost and [::1] on its port); "
+    "repeatable, or space-separated in $KBFLOW_ALLOW_HOSTS; '*' turns the check off (behind a proxy).",
+)
+@click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    envvar="KBFLOW_ALLOW_ORIGINS",
+    metavar="URL",
+    help="Another site allowed to write and to read with CORS (https://app.example.com); repeatable, "
+    "or space-separated in $KBFLOW_ALLOW_ORIGINS.",
+)
+@click.pass_context
+def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, allow_origins) -> None:
+    """Serve the lake: a web page at /, the REST API under /v1 (OpenAPI at /docs), MCP at /mcp.
+
+    \b
+    With API keys in the lake (`kbflow keys create`), every request needs one
+    (Authorization: Bearer kbf_...; a browser signs in at /login). Without
+    any, the server is local and trusted: it binds to 127.0.0.1 only.
+
+    \b
+    Other sites open in the same browser are kept out: the server answers only
+    to its own Host names (421 otherwise), refuses writes whose Origin is not
+    its own (403), takes JSON only on the API and a CSRF token on every form,
+    and registers local folders over HTTP only under --source-root.
+    """
+    from kbflow.service.app import serve as run_server
+
+    service = _service(ctx, no_log, source_roots)
+    service.retriever()  # fail now, not on the first request, if the lake has no search table
+    if not service.keys.enabled:
+        if host not in _LOOPBACK:
+            raise click.UsageError(
+                f"no API keys in {service.lake.uri}: without keys kbflow serve binds to 127.0.0.1 only; "
+                "create one with `kbflow keys create --scope SCOPE --role reader|editor`"
+            )
+        click.echo("no API keys in this lake: serving on the loopback address only, without authentication", err=True)
+    parts = ("" if no_web else "web page /, ") + "REST /v1, OpenAPI /docs" + ("" if no_mcp else ", MCP /mcp")
+    click.echo(f"serving {service.lake.uri} at http://{host}:{port} ({parts})", err=True)
+    click.echo(
+        "answering to Host "
+        + ", ".join(_host_names(host, port, allow_hosts))
+        + "; local sources over HTTP only under "
+        + ", ".join(service.source_roots),
+        err=True,
+    )
+    run_server(
+        service, host, port, mcp=not no_mcp, web=not no_web, allow_hosts=allow_hosts, allow_origins=allow_origins
+    )
+
+
+def _host_names(host: str, port: int, allow_hosts: tuple[str, ...]) -> list[str]:
+    from kbflow.service.security import Policy
+
+    return [f"{name}:{port}" for name in Policy.of(host).own_names()] + list(allow_hosts)
+
+
+@click.command()
+@_lake_option
+@click.option("--no-log", "no_log", is_flag=True, help="Do not add searches to the lake's query log.")
+@click.pass_context
+def mcp(ctx, no_log) -> None:
+    """Serve the MCP tools over stdio, for desktop agents (knowledge_search, resolve_citation, list_sources).
+
+    \b
+    Configure your agent to run:  kbflow --lake /abs/path/to/lake mcp
+    """
+    from kbflow.service.mcp import run_stdio
+
+    service = _service(ctx, no_log)
+    service.retriever()
+    run_stdio(service)
+
+
+@click.command()
+@_lake_option
+@click.option("--since", default="7d", show_default=True, help="Window: 7d, 12h, 30m, an ISO date, or 'all'.")
+@click.option("--top", type=click.IntRange(1, 1000), default=20, show_default=True, help="Rows per table.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_context
+def insights(ctx, since, top, as_json) -> None:
+    """What was asked and cited: top queries, content gaps (no hit or no good match), most and never
+    cited sources, searches per origin with latency."""
+    from kbflow.analytics import insights as report
+    from kbflow.lake import Lake
+
+    out = report(Lake(_settings(ctx).lake, create=False), None if since == "all" else since, top=top)
+    if as_json:
+        click.echo(json.dumps(out.to_dict(), default=str))
+        return
+    click.echo(out.to_markdown())
+
+
+@click.group()
+def keys() -> None:
+    """API keys for `kbflow serve`: a scope and a role (reader or editor) each, stored hashed in the lake."""
+
+
+@keys.command("create")
+@_lake_option
+@click.option(
+    "--scope", required=True, help="The scope path the key reaches (and everything under it); 'global' for all."
+)
+@click.option("--role", type=click.Choice(["reader", "editor"]), default="reader", show_default=True)
+@click.option("--name", default=None, help="A label, e.g. who holds the key.")
+@click.pass_context
+def keys_create(ctx, scope, role, name) -> None:
+    """Create a key; it is printed once (only its hash is stored)."""
+    from kbflow.keys import create_key
+    from kbflow.lake import Lake
+
+    key, token = create_key(Lake(_settings(ctx).lake), scope, role, name=name)
+    click.echo(token)
+    click.echo(f"key {key.key_id}: {key.role} of scope {key.scope}; store it now, it is not shown again", err=True)
+
+
+@keys.command("list")
+@_lake_option
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per key.")
+@click.pass_context
+def keys_list(ctx, as_json) -> None:
+    """List keys (never their secrets)."""
+    from kbflow.keys import list_keys
+    from kbflow.lake import Lake
+
+    for key in list_keys(Lake(_settings(ctx).lake, create=False)):
+        if as_json:
+            click.echo(json.dumps(key.to_dict()))
+        else:
+            state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
+            click.echo(f"{key.key_id}  {key.role:<6}  {key.scope}  {state}  {key.name or ''}".rstrip())
+
+
+@keys.command("revoke")
+@_lake_option
+@click.argument("key_id")
+@click.pass_context
+def keys_revoke(ctx, key_id) -> None:
+    """Revoke KEY_ID (a running server stops accepting it within seconds)."""
+    from kbflow.keys import revoke_key
+    from kbflow.lake import Lake
+
+    key = revoke_key(Lake(_settings(ctx).lake, create=False), key_id)
+    click.echo(f"revoked {key.key_id} ({key.role} of scope {key.scope})")
