@@ -299,7 +299,8 @@ def ingest(
             for cid, problems in c.get("unchecked", {}).items():
                 click.echo(f"claims: could not check {cid}: {'; '.join(problems)}", err=True)
         for step, placed in summary.engine.get("steps", {}).items():
-            click.echo(f"{step}: {placed['tasks']} Ray tasks on {len(placed['nodes'])} nodes")
+            tasks, nodes = placed["tasks"], len(placed["nodes"])
+            click.echo(f"{step}: {tasks} Ray task{'s' * (tasks != 1)} on {nodes} node{'s' * (nodes != 1)}")
         versions = ", ".join(f"{k} v{v}" for k, v in summary.versions.items())
         click.echo(f"versions: {versions}; {summary.seconds:.1f}s")
     if summary.index_error:
