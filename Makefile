@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export DAGSTER_HOME := $(CURDIR)
 export KBFLOW_LAKE ?= $(CURDIR)/data/lake
 
-.PHONY: ocr install demo lint browser test test-fast bench dagster clean
+.PHONY: ocr install demo lint browser test test-fast test-unit bench dagster clean
 
 $(BIN)/kbflow: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,10 @@ test: install lint browser ocr
 
 test-fast: install lint
 	$(BIN)/python -m pytest -q -m "not e2e"
+
+# the inner loop, under a minute: each step's unit tests (tests/conftest.py: UNIT_MODULES)
+test-unit: install
+	$(BIN)/python -m pytest -q -m unit -p no:cacheprovider
 
 bench: install
 	$(BIN)/python bench/ingest_throughput.py

@@ -110,3 +110,36 @@ def ingested(lake_path, fast_settings, docs_dir, repo_dir, jsonl_file):
     reports = pipeline.ingest(lake, fast_settings).sources
     assert all(r.status == "new" for r in reports), reports
     return lake
+
+
+#: the modules of `make test-unit`: each step's tests on tiny inputs, real Lance, the model-free `hash:64`
+#: embedder; no subprocess, server, Dagster or real model (their e2e tests are left out too)
+UNIT_MODULES = {
+    "test_arrays",
+    "test_chunk",
+    "test_code_languages",
+    "test_dense",
+    "test_flag",
+    "test_freshness",
+    "test_fusion",
+    "test_fuzz",
+    "test_labels",
+    "test_layers",
+    "test_pdf_heading",
+    "test_pipeline",
+    "test_records",
+    "test_retriever",
+    "test_signals",
+    "test_sizes",
+    "test_sources",
+    "test_terms",
+    "test_trust",
+    "test_usage",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`UNIT_MODULES` (but their e2e ones) ``unit``."""
+    for item in items:
+        if item.module.__name__.rpartition(".")[2] in UNIT_MODULES and item.get_closest_marker("e2e") is None:
+            item.add_marker(pytest.mark.unit)
