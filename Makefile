@@ -49,7 +49,7 @@ ocr:
 	fi
 
 test: install lint browser ocr
-	KBFLOW_BROWSER_TESTS=require KBFLOW_OCR_TESTS=require $(BIN)/python -m pytest -q
+	KBFLOW_BROWSER_TESTS=require KBFLOW_OCR_TESTS=require $(BIN)/python -m pytest -q --durations=25
 
 test-fast: install lint
 	$(BIN)/python -m pytest -q -m "not e2e"
