@@ -1,0 +1,226 @@
+"""A search's hits: each :class:`Hit` with its text, scores and :class:`~kbflow.records.core.Citation`, and the
+:class:`Hits` list with the search's confidence."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kbflow.records.core import Citation
+
+__all__ = ["LOW_CONFIDENCE", "Hit", "Hits"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: the chunk text, its score and its citation, in one row.
+
+    ``score`` orders the hits of one search (the fused score: comparable
+    within a result list, not across queries). ``dense_score`` is the cosine
+    similarity of the query to the chunk (``None`` in ``bm25`` mode) and
+    ``bm25_score`` its raw BM25 score (``None`` where the keyword leg did not
+    return it). ``dense_rank`` and ``bm25_rank`` keep each leg's 1-based rank
+    (``None`` where the leg did not return the chunk) for analysis;
+    ``fused_rank`` is the rank before a cross-encoder reranked the hits
+    (``None`` without one).
+    """
+
+    rank: int
+    score: float
+    chunk_id: str
+    text: str
+    citation: Citation
+    content_kind: str
+    scope: str
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+    fused_rank: int | None = None
+    dense_score: float | None = None
+    bm25_score: float | None = None
+    #: how likely this is a real match, 0..1, calibrated from ``dense_score`` for the lake's model
+    #: (:mod:`kbflow.retrieve.confidence`); ``None`` without a calibration or in ``bm25`` mode
+    relevance: float | None = None
+    #: the ``query_log`` row of the search that returned this hit (``None`` when the search was not logged)
+    query_id: str | None = None
+    #: the other places the same text appears (after whitespace normalization): copies of this hit that the
+    #: search did not show again (:mod:`kbflow.retrieve.distinct`), best-ranked first
+    also_in: tuple[Citation, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``kbflow search --json`` object (and a REST hit): :meth:`from_dict` reads it back."""
+        return {
+            "rank": self.rank,
+            "score": self.score,
+            "relevance": self.relevance,
+            "dense_score": self.dense_score,
+            "bm25_score": self.bm25_score,
+            "dense_rank": self.dense_rank,
+            "bm25_rank": self.bm25_rank,
+            "fused_rank": self.fused_rank,
+            "chunk_id": self.chunk_id,
+            "content_kind": self.content_kind,
+            "scope": self.scope,
+            "query_id": self.query_id,
+            "text": self.text,
+            "citation": self.citation.to_dict(),
+            "also_in": [c.to_dict() for c in self.also_in],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Hit:
+        """The hit of a :meth:`to_dict` object (what :class:`kbflow.Client` receives)."""
+        return cls(
+            rank=data["rank"],
+            score=data["score"],
+            chunk_id=data["chunk_id"],
+            text=data["text"],
+            citation=Citation.from_dict(data["citation"]),
+            content_kind=data["content_kind"],
+            scope=data["scope"],
+            also_in=tuple(Citation.from_dict(c) for c in data.get("also_in") or ()),
+            **{name: data.get(name) for name in _OPTIONAL_HIT_FIELDS},
+        )
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the citation, then the page with the chunk's regions outlined (PDF hits), the cited
+        lines (code hits), or the text (:mod:`kbflow.render`)."""
+        from kbflow.render import hit_figure
+
+        return hit_figure(self)
+
+    def show(self, width: int = 640) -> str | None:
+        """Display the hit's picture in a notebook (``width`` pixels wide for PDF pages); outside IPython,
+        return its HTML instead."""
+        from kbflow.render import hit_figure
+
+        markup = hit_figure(self, width=width)
+        try:
+            from IPython.display import HTML, display
+        except ImportError:
+            return markup
+        display(HTML(markup))
+        return None
+
+    def as_prompt(self, boundary: str | None = None) -> str:
+        """The hit's text wrapped as untrusted content, for an agent.
+
+        Text from a source may carry instructions, and may imitate the markup
+        around it: the block is delimited by a random boundary the content
+        cannot know, named in a preamble (see :mod:`kbflow.retrieve.prompt`).
+        With ``boundary``, only the block is returned (no preamble). The
+        stored text is never altered; only this rendering wraps it.
+        """
+        from kbflow.retrieve import prompt
+
+        if boundary is not None:
+            return prompt.render_block(self, boundary)
+        return prompt.render_prompt([self])
+
+
+_OPTIONAL_HIT_FIELDS = (
+    "dense_rank", "bm25_rank", "fused_rank", "dense_score", "bm25_score", "relevance", "query_id"
+)  # fmt: skip
+
+
+#: below this confidence a result list is flagged "no good match" (:mod:`kbflow.retrieve.confidence`)
+LOW_CONFIDENCE = 0.5
+
+
+class Hits(list):
+    """A ranked list of :class:`Hit` with tabular views for notebooks (a slice is a ``Hits`` too)."""
+
+    def __init__(self, hits: Iterable[Hit] = (), *, query: str = "", mode: str = "") -> None:
+        super().__init__(hits)
+        self.query = query
+        self.mode = mode
+        #: wall time of the search that produced these hits, query embedding included
+        self.latency_ms = 0.0
+        #: each leg's ranked chunk ids before fusion (``{"dense": [...], "bm25": [...]}``), for analysis;
+        #: with a reranker, also ``"fused"``: the fused order it reranked; for a query of code names,
+        #: ``"symbol"``: the chunks that define them
+        self.legs: dict[str, list[str]] = {}
+        #: the best relevance of the search's hits (before ``min_score`` dropped any): how likely the lake
+        #: holds a good match at all; ``None`` where no relevance is known (see :attr:`Hit.relevance`)
+        self.confidence: float | None = None
+        #: the ``query_log`` row of this search (``None`` when it was not logged)
+        self.query_id: str | None = None
+        #: milliseconds per step of the search: ``embed`` (the query embedding), ``dense`` and ``bm25``
+        #: (each leg), ``fuse`` (fusion, reranking, code-name lookup), ``take`` (reading the hits' rows)
+        self.timings: dict[str, float] = {}
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        if isinstance(index, slice):
+            out = Hits(item, query=self.query, mode=self.mode)
+            out.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("query", "mode")})
+            return out
+        return item
+
+    @property
+    def low_confidence(self) -> bool:
+        """Whether the search found no good match: its confidence is below 0.5 (``False`` when unknown)."""
+        return self.confidence is not None and self.confidence < LOW_CONFIDENCE
+
+    def as_prompt(self) -> str:
+        """Every hit as an untrusted block under one fresh boundary, after a preamble naming it
+        (what ``kbflow search --prompt`` prints; see :mod:`kbflow.retrieve.prompt`)."""
+        from kbflow.retrieve import prompt
+
+        return prompt.render_prompt(self)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "rank": h.rank,
+                "score": h.score,
+                "relevance": h.relevance,
+                "citation": h.citation.render(),
+                "source_id": h.citation.source_id,
+                "content_kind": h.content_kind,
+                "dense_score": h.dense_score,
+                "bm25_score": h.bm25_score,
+                "dense_rank": h.dense_rank,
+                "bm25_rank": h.bm25_rank,
+                "fused_rank": h.fused_rank,
+                "chunk_id": h.chunk_id,
+                "text": h.text,
+                "also_in": [c.render() for c in h.also_in],
+            }
+            for h in self
+        ]
+
+    def to_polars(self):
+        import polars as pl
+
+        return pl.DataFrame(self.to_dicts())
+
+    def to_arrow(self):
+        import pyarrow as pa
+
+        return pa.Table.from_pylist(self.to_dicts())
+
+    def _repr_html_(self) -> str:
+        def rel(h: Hit) -> str:
+            return "" if h.relevance is None else f"{h.relevance:.2f}"
+
+        def also(h: Hit) -> str:
+            places = "; ".join(c.render() for c in h.also_in)
+            return f"<br><small>also in: {html.escape(places)}</small>" if places else ""
+
+        from kbflow.render import thumbnail
+
+        rows = "".join(
+            f"<tr><td>{h.rank}</td><td>{h.score:.4f}</td><td>{rel(h)}</td>"
+            f"<td><code>{html.escape(h.citation.render())}</code>{also(h)}</td><td>{html.escape(h.text[:160])}</td>"
+            f"<td>{thumbnail(h)}</td></tr>"
+            for h in self
+        )
+        confidence = "" if self.confidence is None else f", confidence {self.confidence:.2f}"
+        flag = " <b>no good match</b>" if self.low_confidence else ""
+        return (
+            f"<p>{len(self)} hits for <b>{html.escape(self.query)}</b> ({self.mode}{confidence}){flag}</p>"
+            "<table><tr><th>rank</th><th>score</th><th>relevance</th><th>citation</th><th>text</th><th>page</th></tr>"
+            f"{rows}</table>"
+        )
