@@ -171,7 +171,7 @@ def recall_at_10(r: Retriever, proj: np.ndarray, queries: int) -> tuple[float, f
     found, lat = [], []
     for q, truth in zip(qs, exact, strict=True):
         t0 = time.perf_counter()
-        got = r._dense(q, depth, {})[0][:10]
+        got = r.table.dense(q, depth, {})[0][:10]
         lat.append((time.perf_counter() - t0) * 1000)
         found.append(len(set(got) & {ids[i] for i in truth}) / 10)
     return float(np.mean(found)), statistics.median(lat)
@@ -179,7 +179,7 @@ def recall_at_10(r: Retriever, proj: np.ndarray, queries: int) -> tuple[float, f
 
 def signals(r: Retriever, queries: list[str]) -> None:
     """Hybrid p50 with the document and page signals (the defaults) and without, interleaved query by query."""
-    r._groups = None  # loaded by the searches above: time the one-off load of each row's document and page
+    r.table._groups = None  # loaded by the searches above: time the one-off load of each row's document and page
     t0 = time.perf_counter()
     r.groups  # noqa: B018
     load = time.perf_counter() - t0
@@ -299,13 +299,13 @@ def main() -> None:
             f"({batch / loop:.2f}x; hybrid, median of 3 rounds)"
         )
         if not r.exact:
-            from kbflow.retrieve.retriever import ANN_MIN_EF
+            from kbflow.retrieve.table import ANN_MIN_EF
 
             segments = sum(ix["name"] == search_index.VECTOR_INDEX for ix in r.dataset.list_indices())
             print(
                 f"  ANN index: {segments} IVF_HNSW_SQ segments of <= {search_index.VECTOR_SEGMENT_ROWS} rows, "
                 "cosine; queried with "
-                f"ef = max({ANN_MIN_EF}, depth), no refine (kbflow.retrieve.retriever)"
+                f"ef = max({ANN_MIN_EF}, depth), no refine (kbflow.retrieve.table)"
             )
             recall, leg = recall_at_10(r, proj, args.recall_queries)
             print(

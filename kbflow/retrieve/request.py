@@ -11,15 +11,17 @@ naming the option.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from kbflow import schema as S
+from kbflow import scopes
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings
 from kbflow.errors import ConfigError, QueryError
 from kbflow.retrieve.rerank import Reranker
 
-__all__ = ["OVERRIDES", "Request", "SearchOptions", "check_query", "retrieval_for"]
+__all__ = ["OVERRIDES", "Request", "SearchOptions", "check_query", "filters_for", "retrieval_for"]
 
 
 class SearchOptions(TypedDict, total=False):
@@ -112,3 +114,47 @@ def retrieval_for(
     if depth < 3 * k:
         raise QueryError(f"depth must be at least 3*k = {3 * k}, got {depth}")
     return settings, max(depth, settings.min_depth + 1)  # the fusion window and the score it must beat
+
+
+def _as_list(value: str | Iterable[str] | None, name: str) -> list[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else list(value)
+    if not values or any(not isinstance(v, str) or not v for v in values):
+        raise QueryError(f"{name} must be a non-empty string or list of strings, got {value!r}")
+    return values
+
+
+def filters_for(
+    options: Mapping[str, Any], known_scopes: Iterable[str], known_sources: Iterable[str]
+) -> dict[str, list[str]]:
+    """``{column: allowed values}`` of a request's ``scope``, ``kinds``, ``source_types`` and ``source_ids``, every
+    value checked against the lake's scopes and sources (a :class:`QueryError` naming the known ones)."""
+    scope, kinds = options.get("scope"), options.get("kinds")
+    source_types, source_ids = options.get("source_types"), options.get("source_ids")
+    known_scopes, known_sources = frozenset(known_scopes), frozenset(known_sources)
+    out: dict[str, list[str]] = {}
+    if scope is not None:
+        try:
+            scope = scopes.normalize(scope)
+        except ConfigError as exc:
+            raise QueryError(str(exc)) from None
+        if not any(scopes.contains(scope, s) or s in scopes.ancestors(scope) for s in known_scopes - {"global"}):
+            if scope != S.GLOBAL_SCOPE:
+                raise QueryError(
+                    f"unknown scope {scope!r}: no source lies in it, above it or below it; "
+                    f"scopes in this lake: {', '.join(sorted(known_scopes))}"
+                )
+        out[S.SCOPE] = scopes.visible(scope)
+    for name, values, allowed, column in (
+        ("content kind", _as_list(kinds, "kinds"), S.CONTENT_KINDS, S.CONTENT_KIND),
+        ("source type", _as_list(source_types, "source_types"), S.SOURCE_TYPES, S.SOURCE_TYPE),
+        ("source id", _as_list(source_ids, "source_ids"), known_sources, S.SOURCE_ID),
+    ):
+        if values is None:
+            continue
+        unknown = sorted(set(values) - set(allowed))
+        if unknown:
+            raise QueryError(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(sorted(allowed))}")
+        out[column] = list(dict.fromkeys(values))
+    return out

@@ -46,28 +46,21 @@ from kbflow import scopes, usage
 from kbflow._lazy import require
 from kbflow.config import MAX_K, OWN_SPACE, RetrievalSettings, Settings, split_space
 from kbflow.embed.base import get_embedder
-from kbflow.errors import ConfigError, EmbedError, LakeError, LakeNotFoundError, QueryError
-from kbflow.index.search import VECTOR_INDEX, search_model
+from kbflow.errors import EmbedError, LakeError, LakeNotFoundError, QueryError
+from kbflow.index.search import search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
 from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
-from kbflow.retrieve.dense import ChunkIds, ExactIndex
 from kbflow.retrieve.distinct import decode, distinct
 from kbflow.retrieve.fusion import FUSIONS
-from kbflow.retrieve.request import Request, SearchOptions, retrieval_for
+from kbflow.retrieve.request import Request, SearchOptions, filters_for, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
-from kbflow.retrieve.signals import Groups
 from kbflow.retrieve.symbols import defining, symbol_first
-from kbflow.terms import identifier_words, query_identifiers
+from kbflow.retrieve.table import Leg, SearchTable
+from kbflow.terms import query_identifiers
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
-
-#: the least HNSW search breadth of the ANN dense leg (it is never below the candidates asked for)
-ANN_MIN_EF = 100
-
-# a leg's result: chunk ids, Lance row ids and scores, best first
-Leg = tuple[list[str], list[int], list[float]]
 
 #: the largest ``k`` of :meth:`Retriever.rank` (evaluation depth)
 MAX_RANK_K = 10_000
@@ -113,15 +106,6 @@ def _ordered(leg: Leg) -> Leg:
     return [ids[i] for i in order], [row_ids[i] for i in order], [scores[i] for i in order]
 
 
-def _as_list(value: str | Iterable[str] | None, name: str) -> list[str] | None:
-    if value is None:
-        return None
-    values = [value] if isinstance(value, str) else list(value)
-    if not values or any(not isinstance(v, str) or not v for v in values):
-        raise QueryError(f"{name} must be a non-empty string or list of strings, got {value!r}")
-    return values
-
-
 class Retriever:
     """Search a lake. Open with :meth:`open`; query with :meth:`search`.
 
@@ -143,19 +127,16 @@ class Retriever:
         #: the lake snapshot this retriever reads, when opened by tag
         self.tag = tag
         self.model_id = search_model(dataset) or settings.model
-        self.rows = dataset.count_rows()
-        self._has_vector_index = any(ix["name"] == VECTOR_INDEX for ix in dataset.list_indices())
-        self.exact = self.rows <= settings.retrieval.exact_max_rows or not self._has_vector_index
+        #: the version's rows, vectors and legs (:mod:`kbflow.retrieve.table`)
+        self.table = SearchTable(dataset, settings)
+        self.rows, self.exact = self.table.rows, self.table.exact
         registered = lake.sources(at=tag) if lake.has_table(S.SOURCES) else []
         self.source_ids = frozenset(s.source_id for s in registered)
         self.scopes = frozenset(s.scope for s in registered) | {S.GLOBAL_SCOPE}
         #: where this retriever's searches come from, for the query log (``python``, ``notebook``, ``cli``, ...)
         self.origin = origin or usage.default_origin()
         self._embedder = None
-        self._exact_index: ExactIndex | None = None
-        self._chunk_ids: ChunkIds | None = None
-        self._groups: Groups | None = None
-        self._load_lock = threading.Lock()  # searches from several threads load the model and vectors once
+        self._load_lock = threading.Lock()  # searches from several threads load the model once
 
     @classmethod
     def open(
@@ -213,125 +194,22 @@ class Retriever:
                     )
         return self._embedder
 
-    def _chunk_ids_of(self, row_ids: Sequence[int]) -> list[str]:
-        """Chunk ids of Lance row ids of this version, from memory (the exact index's where it is loaded, else an
-        id map: a keyword-only search never loads the vectors)."""
-        if self._exact_index is not None:
-            return self._exact_index.chunk_id_of(row_ids)
-        if self._chunk_ids is None:
-            with self._load_lock:
-                if self._chunk_ids is None:
-                    self._chunk_ids = ChunkIds.load(self.dataset)
-        return self._chunk_ids.of(row_ids)
-
     @property
-    def exact_index(self) -> ExactIndex:
+    def exact_index(self):
         """The in-memory vectors of this version (loaded on first use)."""
-        if self._exact_index is None:
-            with self._load_lock:
-                if self._exact_index is None:
-                    self._exact_index = ExactIndex.load(self.dataset)
-        return self._exact_index
+        return self.table.exact_index
 
     @property
-    def groups(self) -> Groups:
-        """Each row's document and page, and the documents' path words (loaded on first use of a document or
-        page signal, :mod:`kbflow.retrieve.signals`)."""
-        if self._groups is None:
-            with self._load_lock:
-                if self._groups is None:
-                    self._groups = Groups.load(self.dataset)
-        return self._groups
-
-    # --- request validation ---------------------------------------------------
-    def _filters(self, scope, kinds, source_types, source_ids) -> dict[str, list[str]]:
-        """``{column: allowed values}`` for a request, every value checked against the lake."""
-        out: dict[str, list[str]] = {}
-        if scope is not None:
-            try:
-                scope = scopes.normalize(scope)
-            except ConfigError as exc:
-                raise QueryError(str(exc)) from None
-            if not any(scopes.contains(scope, s) or s in scopes.ancestors(scope) for s in self.scopes - {"global"}):
-                if scope != S.GLOBAL_SCOPE:
-                    raise QueryError(
-                        f"unknown scope {scope!r}: no source lies in it, above it or below it; "
-                        f"scopes in this lake: {', '.join(sorted(self.scopes))}"
-                    )
-            out[S.SCOPE] = scopes.visible(scope)
-        for name, values, allowed, column in (
-            ("content kind", _as_list(kinds, "kinds"), S.CONTENT_KINDS, S.CONTENT_KIND),
-            ("source type", _as_list(source_types, "source_types"), S.SOURCE_TYPES, S.SOURCE_TYPE),
-            ("source id", _as_list(source_ids, "source_ids"), self.source_ids, S.SOURCE_ID),
-        ):
-            if values is None:
-                continue
-            unknown = sorted(set(values) - set(allowed))
-            if unknown:
-                raise QueryError(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(sorted(allowed))}")
-            out[column] = list(dict.fromkeys(values))
-        return out
-
-    @staticmethod
-    def _where(filters: Mapping[str, Sequence[str]]) -> str | None:
-        parts = [S.sql_in(column, values) for column, values in filters.items()]
-        return " AND ".join(parts) if parts else None
-
-    # --- the legs ----------------------------------------------------------------
-    def _dense(self, vector, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
-        if self.exact:
-            index = self.exact_index
-            return index.search(vector, depth, index.mask(filters) if filters else None)
-        # ef: the HNSW search breadth, at least the candidates asked for; no refine step (it re-reads the raw
-        # vector of every candidate: recall@10 is 0.973 without it at 1M rows, bench/query_latency.py)
-        nearest = {"column": S.VECTOR, "q": vector, "k": depth, "metric": "cosine", "ef": max(ANN_MIN_EF, depth)}
-        where = self._where(filters)
-        table = self.dataset.to_table(
-            columns=["_distance"], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
-        )
-        row_ids = table.column("_rowid").to_pylist()
-        return self._chunk_ids_of(row_ids), row_ids, [1.0 - d for d in table.column("_distance").to_pylist()]
-
-    def _bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]], names_weight: float) -> Leg:
-        where = self._where(filters)
-        # chunk ids come from row ids in memory (no string column read)
-        words = identifier_words(query)  # as the index has them (kbflow.terms)
-        terms = f"{query} {words}" if words else query
-        fts = require("lance.query")
-
-        def match(column: str) -> tuple[list[int], list[float]]:
-            table = self.dataset.to_table(
-                columns=["_score"],
-                full_text_query=fts.MatchQuery(terms, column),
-                filter=where,
-                prefilter=bool(where),
-                limit=depth,
-                with_row_id=True,
-            )
-            return table.column("_rowid").to_pylist(), table.column("_score").to_pylist()
-
-        row_ids, scores = match(S.SEARCH_TEXT)
-        if names_weight > 0:
-            # a match in the path, symbol or title counts names_weight times more: the two fields' scores are
-            # summed per chunk, as a boolean SHOULD query would, but each field is searched on its own (its
-            # top-k pruning intact: a boolean query over both kept Lance from pruning, bench/query_latency.py)
-            n_rows, n_scores = match(S.SEARCH_NAMES)
-            if n_rows:
-                total = dict(zip(row_ids, scores))
-                for rid, score in zip(n_rows, n_scores):
-                    total[rid] = total.get(rid, 0.0) + names_weight * score
-                best = sorted(total.items(), key=lambda item: -item[1])[:depth]
-                row_ids, scores = [rid for rid, _ in best], [score for _, score in best]
-        return self._chunk_ids_of(row_ids), row_ids, scores
+    def groups(self):
+        """Each row's document and page, and the documents' path words (:mod:`kbflow.retrieve.signals`)."""
+        return self.table.groups
 
     # --- requests ---------------------------------------------------------------
     def _request(self, query: str, k: int, max_k: int, options: Mapping[str, Any]) -> Request:
         """Validate a request once (:mod:`kbflow.retrieve.request`): the retrieval settings with its overrides,
         its filters and its reranker."""
         settings, depth = retrieval_for(self.settings.retrieval, query, k, max_k, options)
-        filters = self._filters(
-            options.get("scope"), options.get("kinds"), options.get("source_types"), options.get("source_ids")
-        )
+        filters = filters_for(options, self.scopes, self.source_ids)
         reranker = self._reranker(options.get("reranker"), settings)
         if reranker is not None:
             depth = max(depth, settings.rerank_depth)  # enough candidates for the reranker to choose from
@@ -414,10 +292,10 @@ class Retriever:
         # sequential, dense first: running the keyword leg in a thread beside the model made
         # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
         if vector is not None:
-            legs["dense"] = _ordered(self._dense(vector, depth, request.filters))
+            legs["dense"] = _ordered(self.table.dense(vector, depth, request.filters))
             lap("dense")
         if settings.mode in ("hybrid", "bm25"):
-            legs["bm25"] = _ordered(self._bm25(query, depth, request.filters, settings.names_weight))
+            legs["bm25"] = _ordered(self.table.bm25(query, depth, request.filters, settings.names_weight))
             lap("bm25")
         if settings.mode != "hybrid":
             ids, _, scores = legs[settings.mode]

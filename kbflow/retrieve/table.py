@@ -1,0 +1,126 @@
+"""The search table of one version as the retriever reads it: its row count, its in-memory vectors, chunk ids
+and document groups (each loaded once, on first use, whatever the thread), and the two legs that search it.
+
+- :meth:`SearchTable.dense`: the nearest vectors, exact (in memory, up to
+  ``settings.retrieval.exact_max_rows`` rows or without an ANN index) or by
+  the Lance ANN index;
+- :meth:`SearchTable.bm25`: Lance's full-text index over the text, plus the
+  names field (paths, symbols, titles) weighted ``names_weight``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+
+from kbflow import schema as S
+from kbflow._lazy import require
+from kbflow.config import Settings
+from kbflow.index.search import VECTOR_INDEX
+from kbflow.retrieve.dense import ChunkIds, ExactIndex
+from kbflow.retrieve.signals import Groups
+from kbflow.terms import identifier_words
+
+__all__ = ["ANN_MIN_EF", "Leg", "SearchTable"]
+
+#: the least HNSW search breadth of the ANN dense leg (it is never below the candidates asked for)
+ANN_MIN_EF = 100
+
+# a leg's result: chunk ids, Lance row ids and scores, best first
+Leg = tuple[list[str], list[int], list[float]]
+
+
+class SearchTable:
+    """One version of the search table (a pinned Lance dataset) and what searching it loads."""
+
+    def __init__(self, dataset, settings: Settings) -> None:
+        self.dataset = dataset
+        self.rows = dataset.count_rows()
+        has_ann = any(ix["name"] == VECTOR_INDEX for ix in dataset.list_indices())
+        #: whether the dense leg scans the vectors in memory (small tables, or no ANN index)
+        self.exact = self.rows <= settings.retrieval.exact_max_rows or not has_ann
+        self._exact_index: ExactIndex | None = None
+        self._chunk_ids: ChunkIds | None = None
+        self._groups: Groups | None = None
+        self._load_lock = threading.Lock()  # searches from several threads load the vectors once
+
+    def chunk_ids_of(self, row_ids: Sequence[int]) -> list[str]:
+        """Chunk ids of Lance row ids of this version, from memory (the exact index's where it is loaded, else an
+        id map: a keyword-only search never loads the vectors)."""
+        if self._exact_index is not None:
+            return self._exact_index.chunk_id_of(row_ids)
+        if self._chunk_ids is None:
+            with self._load_lock:
+                if self._chunk_ids is None:
+                    self._chunk_ids = ChunkIds.load(self.dataset)
+        return self._chunk_ids.of(row_ids)
+
+    @property
+    def exact_index(self) -> ExactIndex:
+        """The in-memory vectors of this version (loaded on first use)."""
+        if self._exact_index is None:
+            with self._load_lock:
+                if self._exact_index is None:
+                    self._exact_index = ExactIndex.load(self.dataset)
+        return self._exact_index
+
+    @property
+    def groups(self) -> Groups:
+        """Each row's document and page, and the documents' path words (loaded on first use of a document or
+        page signal, :mod:`kbflow.retrieve.signals`)."""
+        if self._groups is None:
+            with self._load_lock:
+                if self._groups is None:
+                    self._groups = Groups.load(self.dataset)
+        return self._groups
+
+    @staticmethod
+    def where(filters: Mapping[str, Sequence[str]]) -> str | None:
+        parts = [S.sql_in(column, values) for column, values in filters.items()]
+        return " AND ".join(parts) if parts else None
+
+    def dense(self, vector, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
+        if self.exact:
+            index = self.exact_index
+            return index.search(vector, depth, index.mask(filters) if filters else None)
+        # ef: the HNSW search breadth, at least the candidates asked for; no refine step (it re-reads the raw
+        # vector of every candidate: recall@10 is 0.973 without it at 1M rows, bench/query_latency.py)
+        nearest = {"column": S.VECTOR, "q": vector, "k": depth, "metric": "cosine", "ef": max(ANN_MIN_EF, depth)}
+        where = self.where(filters)
+        table = self.dataset.to_table(
+            columns=["_distance"], nearest=nearest, filter=where, prefilter=bool(where), with_row_id=True
+        )
+        row_ids = table.column("_rowid").to_pylist()
+        return self.chunk_ids_of(row_ids), row_ids, [1.0 - d for d in table.column("_distance").to_pylist()]
+
+    def bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]], names_weight: float) -> Leg:
+        where = self.where(filters)
+        # chunk ids come from row ids in memory (no string column read)
+        words = identifier_words(query)  # as the index has them (kbflow.terms)
+        terms = f"{query} {words}" if words else query
+        fts = require("lance.query")
+
+        def match(column: str) -> tuple[list[int], list[float]]:
+            table = self.dataset.to_table(
+                columns=["_score"],
+                full_text_query=fts.MatchQuery(terms, column),
+                filter=where,
+                prefilter=bool(where),
+                limit=depth,
+                with_row_id=True,
+            )
+            return table.column("_rowid").to_pylist(), table.column("_score").to_pylist()
+
+        row_ids, scores = match(S.SEARCH_TEXT)
+        if names_weight > 0:
+            # a match in the path, symbol or title counts names_weight times more: the two fields' scores are
+            # summed per chunk, as a boolean SHOULD query would, but each field is searched on its own (its
+            # top-k pruning intact: a boolean query over both kept Lance from pruning, bench/query_latency.py)
+            n_rows, n_scores = match(S.SEARCH_NAMES)
+            if n_rows:
+                total = dict(zip(row_ids, scores))
+                for rid, score in zip(n_rows, n_scores):
+                    total[rid] = total.get(rid, 0.0) + names_weight * score
+                best = sorted(total.items(), key=lambda item: -item[1])[:depth]
+                row_ids, scores = [rid for rid, _ in best], [score for _, score in best]
+        return self.chunk_ids_of(row_ids), row_ids, scores
