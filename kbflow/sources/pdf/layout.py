@@ -165,16 +165,15 @@ def split_tables(
 def _raw_lines(words: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Words grouped into lines by vertical overlap, top to bottom, each sorted left to right."""
     lines: list[list[dict[str, Any]]] = []
+    top = bottom = 0.0  # the last line's extent, kept as it grows (not recomputed per word: dense pages)
     for w in sorted(words, key=lambda w: (w["top"], w["x0"])):
         mid = (w["top"] + w["bottom"]) / 2
-        if lines:
-            last = lines[-1]
-            top = min(x["top"] for x in last)
-            bottom = max(x["bottom"] for x in last)
-            if top <= mid <= bottom:
-                last.append(w)
-                continue
+        if lines and top <= mid <= bottom:
+            lines[-1].append(w)
+            top, bottom = min(top, w["top"]), max(bottom, w["bottom"])
+            continue
         lines.append([w])
+        top, bottom = w["top"], w["bottom"]
     return [sorted(line, key=lambda w: w["x0"]) for line in lines]
 
 
