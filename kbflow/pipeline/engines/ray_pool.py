@@ -88,6 +88,14 @@ class EmbedPool:
                 errors.append(first_line(exc))
         for ref in late:
             ray.kill(ready[ref])
+        if self.workers and (errors or late):  # the step goes on with fewer workers: say so
+            log.warning(
+                "%d of %d embedding workers did not start (%s); embedding on %d",
+                len(errors) + len(late),
+                len(ready),
+                errors[0] if errors else "not placed in time",
+                len(self.workers),
+            )
         if not self.workers:
             why = errors[0] if errors else f"none was placed within {PROBE_SECONDS:.0f} s (are its CPUs busy?)"
             raise ClusterError(f"no embedding worker started on the Ray cluster: {why}")

@@ -66,7 +66,9 @@ def check_node(lake_uri: str, token: str | None, settings: Settings) -> tuple[st
 
         try:
             _, target = resolve_model(settings.model)
-            if "/" in target and not os.path.exists(target) and os.environ.get("HF_HUB_OFFLINE") == "1":
+            # a path (not a hub id, which the node's own cache may hold) that the node does not have
+            named_path = os.path.isabs(target) or target.startswith((".", "~"))
+            if named_path and not os.path.exists(os.path.expanduser(target)):
                 problems.append(f"the model {settings.model!r} is not installed here ({target} is missing)")
         except (KbflowError, ImportError) as exc:
             problems.append(f"the model {settings.model!r} is not installed here ({exc})")
