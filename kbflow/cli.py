@@ -7,7 +7,6 @@ the source registry lives in the lake, so the commands work from any directory.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Any
 
@@ -125,6 +124,7 @@ def main(ctx: click.Context, lake: str | None) -> None:
     metavar="CRON",
     help="Refresh this source on a schedule, e.g. '0 */6 * * *': a Dagster schedule of its own ('none' removes it).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print the registered source as one JSON object.")
 @click.pass_context
 def add(
     ctx: click.Context,
@@ -140,6 +140,7 @@ def add(
     max_pages: int | None,
     delay: float | None,
     refresh: str | None,
+    as_json: bool,
 ) -> None:
     """Register PATH as a source (nothing is loaded until `kbflow ingest`).
 
@@ -147,67 +148,39 @@ def add(
     ingest behind a guard that refuses private, loopback and link-local
     addresses; the bytes fetched are kept in the lake).
     """
+    from kbflow.errors import ConfigError
     from kbflow.lake import Lake
-    from kbflow.records import Source
-    from kbflow.sources.base import MAX_FILE_MB_OPTION, REFRESH_OPTION, check_cron, get_loader, slugify
-    from kbflow.sources.web import is_url
+    from kbflow.pipeline import register_source
+    from kbflow.sources.base import REFRESH_OPTION
 
-    loader = get_loader(source_type)
-    uri = path if is_url(path) else os.path.abspath(os.path.expanduser(path))
     lake = Lake(_settings(ctx).lake)
-    sid = source_id or slugify(uri)
-    known = {s.source_id: s for s in lake.sources()} if lake.has_table("sources") else {}
-    options = dict(known[sid].options or {}) if sid in known else {}  # re-adding keeps what it does not change
-    if max_file_mb is not None:
-        options[MAX_FILE_MB_OPTION] = max_file_mb
-    if all_pages is not None:
-        if source_type != "web":
-            raise click.UsageError("--all-pages is for --type web sources")
-        from kbflow.sources.web.conventions import ALL_PAGES_OPTION
-
-        options[ALL_PAGES_OPTION] = all_pages
-    _crawl_options(options, source_type, uri, crawl, {"depth": depth, "max_pages": max_pages, "delay": delay})
-    if refresh is not None:
-        if refresh.strip().lower() == "none":
-            options.pop(REFRESH_OPTION, None)
-        else:
-            options[REFRESH_OPTION] = check_cron(refresh)
-    loader.check(uri, options)
-    source = lake.register(Source(sid, source_type, uri, scope=scope, title=title, options=options))
+    limits = {"depth": depth, "max_pages": max_pages, "delay": delay}
+    changes = {
+        "max_file_mb": max_file_mb,
+        "all_pages": all_pages,
+        "refresh": refresh,
+        "crawl": crawl,
+        "crawl_limits": {k: v for k, v in limits.items() if v is not None} or None,
+    }
+    try:
+        added = register_source(lake, path, source_type, source_id=source_id, scope=scope, title=title, options=changes)
+    except ConfigError as exc:  # an option misused: a usage error (exit 2), as click reports its own
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(added.to_dict()))
+        return
+    source, options = added.source, added.source.options
     click.echo(f"registered {source.source_id} ({source.source_type}, scope {source.scope}): {source.uri}")
     if options.get(REFRESH_OPTION):
         click.echo(
             f"  refreshed on the schedule '{options[REFRESH_OPTION]}' by Dagster (schedule refresh_{source.source_id};"
             " reload the code location of a running `dagster dev` to pick it up)"
         )
-    for issue in loader.issues[:10]:
+    for issue in added.left_out[:10]:
         click.echo(f"  will be left out: {issue}")
-    if len(loader.issues) > 10:
-        click.echo(f"  ... and {len(loader.issues) - 10} more (see `kbflow status --json` after ingest)")
+    if added.left_out_total > 10:
+        click.echo(f"  ... and {added.left_out_total - 10} more (see `kbflow status --json` after ingest)")
     click.echo(f"lake: {lake.uri}; run `kbflow ingest` to load it")
-
-
-def _crawl_options(
-    options: dict[str, Any], source_type: str, uri: str, crawl: bool | None, limits: dict[str, Any]
-) -> None:
-    """Set or clear the ``crawl`` option of a source being added (``--crawl``, ``--depth``, ...)."""
-    from kbflow.sources.web import is_url
-    from kbflow.sources.web.crawl import CRAWL_OPTION, CrawlSettings
-
-    limits = {k: v for k, v in limits.items() if v is not None}
-    if crawl is False:
-        options.pop(CRAWL_OPTION, None)
-    crawling = crawl or (crawl is None and bool(options.get(CRAWL_OPTION)))
-    if not crawling:
-        if limits:
-            raise click.UsageError(f"{', '.join('--' + k.replace('_', '-') for k in limits)} go with --crawl")
-        return
-    if source_type != "web" or not is_url(uri):
-        raise click.UsageError("--crawl is for --type web sources given as an http(s):// URL")
-    current = options.get(CRAWL_OPTION)
-    merged = {**(current if isinstance(current, dict) else {}), **limits}
-    CrawlSettings.of(merged or True)  # checked now, not at ingest
-    options[CRAWL_OPTION] = merged or True
 
 
 @main.command()

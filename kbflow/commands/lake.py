@@ -24,7 +24,6 @@ from kbflow.commands.common import _settings, _wait_option
 def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
     """Registered sources, their status and chunk counts, and the table versions."""
     from kbflow.lake import Lake
-    from kbflow.pipeline.results import split_issues
 
     lake = Lake(_settings(ctx).lake, create=False)
     if stale:
@@ -44,15 +43,7 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
     sources = lake.sources()
     versions = lake.versions()
     if as_json:
-        rows = []
-        for s in sources:
-            row = s.to_row()
-            row["options"] = dict(s.options)
-            del row["issues"]
-            row["skipped"], row["failed_files"] = split_issues(s.issues)
-            for key in ("last_indexed", "added_at"):
-                row[key] = row[key].isoformat() if row[key] else None
-            rows.append(row)
+        rows = [s.to_dict() for s in sources]
         click.echo(json.dumps({"lake": lake.uri, "sources": rows, "versions": versions}))
         return
     click.echo(f"lake: {lake.uri}")

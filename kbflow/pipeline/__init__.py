@@ -49,7 +49,7 @@ from kbflow.pipeline.run import (
     run_ingest,
     runner_names,
 )
-from kbflow.pipeline.sources import remove_source, stale_sources
+from kbflow.pipeline.sources import Registration, register_source, remove_source, stale_sources
 
 __all__ = [
     "ChunkResult",
@@ -57,6 +57,7 @@ __all__ = [
     "IngestSummary",
     "LoadResult",
     "Progress",
+    "Registration",
     "RemoveResult",
     "SourceReport",
     "StaleSource",
@@ -69,6 +70,7 @@ __all__ = [
     "load_source",
     "plan_phases",
     "prepare_lake",
+    "register_source",
     "remove_source",
     "run_ingest",
     "runner_names",

@@ -153,6 +153,19 @@ class Source:
         """Files that could not be read (corrupt, encrypted, undecodable)."""
         return [i for i in self.issues if i.get("failed")]
 
+    def to_dict(self) -> dict[str, Any]:
+        """The source as JSON shows it everywhere (``kbflow add --json``, ``kbflow status --json``, REST, MCP):
+        the registry row with its options as an object, times in ISO 8601, and the issues split into
+        ``skipped`` and ``failed_files``."""
+        row = asdict(self)
+        row["options"] = dict(self.options)
+        del row["issues"]
+        row["skipped"] = [{"path": i["path"], "reason": i["reason"]} for i in self.skipped]
+        row["failed_files"] = [{"path": i["path"], "reason": i["reason"]} for i in self.failed_files]
+        for key in ("last_indexed", "added_at"):
+            row[key] = row[key].isoformat() if row[key] else None
+        return row
+
     def to_row(self) -> dict[str, Any]:
         row = asdict(self)
         row["options"] = json.dumps(dict(self.options), sort_keys=True)

@@ -175,6 +175,10 @@ class SourceIn(BaseModel):
     scope: str | None = Field(None, max_length=512)
     title: str | None = Field(None, max_length=1000)
     max_file_mb: float | None = Field(None, gt=0)
+    refresh: str | None = Field(None, max_length=200, description="A cron schedule for Dagster ('none' removes it)")
+    all_pages: bool | None = Field(None, description="web: keep the pages the site marks as not for search")
+    crawl: bool | None = Field(None, description="web, an http(s) URL: the whole site under the URL's folder")
+    crawl_limits: dict[str, float] | None = Field(None, description="crawl: depth, max_pages, delay")
 
 
 class CitationsIn(BaseModel):

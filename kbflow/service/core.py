@@ -49,20 +49,8 @@ _CHUNK_COLUMNS = [
 
 
 def source_dict(source: Source) -> dict[str, Any]:
-    """A registered source as the REST API and MCP show it."""
-    return {
-        "source_id": source.source_id,
-        "source_type": source.source_type,
-        "uri": source.uri,
-        "scope": source.scope,
-        "title": source.title,
-        "status": source.status,
-        "chunk_count": source.chunk_count,
-        "last_indexed": source.last_indexed.isoformat() if source.last_indexed else None,
-        "last_error": source.last_error,
-        "skipped": [dict(i) for i in source.skipped],
-        "failed_files": [dict(i) for i in source.failed_files],
-    }
+    """A registered source as the REST API and MCP show it: :meth:`Source.to_dict`, the one JSON shape."""
+    return source.to_dict()
 
 
 def hits_dict(hits: Hits, version: int) -> dict[str, Any]:
@@ -273,16 +261,17 @@ class Service:
         return source
 
     def add_source(self, key: ApiKey | None, body: Mapping[str, Any]) -> dict[str, Any]:
-        """Register a source (``{"uri", "type", "id"?, "scope"?, "title"?, "max_file_mb"?}``), as ``kbflow add``
-        does; an editor's scope must contain the source's, and a local path must lie under a ``source_roots``
-        folder (with keys or without). Returns the source and the files its loader will leave out."""
-        from kbflow.sources.base import MAX_FILE_MB_OPTION, get_loader, slugify
-        from kbflow.sources.web import is_url
+        """Register a source (``{"uri", "type", "id"?, "scope"?, "title"?}`` plus the options of
+        :func:`kbflow.pipeline.register_source`: ``max_file_mb``, ``refresh``, ``all_pages``, ``crawl``,
+        ``crawl_limits``), as ``kbflow add`` does; an editor's scope must contain the source's, and a local path
+        must lie under a ``source_roots`` folder (with keys or without). Returns the source and the files its
+        loader will leave out."""
+        from kbflow.pipeline import register_source
+        from kbflow.pipeline.sources import OPTION_NAMES
 
         uri, source_type = body.get("uri"), body.get("type")
         if not isinstance(uri, str) or not uri or not isinstance(source_type, str):
             raise QueryError("a source needs 'uri' (a path on the server or an http(s) URL) and 'type'")
-        loader = get_loader(source_type)
         scope = body.get("scope") or (key.scope if key is not None else scopes.GLOBAL)
         try:
             scope = scopes.normalize(scope)
@@ -290,22 +279,21 @@ class Service:
             raise QueryError(str(exc)) from None
         if key is not None:
             key.require(scope, write=True)
-        if not is_url(uri):
-            uri = os.path.realpath(uri)
-            if not any(uri == r or uri.startswith(r.rstrip(os.sep) + os.sep) for r in self.source_roots):
-                raise AccessDeniedError(
-                    f"{body['uri']}: a local path added over the network must lie under a --source-root folder "
-                    f"({', '.join(self.source_roots) or 'none configured'}); start kbflow serve with "
-                    "--source-root DIR, or add it on the command line with `kbflow add`"
-                )
-        max_file_mb = body.get("max_file_mb")
-        if max_file_mb is not None and (not isinstance(max_file_mb, int | float) or max_file_mb <= 0):
-            raise QueryError(f"max_file_mb must be a positive number, got {max_file_mb!r}")
-        options = {MAX_FILE_MB_OPTION: float(max_file_mb)} if max_file_mb is not None else {}
-        loader.check(uri, options)
-        source = Source(body.get("id") or slugify(uri), source_type, uri, scope=scope, title=body.get("title"))
-        source = self.lake.register(Source(**{**source.__dict__, "options": options}))
-        return {**source_dict(source), "will_be_left_out": [str(i) for i in loader.issues[:100]]}
+        options = {name: body.get(name) for name in OPTION_NAMES}
+        try:
+            added = register_source(
+                self.lake,
+                uri,
+                source_type,
+                source_id=body.get("id"),
+                scope=scope,
+                title=body.get("title"),
+                options=options,
+                roots=list(self.source_roots),
+            )
+        except ConfigError as exc:
+            raise QueryError(str(exc)) from None
+        return added.to_dict()
 
     def remove_source(self, key: ApiKey | None, source_id: str) -> dict[str, Any]:
         from kbflow.pipeline import remove_source
