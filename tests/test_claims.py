@@ -179,7 +179,7 @@ def test_random_walks_keep_the_invariants(seed):
     and every call is one event (or two for a supersede: the new claim records it too)."""
     import random
 
-    from kbflow.claims.store import apply_event
+    from kbflow.claims.log import apply_event
 
     rng = random.Random(seed)
     claims = _store()
@@ -410,14 +410,14 @@ def test_concurrent_learners_lose_nothing(lake_path):
 CRASH = """
 import os, sys, time
 from kbflow import Claims, Evidence
-from kbflow.claims import store
+from kbflow.claims import log as event_log
 
 def hang():
     open(sys.argv[2], "w").close()   # the events are committed; the claim row is not
     time.sleep(600)
 
 claims = Claims.open(sys.argv[1], settings={"model": "hash:64"}, actor=("agent", "crash"))
-store._between_commits = hang
+event_log._between_commits = hang
 claims.learn("written by a process killed mid-write", [Evidence.url("https://example.com/x")])
 """
 
@@ -448,7 +448,7 @@ def test_a_write_killed_between_its_commits_is_repaired_by_the_next_open(lake_pa
 
 
 def test_a_writer_repairs_rows_another_writer_left_behind(lake_path, monkeypatch):
-    from kbflow.claims import store
+    from kbflow.claims import log as event_log
 
     a, b = _lake_store(lake_path), _lake_store(lake_path)
     cid = a.learn("an earlier claim", [URL])
@@ -459,10 +459,10 @@ def test_a_writer_repairs_rows_another_writer_left_behind(lake_path, monkeypatch
     def die():
         raise Killed
 
-    monkeypatch.setattr(store, "_between_commits", die)
+    monkeypatch.setattr(event_log, "_between_commits", die)
     with pytest.raises(Killed):
         a.verify(cid, by=("user", "ana"))
-    monkeypatch.setattr(store, "_between_commits", None)
+    monkeypatch.setattr(event_log, "_between_commits", None)
     b.learn("another claim", [URL])  # b folds a's verify in and writes the row a never wrote
     row = b.lake.scan(S.CLAIMS, [S.STATUS], f"{S.CLAIM_ID} = '{cid}'").to_pylist()
     assert row == [{S.STATUS: "verified"}]

@@ -84,3 +84,13 @@ def test_chunk_ids_map_row_ids_of_any_order_to_their_chunk_ids():
     assert ids.of([]) == []
     with pytest.raises(KeyError):
         ids.of([6])
+
+
+def test_top_k_is_the_best_finite_rows_best_first_ties_by_row():
+    from kbflow.retrieve.dense import top_k
+
+    scores = np.array([0.2, -np.inf, 0.9, 0.2, 0.5, -np.inf], np.float32)
+    assert top_k(scores, 3).tolist() == [2, 4, 0]
+    assert top_k(scores, 10).tolist() == [2, 4, 0, 3]  # masked rows never come back, however deep
+    assert top_k(scores, 0).tolist() == [] and top_k(np.full(3, -np.inf), 2).tolist() == []
+    assert top_k(np.array([1.0, 1.0, 1.0]), 2).tolist() == [0, 1]

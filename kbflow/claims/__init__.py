@@ -8,8 +8,10 @@
 >>> claims.recall("how are rankings combined", k=5)             # doctest: +SKIP
 
 - :mod:`kbflow.claims.model`: :class:`Claim`, :class:`Evidence`, the lifecycle (pure);
-- :mod:`kbflow.claims.store`: :class:`Claims`, the event-sourced store;
-- :mod:`kbflow.claims.index`: hybrid recall over claim texts;
+- :mod:`kbflow.claims.store`: :class:`Claims`, the facade: lifecycle and queries;
+- :mod:`kbflow.claims.log`: the event log (commit, sync, fold, repair, audit);
+- :mod:`kbflow.claims.recall`: the index kept in step with the log, and recall
+  (:mod:`kbflow.claims.index`: the in-memory hybrid index over claim texts);
 - :mod:`kbflow.claims.evidence`: stale-evidence detection;
 - :mod:`kbflow.claims.tables`: where the tables live (the lake, or memory);
 - :mod:`kbflow.claims.cli`: ``kbflow claims ...``.

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from kbflow.retrieve.dense import top_k
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.terms import ENGLISH_STOPWORDS, split_identifier
 
@@ -170,12 +171,7 @@ class ClaimIndex:
         return self._length_cache
 
     def _top(self, scores: np.ndarray, depth: int) -> tuple[list[str], list[float]]:
-        finite = int(np.isfinite(scores).sum())
-        depth = min(depth, finite)
-        if depth <= 0:
-            return [], []
-        top = np.argpartition(-scores, depth - 1)[:depth] if depth < len(scores) else np.arange(len(scores))
-        top = top[np.argsort(-scores[top], kind="stable")][:depth]
+        top = top_k(scores, depth)
         return [self.ids[i] for i in top], [float(scores[i]) for i in top]
 
     def mask(self, keep: Callable[[str], bool], within: np.ndarray) -> np.ndarray:

@@ -1,370 +1,47 @@
 """The claims store: learn, recall, verify, dispute, supersede, with every change an event of history.
 
-Storage is event-sourced. ``claim_events`` is append-only and the source of
-truth: each write first appends its events (one Lance commit), then upserts
-the changed claims' current state into ``claims`` (a second commit), then
-appends one ``claim_audit`` row per operation (a third). A process killed
-between the first two commits leaves events whose claim rows are missing or
-behind; the next :meth:`Claims.open` (and any writer before its own write)
-folds those events into the claim rows again, so a claim never exists
-without its creation event and no event is ever lost. A failed audit write
-never undoes the claim write: it is logged as a warning, counted in
-:attr:`Claims.audit_failures`, and the missing rows are written by the next
-open.
+:class:`Claims` is the facade: the lifecycle (each operation checks its
+rules, then writes its events) and the queries. Two parts do the work below
+it, one job each:
 
-Writes hold the store's write lock (:mod:`kbflow.claims.tables`) while they
-read the current status, check the transition and commit, so two writers
-transitioning the same claim are serialized: the first wins, the second's
-attempt is refused against the status the first left, and both attempts are
-in the claim's history (a refused attempt is an event too, with
-``outcome = "refused"``).
+- the event log (:mod:`kbflow.claims.log`): events are the source of truth,
+  claims their fold; commit, sync with other writers, repair of a write cut
+  off between its commits, audit rows;
+- recall (:mod:`kbflow.claims.recall`): the in-memory index the log keeps in
+  step, and the hybrid search over it.
+
+Writes hold the store's write lock while they read the current status, check
+the transition and commit, so two writers transitioning the same claim are
+serialized: the first wins, the second's attempt is refused against the
+status the first left, and both attempts are in the claim's history (a
+refused attempt is an event too, with ``outcome = "refused"``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
-import time
-import uuid
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
-
-from kbflow import schema as S
 from kbflow import scopes
-from kbflow._lazy import require
 from kbflow.claims import model as M
 from kbflow.claims.evidence import EvidenceReport, find_stale
-from kbflow.claims.index import ClaimIndex
-from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
+from kbflow.claims.log import APPLIED, REFUSED, ClaimEvent, EventLog, PendingEvent, learn_event
+from kbflow.claims.model import Actor, Claim, Evidence
+from kbflow.claims.recall import ClaimHit, ClaimHits, ClaimRecall, claim_filter, visible_scopes
 from kbflow.claims.tables import LakeTables, MemoryTables, Tables
 from kbflow.config import MAX_K as MAX_SEARCH_K
 from kbflow.config import Settings
-from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError, NotFoundError, QueryError
+from kbflow.errors import ClaimError, ClaimTransitionError, NotFoundError
 from kbflow.lake.lake import Lake
 from kbflow.retrieve.request import check_query
 
-__all__ = ["ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims"]
+__all__ = ["ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims"]  # the package's names
 
 log = logging.getLogger("kbflow.claims")
 
-#: confidence of a claim learned without one, by status
-DEFAULT_CONFIDENCE = {M.HYPOTHESIS: 0.5, M.INFERRED: 0.7, M.OBSERVED: 0.9}
 #: the most claims one recall returns (the longest query is a search's, kbflow.config.MAX_QUERY_CHARS)
 MAX_K = MAX_SEARCH_K
-#: seconds between checks, on reads, for events other processes appended
-RECHECK = 1.0
-#: the events that get an audit row (the store's own staleness flags do not)
-AUDITED = ("learn", "observe", "verify", "dispute", "supersede")
-APPLIED, REFUSED = "applied", "refused"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _label(text: str) -> str:
-    """How an error names a claim not stored yet: its text, clipped."""
-    text = " ".join(str(text).split())
-    return repr(text if len(text) <= 60 else text[:59] + "…")
-
-
-def new_claim_id() -> str:
-    return "cl_" + uuid.uuid4().hex[:16]
-
-
-_LEARN_FIELDS = frozenset({"text", "evidence", "scope", "actor", "confidence", "status", "domain", "tags"})
-
-
-def _learn_event(item: Mapping[str, Any], default_actor: Actor) -> _Pending:
-    """The ``learn`` event of one :meth:`Claims.learn` argument set, every field and rule checked."""
-    unknown = set(item) - _LEARN_FIELDS
-    if unknown:
-        raise ClaimError(f"unknown claim fields {sorted(unknown)}")
-    evidence = tuple(Evidence.coerce(e) for e in (item.get("evidence") or ()))
-    status = item.get("status")
-    if status is None:
-        status = M.OBSERVED if M.has_direct_evidence(evidence) or not evidence else M.INFERRED
-    confidence = item.get("confidence")
-    if confidence is None:
-        confidence = DEFAULT_CONFIDENCE.get(status, 0.5)
-    text, confidence, scope, domain, tags = M.check_fields(
-        item.get("text"), confidence, status, item.get("scope") or scopes.GLOBAL, item.get("domain"),
-        item.get("tags") or (),
-    )  # fmt: skip
-    M.check_evidence_for(_label(text), evidence, status, confidence)
-    data = {"text": text, "confidence": confidence, "scope": scope, "domain": domain, "tags": list(tags)}
-    actor = Actor.coerce(item["actor"]) if item.get("actor") is not None else default_actor
-    return _Pending(new_claim_id(), "learn", APPLIED, None, status, actor, evidence=evidence, data=data)
-
-
-def _visible_scopes(scope: str | None) -> list[str] | None:
-    """The scopes a reader in ``scope`` sees (``None``: every scope); a bad scope is a :class:`QueryError`."""
-    if scope is None:
-        return None
-    try:
-        return scopes.visible(scopes.normalize(scope))
-    except ConfigError as exc:
-        raise QueryError(str(exc)) from None
-
-
-# --- values returned ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ClaimEvent:
-    """One event of a claim's history: what was attempted, by whom, and whether it was applied."""
-
-    n: int
-    claim_id: str
-    seq: int
-    event: str
-    outcome: str
-    from_status: str | None
-    to_status: str | None
-    actor: Actor
-    reason: str | None
-    evidence: tuple[Evidence, ...]
-    data: Mapping[str, Any]
-    at: datetime
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> ClaimEvent:
-        return cls(
-            n=row[S.EVENT_N],
-            claim_id=row[S.CLAIM_ID],
-            seq=row[S.SEQ],
-            event=row[S.EVENT],
-            outcome=row[S.OUTCOME],
-            from_status=row[S.FROM_STATUS],
-            to_status=row[S.TO_STATUS],
-            actor=Actor(row[S.ACTOR_TYPE], row[S.ACTOR_ID]),
-            reason=row[S.REASON],
-            evidence=M.evidence_from_json(row[S.EVIDENCE]),
-            data=json.loads(row[S.DATA] or "{}"),
-            at=row[S.AT],
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "claim_id": self.claim_id,
-            "seq": self.seq,
-            "event": self.event,
-            "outcome": self.outcome,
-            "from_status": self.from_status,
-            "to_status": self.to_status,
-            "actor": {"type": self.actor.type, "id": self.actor.id},
-            "reason": self.reason,
-            "evidence": [e.to_dict() for e in self.evidence],
-            "data": dict(self.data),
-            "at": self.at.isoformat(),
-        }
-
-    def render(self) -> str:
-        """One line: ``#3 2026-11-23 10:02 verify observed -> verified by user:ana (applied): reason``."""
-        move = f"{self.from_status or '-'} -> {self.to_status or '-'}"
-        reason = f": {self.reason}" if self.reason else ""
-        added = f" (+{len(self.evidence)} evidence)" if self.evidence else ""
-        when = f"{self.at:%Y-%m-%d %H:%M:%S}"
-        return f"#{self.seq} {when} {self.event} {move} by {self.actor} ({self.outcome}){added}{reason}"
-
-
-@dataclass(frozen=True)
-class ClaimHit:
-    """One claim recalled: the claim, its fused score and each leg's rank."""
-
-    rank: int
-    score: float
-    claim: Claim
-    dense_rank: int | None = None
-    bm25_rank: int | None = None
-
-    @property
-    def stale(self) -> bool:
-        """Whether a source no longer holds what one of its citations cited (see ``claim.stale``)."""
-        return self.claim.evidence_stale
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "score": self.score,
-            "dense_rank": self.dense_rank,
-            "bm25_rank": self.bm25_rank,
-            "stale": self.stale,
-            "claim": self.claim.to_dict(),
-        }
-
-
-class ClaimHits(list):
-    """The claims one :meth:`Claims.recall` returned, best first."""
-
-    def __init__(self, hits: Iterable[ClaimHit] = (), *, query: str = "") -> None:
-        super().__init__(hits)
-        self.query = query
-
-    def to_dicts(self) -> list[dict[str, Any]]:
-        return [h.to_dict() for h in self]
-
-
-# --- folding events into claims (pure) -------------------------------------------------------------
-def apply_event(claim: Claim | None, row: Mapping[str, Any]) -> Claim | None:
-    """The claim after event ``row`` (``None`` before its ``learn``)."""
-    data = json.loads(row[S.DATA] or "{}")
-    seq, n, at = row[S.SEQ], row[S.EVENT_N], row[S.AT]
-    if row[S.EVENT] == "learn" and row[S.OUTCOME] == APPLIED:
-        return Claim(
-            claim_id=row[S.CLAIM_ID],
-            text=data["text"],
-            status=row[S.TO_STATUS],
-            confidence=float(data["confidence"]),
-            scope=data["scope"],
-            evidence=M.evidence_from_json(row[S.EVIDENCE]),
-            actor=Actor(row[S.ACTOR_TYPE], row[S.ACTOR_ID]),
-            created_at=at,
-            updated_at=at,
-            domain=data.get("domain"),
-            tags=tuple(data.get("tags") or ()),
-            seq=seq,
-            n=n,
-        )
-    if claim is None:
-        return None
-    if row[S.OUTCOME] != APPLIED:
-        return claim.with_(seq=seq, n=n)
-    changes: dict[str, Any] = {"seq": seq, "n": n, "updated_at": at}
-    if row[S.TO_STATUS]:
-        changes["status"] = row[S.TO_STATUS]
-    added = M.evidence_from_json(row[S.EVIDENCE])
-    if added:
-        changes["evidence"] = claim.evidence + added
-    if "confidence" in data:
-        changes["confidence"] = float(data["confidence"])
-    if "superseded_by" in data:
-        changes["superseded_by"] = data["superseded_by"]
-    if "supersedes" in data:
-        changes["supersedes"] = data["supersedes"]
-    if "stale" in data:
-        changes["stale"] = tuple(StaleEvidence.from_dict(s) for s in data["stale"])
-        changes.pop("updated_at")  # a staleness flag is not a change of the claim
-    return claim.with_(**changes)
-
-
-def claim_row(claim: Claim, model_id: str, vector: np.ndarray) -> dict[str, Any]:
-    return {
-        S.CLAIM_ID: claim.claim_id,
-        S.TEXT: claim.text,
-        S.STATUS: claim.status,
-        S.CONFIDENCE: claim.confidence,
-        S.SCOPE: claim.scope,
-        S.DOMAIN: claim.domain,
-        S.TAGS: list(claim.tags),
-        S.ACTOR_TYPE: claim.actor.type,
-        S.ACTOR_ID: claim.actor.id,
-        S.CREATED_AT: claim.created_at,
-        S.UPDATED_AT: claim.updated_at,
-        S.EVIDENCE: M.evidence_json(claim.evidence),
-        S.EVIDENCE_KINDS: sorted({e.kind for e in claim.evidence}),
-        S.SUPERSEDES: claim.supersedes,
-        S.SUPERSEDED_BY: claim.superseded_by,
-        S.EVIDENCE_STALE: claim.evidence_stale,
-        S.STALE: json.dumps([s.to_dict() for s in claim.stale], ensure_ascii=False) if claim.stale else None,
-        S.SEQ: claim.seq,
-        S.EVENT_N: claim.n,
-        S.MODEL_ID: model_id,
-        S.VECTOR: [float(v) for v in vector] if not isinstance(vector, list) else vector,
-    }
-
-
-def claim_from_row(row: Mapping[str, Any]) -> Claim:
-    return Claim(
-        claim_id=row[S.CLAIM_ID],
-        text=row[S.TEXT],
-        status=row[S.STATUS],
-        confidence=row[S.CONFIDENCE],
-        scope=row[S.SCOPE],
-        evidence=M.evidence_from_json(row[S.EVIDENCE]),
-        actor=Actor(row[S.ACTOR_TYPE], row[S.ACTOR_ID]),
-        created_at=row[S.CREATED_AT],
-        updated_at=row[S.UPDATED_AT],
-        domain=row[S.DOMAIN],
-        tags=tuple(row[S.TAGS] or ()),
-        supersedes=row[S.SUPERSEDES],
-        superseded_by=row[S.SUPERSEDED_BY],
-        stale=tuple(StaleEvidence.from_dict(s) for s in json.loads(row[S.STALE] or "[]")),
-        seq=row[S.SEQ],
-        n=row[S.EVENT_N],
-    )
-
-
-class _States:
-    """Claim id -> :class:`Claim`, read lazily from the stored rows: opening a large store builds no claim
-    object until one is asked for (a recall builds only its hits)."""
-
-    def __init__(self) -> None:
-        self._claims: dict[str, Claim] = {}
-        self._rows: dict[str, int] = {}
-        self._table: Any = None
-
-    def load(self, table: Any, claim_ids: list[str]) -> None:
-        self._table = table
-        self._rows = {cid: i for i, cid in enumerate(claim_ids)}
-
-    def get(self, claim_id: str, default: Claim | None = None) -> Claim | None:
-        claim = self._claims.get(claim_id)
-        if claim is None:
-            i = self._rows.get(claim_id)
-            if i is None or self._table is None:
-                return default
-            claim = self._claims[claim_id] = claim_from_row(self._table.slice(i, 1).to_pylist()[0])
-        return claim
-
-    def __getitem__(self, claim_id: str) -> Claim:
-        claim = self.get(claim_id)
-        if claim is None:
-            raise KeyError(claim_id)
-        return claim
-
-    def __setitem__(self, claim_id: str, claim: Claim) -> None:
-        self._claims[claim_id] = claim
-
-    def __contains__(self, claim_id: object) -> bool:
-        return claim_id in self._claims or claim_id in self._rows
-
-    def __len__(self) -> int:
-        return len(self._rows) + sum(1 for c in self._claims if c not in self._rows)
-
-    def values(self) -> list[Claim]:
-        if self._table is not None:  # build every claim not built yet, once
-            missing = [i for cid, i in self._rows.items() if cid not in self._claims]
-            if missing:
-                for row in self._table.take(missing).to_pylist():
-                    self._claims[row[S.CLAIM_ID]] = claim_from_row(row)
-            self._table = None
-        return list(self._claims.values())
-
-
-@dataclass
-class _Pending:
-    """An event about to be written (its ``n`` and ``seq`` are given at commit)."""
-
-    claim_id: str
-    event: str
-    outcome: str
-    from_status: str | None
-    to_status: str | None
-    actor: Actor
-    reason: str | None = None
-    evidence: tuple[Evidence, ...] = ()
-    data: dict[str, Any] = field(default_factory=dict)
-    error: Exception | None = None  # raised after the commit (a refused attempt is history too)
-
-
-# hook for the crash-safety test: called between the events commit and the claims commit
-_between_commits: Callable[[], None] | None = None
 
 
 class Claims:
@@ -408,16 +85,19 @@ class Claims:
         self.actor = Actor.coerce(actor)
         self.wait = wait
         self.model_id = settings.vector_space
-        self.audit_failures = 0
-        self._mutex = threading.RLock()
-        self._state = _States()
-        self._persisted: dict[str, int] = {}  # claim id -> the event number its stored row folds in
-        self._n = 0
-        self._version: Any = None
-        self._checked = float("-inf")
-        self._embedder = None
-        self._index: ClaimIndex | None = None
-        self._load()
+        self._recall = ClaimRecall(settings)
+        self._log = EventLog(tables, self._recall, wait)
+        self._log.load()
+
+    @property
+    def audit_failures(self) -> int:
+        """Audit writes that failed in this process (each claim write stood; the next open writes the rows)."""
+        return self._log.audit_failures
+
+    @property
+    def embedder(self) -> Any:
+        """The model claims are embedded with (loaded on first use)."""
+        return self._recall.embedder
 
     # --- opening ------------------------------------------------------------------------------
     @classmethod
@@ -457,276 +137,14 @@ class Claims:
 
     def __repr__(self) -> str:
         where = self.lake.uri if isinstance(self.tables, LakeTables) and self.lake else "memory"
-        return f"Claims({where!r}, claims={len(self._state)}, model={self.model_id!r})"
+        return f"Claims({where!r}, claims={len(self._log.state)}, model={self.model_id!r})"
 
     def __len__(self) -> int:
-        return len(self._state)
-
-    # --- embedding ----------------------------------------------------------------------------
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            from kbflow.embed.base import get_embedder
-
-            s = self.settings
-            self._embedder = get_embedder(s.model, s.embed_batch_size, s.backend, s.embed_threads)
-        return self._embedder
-
-    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.embedder.dim), np.float32)
-        return np.asarray(self.embedder.embed(list(texts)), np.float32)
-
-    # --- state --------------------------------------------------------------------------------
-    def _load(self) -> None:
-        """Read the stored claims, then repair: fold in events their rows miss, and write missing audit rows."""
-        pc = require("pyarrow.compute")
-        table = self.tables.claims_arrow()
-        if table.num_rows:
-            ids = table.column(S.CLAIM_ID).to_pylist()
-            numbers = table.column(S.EVENT_N).to_pylist()
-            models = table.column(S.MODEL_ID).to_pylist()
-            column = table.column(S.VECTOR).combine_chunks()
-            lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
-            same = np.asarray([m == self.model_id for m in models]) & (lengths == lengths.max())
-            dim = int(lengths.max()) if same.any() else self.embedder.dim
-            vectors = np.zeros((len(ids), dim), np.float32)
-            texts = table.column(S.TEXT).to_pylist()
-            if same.all():  # the usual case: one model, one flat buffer
-                vectors[:] = column.flatten().to_numpy(zero_copy_only=False).reshape(len(ids), dim)
-            else:  # stored under another model: embedded again for this one (in memory only)
-                for i in np.flatnonzero(same):
-                    vectors[i] = np.asarray(column[int(i)].as_py(), np.float32)
-                redo = np.flatnonzero(~same)
-                vectors[redo] = self._vectors([texts[i] for i in redo])
-            self._state.load(table.drop_columns([S.VECTOR]), ids)
-            self._persisted = dict(zip(ids, numbers, strict=True))
-            self._n = max(numbers)
-            if self._index is None:
-                self._index = ClaimIndex(dim)
-            self._index.add(ids, texts, vectors, table.column(S.STATUS).to_pylist(), table.column(S.SCOPE).to_pylist())
-        self._repair()
-
-    def _repair(self) -> None:
-        """Fold in events no claim row holds yet (a write cut off between its commits) and audit what is not."""
-        keys = self.tables.event_keys()
-        if not keys:
-            return
-        if not self._gaps(keys)[0] and not self._audit_gaps(keys):
-            self._n = max(self._n, max(n for _, n in keys))
-            self._version = self.tables.version()
-            return
-        # looked like a cut-off write, or a write in progress elsewhere: look again holding the lock
-        with self._mutex, self.tables.lock(self.wait):
-            keys = self.tables.event_keys()
-            stored = {r[S.CLAIM_ID]: r[S.EVENT_N] for r in self.tables.claims(columns=[S.CLAIM_ID, S.EVENT_N])}
-            self._persisted.update(stored)
-            behind, _ = self._gaps(keys)
-            audit_missing = self._audit_gaps(keys)
-            self._sync()
-            if behind:
-                log.warning(
-                    "claims: %d claim row(s) were behind their history (a write was cut off); repaired", len(behind)
-                )
-                self._write_claims(behind)
-            if audit_missing:
-                events = [r for r in self.tables.events() if r[S.EVENT_N] in audit_missing]
-                self._write_audit(events)
-
-    def _gaps(self, keys: list[tuple[str, int]]) -> tuple[list[str], dict[str, int]]:
-        """The claims whose stored row folds in fewer events than their history has, and each claim's last event."""
-        last: dict[str, int] = {}
-        for claim_id, n in keys:
-            if n > last.get(claim_id, 0):
-                last[claim_id] = n
-        return [cid for cid, n in last.items() if n > self._persisted.get(cid, 0)], last
-
-    def _audit_gaps(self, keys: list[tuple[str, int]]) -> set[int]:
-        audited = {r[S.EVENT_N] for r in self.tables.audit([S.EVENT_N])}
-        if len(audited) >= len(keys):
-            return set()
-        events = {n for _, n in keys} - audited
-        if not events:
-            return set()
-        return {
-            r[S.EVENT_N]
-            for r in self.tables.events(min(events) - 1)
-            if r[S.EVENT_N] in events and r[S.EVENT] in AUDITED
-        }
-
-    def _sync(self) -> list[str]:
-        """Fold in events other writers appended since this store last looked; returns the claims they touched."""
-        version = self.tables.version()
-        if version is not None and version == self._version:
-            return []
-        rows = self.tables.events(self._n)
-        self._version = version
-        if not rows:
-            return []
-        new = self._fold(rows)
-        if new:
-            self._index_add(new, self._stored_vectors(new))
-        return list(dict.fromkeys(r[S.CLAIM_ID] for r in rows if r[S.CLAIM_ID] in self._state))
-
-    def _fold(self, rows: Sequence[Mapping[str, Any]]) -> list[Claim]:
-        """Apply event rows, in order, to the current state; returns the claims they created."""
-        new: list[Claim] = []
-        for row in rows:
-            before = self._state.get(row[S.CLAIM_ID])
-            after = apply_event(before, row)
-            if after is not None:
-                self._put(after)
-                if before is None:
-                    new.append(after)
-            self._n = max(self._n, row[S.EVENT_N])
-        return new
-
-    def _stored_vectors(self, claims: Sequence[Claim]) -> np.ndarray:
-        """Vectors of claims another writer learned: as it stored them, embedded here only where its row is
-        missing (its write was cut off) or of another model."""
-        stored = {
-            r[S.CLAIM_ID]: r[S.VECTOR]
-            for r in self.tables.claims([c.claim_id for c in claims], [S.CLAIM_ID, S.MODEL_ID, S.VECTOR])
-            if r[S.MODEL_ID] == self.model_id and r[S.VECTOR]
-        }
-        missing = [c for c in claims if c.claim_id not in stored]
-        if missing:
-            stored.update(zip((c.claim_id for c in missing), self._vectors([c.text for c in missing]), strict=True))
-        return np.stack([np.asarray(stored[c.claim_id], np.float32) for c in claims])
-
-    def _index_add(self, claims: Sequence[Claim], vectors: np.ndarray) -> None:
-        if self._index is None:
-            self._index = ClaimIndex(vectors.shape[1] if len(vectors) else self.embedder.dim)
-        self._index.add(
-            [c.claim_id for c in claims], [c.text for c in claims], vectors, [c.status for c in claims],
-            [c.scope for c in claims],
-        )  # fmt: skip
-
-    def _put(self, claim: Claim) -> None:
-        """Make ``claim`` the current state (and its status the index's)."""
-        self._state[claim.claim_id] = claim
-        if self._index is not None:
-            self._index.set_status(claim.claim_id, claim.status)
-
-    def _refresh(self) -> None:
-        """On reads: pick up other writers' events, at most every :data:`RECHECK` seconds."""
-        now = time.monotonic()
-        if now - self._checked < RECHECK:
-            return
-        self._checked = now
-        with self._mutex:
-            self._sync()
-
-    def _vector_of(self, claim_id: str) -> np.ndarray:
-        assert self._index is not None
-        return self._index.vector(claim_id)
-
-    # --- writing ------------------------------------------------------------------------------
-    def _commit(self, plan: Callable[[], list[_Pending]], vectors: dict[str, np.ndarray] | None = None) -> list[Claim]:
-        """Run ``plan`` (which reads the current state and returns the events to write) under the write lock,
-        then commit: events, claim rows, audit rows. Raises the first refused event's error after the commit."""
-        with self._mutex, self.tables.lock(self.wait):
-            touched = self._sync()
-            # claims other writers changed whose rows are behind (their write was cut off): repaired with ours
-            behind = [cid for cid in touched if self._state[cid].n > self._persisted_n(cid)]
-            pending = plan()
-            if not pending:
-                return []
-            rows, seqs = [], {}
-            at = _now()
-            for i, p in enumerate(pending, start=1):
-                current = self._state.get(p.claim_id)
-                seq = seqs.get(p.claim_id, current.seq if current else 0) + 1
-                seqs[p.claim_id] = seq
-                rows.append(
-                    {
-                        S.EVENT_N: self._n + i,
-                        S.CLAIM_ID: p.claim_id,
-                        S.SEQ: seq,
-                        S.EVENT: p.event,
-                        S.OUTCOME: p.outcome,
-                        S.FROM_STATUS: p.from_status,
-                        S.TO_STATUS: p.to_status,
-                        S.ACTOR_TYPE: p.actor.type,
-                        S.ACTOR_ID: p.actor.id,
-                        S.REASON: p.reason,
-                        S.EVIDENCE: M.evidence_json(p.evidence),
-                        S.DATA: json.dumps(p.data, ensure_ascii=False, separators=(",", ":")),
-                        S.AT: at,
-                    }
-                )
-            self.tables.append(S.CLAIM_EVENTS, rows)  # the source of truth: from here on nothing is lost
-            self._version = self.tables.version()
-            if _between_commits is not None:
-                _between_commits()
-            new = self._fold(rows)
-            if new:
-                fresh = [c for c in new if c.claim_id not in (vectors or {})]
-                vecs = dict(vectors or {})
-                if fresh:
-                    vecs.update(zip((c.claim_id for c in fresh), self._vectors([c.text for c in fresh]), strict=True))
-                self._index_add(new, np.stack([vecs[c.claim_id] for c in new]))
-            changed = list(dict.fromkeys([*behind, *(r[S.CLAIM_ID] for r in rows)]))
-            changed = [cid for cid in changed if cid in self._state]
-            self._write_claims(changed)
-            self._write_audit(rows)
-        for p in pending:
-            if p.error is not None:
-                raise p.error
-        return [self._state[cid] for cid in dict.fromkeys(p.claim_id for p in pending) if cid in self._state]
-
-    def _persisted_n(self, claim_id: str) -> int:
-        known = self._persisted.get(claim_id)
-        if known is None or known < self._state[claim_id].n:
-            rows = self.tables.claims([claim_id], [S.CLAIM_ID, S.EVENT_N])
-            known = rows[0][S.EVENT_N] if rows else 0
-            self._persisted[claim_id] = known
-        return known
-
-    def _write_claims(self, claim_ids: Sequence[str]) -> None:
-        if not claim_ids:
-            return
-        rows = [claim_row(self._state[cid], self.model_id, self._vector_of(cid)) for cid in claim_ids]
-        self.tables.upsert_claims(rows)
-        for cid in claim_ids:
-            self._persisted[cid] = self._state[cid].n
-
-    def _write_audit(self, event_rows: Sequence[Mapping[str, Any]]) -> None:
-        """One audit row per audited event; a failure is reported, never raised (the claim write stands)."""
-        rows = []
-        for row in event_rows:
-            if row[S.EVENT] not in AUDITED:
-                continue
-            claim = self._state.get(row[S.CLAIM_ID])
-            evidence = claim.evidence if claim else M.evidence_from_json(row[S.EVIDENCE])
-            rows.append(
-                {
-                    S.EVENT_N: row[S.EVENT_N],
-                    S.AT: row[S.AT],
-                    S.EVENT: row[S.EVENT],
-                    S.OUTCOME: row[S.OUTCOME],
-                    S.CLAIM_ID: row[S.CLAIM_ID],
-                    S.STATUS: claim.status if claim else row[S.TO_STATUS],
-                    S.EVIDENCE_COUNT: len(evidence),
-                    S.EVIDENCE_KINDS: sorted({e.kind for e in evidence}),
-                    S.SCOPE: claim.scope if claim else json.loads(row[S.DATA] or "{}").get("scope", scopes.GLOBAL),
-                    S.ACTOR_TYPE: row[S.ACTOR_TYPE],
-                    S.ACTOR_ID: row[S.ACTOR_ID],
-                }
-            )
-        if not rows:
-            return
-        try:
-            self.tables.append(S.CLAIM_AUDIT, rows)
-        except Exception as exc:  # the claim write stands; the next open writes the missing rows
-            self.audit_failures += 1
-            message = f"claims: could not write {len(rows)} audit row(s) ({exc}); the claim write stands"
-            log.warning(message)
-            warnings.warn(message, RuntimeWarning, stacklevel=4)
+        return len(self._log.state)
 
     # --- the operations -----------------------------------------------------------------------
     def _claim(self, claim_id: str) -> Claim:
-        claim = self._state.get(claim_id)
+        claim = self._log.state.get(claim_id)
         if claim is None:
             raise NotFoundError(f"no claim {claim_id!r} in this store")
         return claim
@@ -768,12 +186,13 @@ class Claims:
 
     def learn_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
         """Store many claims in one write (each a mapping of :meth:`learn`'s arguments); returns their ids."""
-        built = [_learn_event(item, self.actor) for item in items]
+        built = [learn_event(item, self.actor) for item in items]
         if not built:
             return []
         # embedded before the lock is taken: writers wait for commits, not for the model
-        vectors = dict(zip((p.claim_id for p in built), self._vectors([p.data["text"] for p in built]), strict=True))
-        self._commit(lambda: built, vectors)
+        texts = [p.data["text"] for p in built]
+        vectors = dict(zip((p.claim_id for p in built), self._recall.vectors(texts), strict=True))
+        self._log.commit(lambda: built, vectors)
         return [p.claim_id for p in built]
 
     def _transition(
@@ -795,10 +214,10 @@ class Claims:
             raise ClaimError(f"reason must be a string of at most {M.MAX_TEXT:,} characters")
         if confidence is not None:
             confidence = M.check_confidence(confidence)
-        self._refresh()
+        self._log.refresh()
         self._claim(claim_id)  # unknown ids fail before anything is written
 
-        def plan() -> list[_Pending]:
+        def plan() -> list[PendingEvent]:
             claim = self._claim(claim_id)
             error: Exception | None = None
             try:
@@ -823,13 +242,13 @@ class Claims:
             if error is not None:
                 data["refused"] = str(error)
             return [
-                _Pending(
+                PendingEvent(
                     claim_id, event, REFUSED if error else APPLIED, claim.status, to, actor, reason,
                     () if error else added, data, error,
                 )
             ]  # fmt: skip
 
-        return self._commit(plan)[0]
+        return self._log.commit(plan)[0]
 
     def observe(
         self,
@@ -902,11 +321,11 @@ class Claims:
         if claim_id == new_id:
             raise ClaimError(f"claim {claim_id} cannot supersede itself")
         actor = Actor.coerce(by) if by is not None else self.actor
-        self._refresh()
+        self._log.refresh()
         self._claim(claim_id)
         self._claim(new_id)
 
-        def plan() -> list[_Pending]:
+        def plan() -> list[PendingEvent]:
             old, new = self._claim(claim_id), self._claim(new_id)
             error: Exception | None = None
             try:
@@ -921,10 +340,12 @@ class Claims:
             if error is not None:
                 data = {"superseded_by": new_id, "refused": str(error)}
                 return [
-                    _Pending(claim_id, "supersede", REFUSED, old.status, M.SUPERSEDED, actor, reason, (), data, error)
+                    PendingEvent(
+                        claim_id, "supersede", REFUSED, old.status, M.SUPERSEDED, actor, reason, (), data, error
+                    )
                 ]
             return [
-                _Pending(
+                PendingEvent(
                     claim_id,
                     "supersede",
                     APPLIED,
@@ -935,56 +356,37 @@ class Claims:
                     (),
                     {"superseded_by": new_id},
                 ),
-                _Pending(new_id, "supersedes", APPLIED, new.status, None, actor, reason, (), {"supersedes": claim_id}),
+                PendingEvent(
+                    new_id, "supersedes", APPLIED, new.status, None, actor, reason, (), {"supersedes": claim_id}
+                ),
             ]
 
-        return self._commit(plan)[0]
+        return self._log.commit(plan)[0]
 
     # --- reading ------------------------------------------------------------------------------
     def get(self, claim_id: str) -> Claim:
         """The claim's current state (:class:`~kbflow.errors.NotFoundError` if unknown)."""
-        self._refresh()
+        self._log.refresh()
         return self._claim(claim_id)
 
     def list(
         self, *, statuses: Iterable[str] | None = None, scope: str | None = None, stale: bool | None = None
     ) -> list[Claim]:
         """Every claim (of ``statuses``, visible in ``scope``, with stale evidence or not), oldest first."""
-        self._refresh()
-        keep = self._filter(statuses, scope, None, None)
-        out = [c for c in self._state.values() if keep(c) and (stale is None or c.evidence_stale == stale)]
+        self._log.refresh()
+        keep = claim_filter(statuses, scope, None, None)
+        out = [c for c in self._log.state.values() if keep(c) and (stale is None or c.evidence_stale == stale)]
         return sorted(out, key=lambda c: (c.created_at, c.claim_id))
 
     def history(self, claim_id: str) -> list[ClaimEvent]:
         """Every event of the claim, in order: what was attempted, by whom, applied or refused."""
-        self._refresh()
+        self._log.refresh()
         self._claim(claim_id)
         return [ClaimEvent.from_row(r) for r in self.tables.events(0, claim_id)]
 
     def audit(self) -> list[dict[str, Any]]:
         """The audit log: one row per learn/observe/verify/dispute/supersede attempt, in order."""
         return self.tables.audit()
-
-    @staticmethod
-    def _filter(statuses, scope, domain, tags) -> Callable[[Claim], bool]:
-        wanted = tuple(statuses) if statuses is not None else None
-        if wanted is not None:
-            bad = [s for s in wanted if s not in M.STATUSES]
-            if bad:
-                raise QueryError(f"unknown claim status {bad[0]!r}; statuses are {', '.join(M.STATUSES)}")
-        visible = _visible_scopes(scope)
-        seen = set(visible) if visible is not None else None
-        tagset = set(tags) if tags else None
-
-        def keep(c: Claim) -> bool:
-            return (
-                (wanted is None or c.status in wanted)
-                and (seen is None or c.scope in seen)
-                and (domain is None or c.domain == domain)
-                and (tagset is None or bool(tagset & set(c.tags)))
-            )
-
-        return keep
 
     def recall(
         self,
@@ -1006,25 +408,17 @@ class Claims:
         claim's evidence went stale says so (``hit.stale``).
         """
         check_query(query, k, MAX_K)
-        keep = self._filter(statuses, scope, domain, tags)
-        self._refresh()
-        with self._mutex:
-            index = self._index
-            if index is None or not len(index):
-                return ClaimHits(query=query)
-            state = self._state
-            mask = index.filter_mask(tuple(statuses) if statuses is not None else None, _visible_scopes(scope))
-            if domain is not None or tags or visible is not None:
-                mask = index.mask(lambda cid: keep(state[cid]) and (visible is None or visible(state[cid])), mask)
-            if not mask.any():
-                return ClaimHits(query=query)
-            vector = np.asarray(self.embedder.embed_query(query), np.float32)
-            r = self.settings.retrieval
-            weights = {"dense": r.dense_weight, "bm25": r.bm25_weight}
-            found = index.search(query, vector, mask, k, fusion=r.fusion, weights=weights, rrf_k=r.rrf_k)
-            return ClaimHits(
-                (ClaimHit(rank, score, state[cid], d, b) for rank, (cid, score, d, b) in enumerate(found, 1)),
-                query=query,
+        keep = claim_filter(statuses, scope, domain, tags)
+        narrowed = domain is not None or bool(tags) or visible is not None  # beyond status and scope
+        self._log.refresh()
+        with self._log.mutex:
+            return self._recall.recall(
+                query,
+                k,
+                self._log.state.__getitem__,
+                statuses=tuple(statuses) if statuses is not None else None,
+                scopes=visible_scopes(scope),
+                keep=(lambda c: keep(c) and (visible is None or visible(c))) if narrowed else None,
             )
 
     # --- stale evidence -----------------------------------------------------------------------
@@ -1043,15 +437,15 @@ class Claims:
         lake = lake if isinstance(lake, Lake) else (Lake(lake, create=False) if lake is not None else self.lake)
         if lake is None:
             raise ClaimError("check_evidence needs a lake to check citations against (Claims.memory(lake=...))")
-        self._refresh()
-        claims = [c for c in self._state.values() if c.status != M.SUPERSEDED]
+        self._log.refresh()
+        claims = [c for c in self._log.state.values() if c.status != M.SUPERSEDED]
         report = find_stale(claims, lake, against_sources=against_sources)
         actor = Actor("system", "check_evidence")
 
-        def plan() -> list[_Pending]:
+        def plan() -> list[PendingEvent]:
             out = []
             for claim in claims:
-                now = self._state[claim.claim_id]
+                now = self._log.state[claim.claim_id]
                 found = tuple(report.stale.get(claim.claim_id, ()))
                 if found == now.stale:
                     continue
@@ -1064,10 +458,10 @@ class Claims:
                     report.cleared.append(claim.claim_id)
                     event, reason = "evidence_fresh", "every citation holds again"
                 data = {"stale": [s.to_dict() for s in found]}
-                out.append(_Pending(claim.claim_id, event, APPLIED, now.status, None, actor, reason, (), data))
+                out.append(PendingEvent(claim.claim_id, event, APPLIED, now.status, None, actor, reason, (), data))
             return out
 
-        self._commit(plan)
+        self._log.commit(plan)
         return report
 
 
@@ -1085,7 +479,7 @@ class NullClaims:
         return self.learn_many([{"text": text, "evidence": evidence, **fields}])[0]
 
     def learn_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
-        return [_learn_event(item, Actor("system", "null")).claim_id for item in items]
+        return [learn_event(item, Actor("system", "null")).claim_id for item in items]
 
     def recall(self, query: str, k: int = 5, **_: Any) -> ClaimHits:
         return ClaimHits(query=query)

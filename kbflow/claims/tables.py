@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from kbflow import schema as S
 from kbflow._lazy import require
+from kbflow.claims import model as M
+from kbflow.claims.model import Actor, Claim, StaleEvidence
 from kbflow.errors import LakeBusyError, LakeError
 from kbflow.lake.lake import Lake
 
-__all__ = ["LakeTables", "MemoryTables", "Tables"]
+__all__ = ["LakeTables", "MemoryTables", "Tables", "claim_from_row", "claim_row"]
 
 LOCK_FILE = "_claims.lock"
 #: a table with more data files than this is compacted after a write (one small write adds one file)
@@ -221,3 +226,51 @@ class LakeTables(Tables):
         if not self.lake.has_table(S.CLAIM_EVENTS):
             return 0
         return self.lake.dataset(S.CLAIM_EVENTS).version
+
+
+# --- a claim as a row of the claims table, and back -------------------------------------------------
+def claim_row(claim: Claim, model_id: str, vector: np.ndarray) -> dict[str, Any]:
+    return {
+        S.CLAIM_ID: claim.claim_id,
+        S.TEXT: claim.text,
+        S.STATUS: claim.status,
+        S.CONFIDENCE: claim.confidence,
+        S.SCOPE: claim.scope,
+        S.DOMAIN: claim.domain,
+        S.TAGS: list(claim.tags),
+        S.ACTOR_TYPE: claim.actor.type,
+        S.ACTOR_ID: claim.actor.id,
+        S.CREATED_AT: claim.created_at,
+        S.UPDATED_AT: claim.updated_at,
+        S.EVIDENCE: M.evidence_json(claim.evidence),
+        S.EVIDENCE_KINDS: sorted({e.kind for e in claim.evidence}),
+        S.SUPERSEDES: claim.supersedes,
+        S.SUPERSEDED_BY: claim.superseded_by,
+        S.EVIDENCE_STALE: claim.evidence_stale,
+        S.STALE: json.dumps([s.to_dict() for s in claim.stale], ensure_ascii=False) if claim.stale else None,
+        S.SEQ: claim.seq,
+        S.EVENT_N: claim.n,
+        S.MODEL_ID: model_id,
+        S.VECTOR: [float(v) for v in vector] if not isinstance(vector, list) else vector,
+    }
+
+
+def claim_from_row(row: Mapping[str, Any]) -> Claim:
+    return Claim(
+        claim_id=row[S.CLAIM_ID],
+        text=row[S.TEXT],
+        status=row[S.STATUS],
+        confidence=row[S.CONFIDENCE],
+        scope=row[S.SCOPE],
+        evidence=M.evidence_from_json(row[S.EVIDENCE]),
+        actor=Actor(row[S.ACTOR_TYPE], row[S.ACTOR_ID]),
+        created_at=row[S.CREATED_AT],
+        updated_at=row[S.UPDATED_AT],
+        domain=row[S.DOMAIN],
+        tags=tuple(row[S.TAGS] or ()),
+        supersedes=row[S.SUPERSEDES],
+        superseded_by=row[S.SUPERSEDED_BY],
+        stale=tuple(StaleEvidence.from_dict(s) for s in json.loads(row[S.STALE] or "[]")),
+        seq=row[S.SEQ],
+        n=row[S.EVENT_N],
+    )

@@ -30,7 +30,20 @@ import numpy as np
 from kbflow import schema as S
 from kbflow._lazy import require
 
-__all__ = ["ChunkIds", "ExactIndex", "FILTER_COLUMNS"]
+__all__ = ["ChunkIds", "ExactIndex", "FILTER_COLUMNS", "top_k"]
+
+
+def top_k(scores: np.ndarray, depth: int) -> np.ndarray:
+    """The rows of the ``depth`` highest finite ``scores``, best first, ties by row (a masked-out row scores
+    ``-inf``): the one masked top-k of the chunk search's dense leg and the claims' recall."""
+    finite = np.isfinite(scores)
+    depth = min(depth, int(finite.sum()))
+    if depth <= 0:
+        return np.zeros(0, np.int64)
+    kth = -np.partition(-scores, depth - 1)[depth - 1]  # the depth-th best score; rows tied with it compete by row
+    top = np.flatnonzero(scores >= kth)
+    return top[np.lexsort((top, -scores[top]))][:depth]
+
 
 #: Columns a request may filter on, held dictionary-encoded beside the matrix.
 FILTER_COLUMNS = (S.SCOPE, S.CONTENT_KIND, S.SOURCE_TYPE, S.SOURCE_ID)
@@ -173,9 +186,7 @@ class ExactIndex:
         depth = min(depth, n)
         if self._scan is None:
             scores = self.vectors @ q
-            if mask is not None:
-                scores = np.where(mask, scores, -np.inf)
-            top = np.argpartition(scores, n - depth)[n - depth :] if depth < n else np.arange(n)
+            top = top_k(np.where(mask, scores, -np.inf) if mask is not None else scores, depth)
         else:
             torch = sys.modules["torch"]
             tq = torch.from_numpy(q).to(self._scan.dtype)
