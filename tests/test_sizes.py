@@ -20,7 +20,6 @@ KNOWN_LONG_MODULES = {
 #: functions still over the limit (module: function)
 KNOWN_LONG_FUNCTIONS = {
     "kbflow/service/web.py:mount_web",
-    "kbflow/service/app.py:create_app",
     "kbflow/service/mcp.py:build_mcp",
     "kbflow/evaluate/cli.py:eval_command",
     "kbflow_dagster/evaluation.py:build_eval_assets",

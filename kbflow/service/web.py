@@ -28,12 +28,11 @@ from kbflow.config import MODES
 from kbflow.errors import KbflowError, NotFoundError, ResolveError
 from kbflow.records import Citation, Hit
 from kbflow.service.core import Service
+from kbflow.service.http import COOKIE, status_of
 from kbflow.service.security import CSRF_FIELD, WRITES, check_csrf, csrf_token
 
 __all__ = ["COOKIE", "mount_web"]
 
-#: the cookie a signed-in browser carries its API key in
-COOKIE = "kbflow_key"
 #: page image scale on the citation view (pixels per PDF point)
 SCALE = render.DEFAULT_SCALE
 
@@ -81,8 +80,6 @@ def _layout(title: str, body: str, *, active: str = "", status: int = 200) -> HT
 
 
 def _error_page(exc: Exception) -> HTMLResponse:
-    from kbflow.service.app import status_of
-
     status, code = status_of(exc)
     title = "Not found" if status == 404 else "Error"
     return _layout(title, f"<h1>{title}</h1><p class=error>{_e(exc)}</p><p class=muted>{_e(code)}</p>", status=status)
