@@ -127,6 +127,7 @@ UNIT_MODULES = {
     "test_layers",
     "test_pdf_heading",
     "test_pipeline",
+    "test_web_pages",
     "test_records",
     "test_retriever",
     "test_signals",

@@ -7,6 +7,7 @@ import html
 import os
 import re
 import shutil
+import time
 import urllib.parse
 
 import httpx
@@ -205,6 +206,15 @@ def _shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
+def _wait_for_image(page, selector: str, seconds: float = 30.0) -> None:
+    """Until the image has loaded. Polled with ``evaluate`` (the DevTools protocol): the page's policy allows no
+    script, so ``wait_for_function``, which evaluates its predicate inside the page, is refused there."""
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(f"document.querySelector({selector!r}).complete"):
+        assert time.monotonic() < deadline, f"{selector} did not load in {seconds} s"
+        time.sleep(0.05)
+
+
 def test_search_then_open_a_pdf_hit_whose_outline_covers_its_words(page, web, web_lake):
     page.goto(web.url + "/")
     page.fill("input[name=q]", PDF_QUERY)
@@ -216,7 +226,7 @@ def test_search_then_open_a_pdf_hit_whose_outline_covers_its_words(page, web, we
     hit = _pdf_hit(web_lake)
     page.click(f"a[href^='/chunks/{hit.chunk_id}']")
     page.wait_for_selector("div.page img")
-    page.wait_for_function("document.querySelector('div.page img').complete")
+    _wait_for_image(page, "div.page img")
     _shot(page, "citation-pdf")
     image = page.locator("div.page img").bounding_box()
     drawn = [r.bounding_box() for r in page.locator("div.region").all()]

@@ -36,7 +36,7 @@ from kbflow.sources.jsonl import iter_records, record_text
 if TYPE_CHECKING:  # pragma: no cover
     from kbflow.lake.lake import Lake
 
-__all__ = ["read_at", "resolve", "resolve_many"]
+__all__ = ["read_at", "resolve", "resolve_many", "source_file"]
 
 
 def _file(citation: Citation) -> str:
@@ -48,7 +48,7 @@ def _file(citation: Citation) -> str:
     return os.path.join(uri, path)
 
 
-def _source_file(citation: Citation) -> str:
+def source_file(citation: Citation) -> str:
     """The file a citation's bytes are in (for its file hash)."""
     return citation.uri if citation.locator.kind == "record" else _file(citation)
 
@@ -166,8 +166,8 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:
     except StaleCitationError:
         raise
     except SourceError as exc:
-        if not os.path.exists(_source_file(citation)):
-            raise StaleCitationError(f"{_source_file(citation)}: the source file is gone", None) from None
+        if not os.path.exists(source_file(citation)):
+            raise StaleCitationError(f"{source_file(citation)}: the source file is gone", None) from None
         raise ResolveError(f"cannot resolve citation of source {citation.source_id!r}: {exc}") from None
     raise ResolveError(f"resolving {loc.kind!r} locators is not supported")
 
@@ -223,7 +223,7 @@ def resolve(target: Citation | Hit, *, lake: Lake | None = None) -> str:
     indexed = indexed if indexed is not None else _indexed_text(citation, lake)
     from kbflow.sources.web import is_url
 
-    path = citation.uri if is_url(citation.uri) else _source_file(citation)
+    path = citation.uri if is_url(citation.uri) else source_file(citation)
     try:  # a URL's copy in the lake never changes: a difference there is a bug too
         unchanged = is_url(path) or (citation.content_hash is not None and file_hash(path) == citation.content_hash)
     except SourceError:

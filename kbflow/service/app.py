@@ -157,7 +157,7 @@ def create_app(
     if web:
         from kbflow.service.web import mount_web
 
-        mount_web(app, service)
+        mount_web(app)
     app.add_middleware(_Guard, service=service)
     install_guards(app, policy)  # outermost: runs before anything else
     return app

@@ -28,6 +28,7 @@ from kbflow.keys import ApiKey, KeyRing
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits, Source
 from kbflow.retrieve.retriever import Retriever
+from kbflow.service.reads import PageReads
 
 __all__ = ["Service", "hits_dict", "source_dict"]
 
@@ -163,8 +164,14 @@ class Service:
         hits = retriever.search(query, k, caller=key.key_id if key else None, origin=origin, **options)
         return hits, retriever.version
 
+    @property
+    def pages(self) -> PageReads:
+        """What the web page reads (:mod:`kbflow.service.reads`): a chunk on its page, sources, versions."""
+        return PageReads(self)
+
     # --- chunks, citations ------------------------------------------------------------
-    def _chunk_row(self, key: ApiKey | None, chunk_id: str) -> dict[str, Any]:
+    def chunk_row(self, key: ApiKey | None, chunk_id: str) -> dict[str, Any]:
+        """A chunk's row, where the key may see it (else :class:`~kbflow.errors.NotFoundError`)."""
         if not isinstance(chunk_id, str) or not chunk_id or len(chunk_id) > 200:
             raise QueryError(f"chunk id must be a non-empty string of at most 200 characters, got {chunk_id!r}")
         rows = self.lake.scan(S.CHUNKS, _CHUNK_COLUMNS, f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
@@ -174,7 +181,7 @@ class Service:
 
     def chunk(self, key: ApiKey | None, chunk_id: str) -> dict[str, Any]:
         """A chunk's text, citation, kind and scope, and the chunks before and after it in its unit."""
-        row = self._chunk_row(key, chunk_id)
+        row = self.chunk_row(key, chunk_id)
         where = (
             f"{S.SOURCE_ID} = {S.sql_str(row[S.SOURCE_ID])} AND {S.UNIT_HASH} = {S.sql_str(row[S.UNIT_HASH])} "
             f"AND {S.POSITION} IN ({row[S.POSITION] - 1}, {row[S.POSITION] + 1})"
@@ -199,7 +206,7 @@ class Service:
         """
         from kbflow.retrieve.resolver import resolve
 
-        row = self._chunk_row(key, chunk_id)
+        row = self.chunk_row(key, chunk_id)
         citation = Citation.from_row(row)
         text = row[S.TEXT] if indexed else resolve(citation, lake=self.lake)
         return {"chunk_id": chunk_id, "text": text, "indexed": indexed, "citation": citation.to_dict()}
@@ -221,7 +228,7 @@ class Service:
                 raise QueryError(f"{name} must be a string of at most 200 characters")
         hits = []
         for rank, chunk_id in enumerate(chunk_ids, start=1):
-            row = self._chunk_row(key, chunk_id)
+            row = self.chunk_row(key, chunk_id)
             citation = Citation.from_row(row)
             hits.append(
                 Hit(rank, 0.0, chunk_id, row[S.TEXT], citation, row[S.CONTENT_KIND], row[S.SCOPE], query_id=query_id)
@@ -339,7 +346,7 @@ class Service:
             if not isinstance(item, Mapping):
                 raise QueryError("each evidence item is an object {kind, ref, text?}")
             if item.get("kind") == "citation":
-                out.append(Evidence.from_row(self._chunk_row(key, item.get("ref") or item.get("chunk_id"))))
+                out.append(Evidence.from_row(self.chunk_row(key, item.get("ref") or item.get("chunk_id"))))
             else:
                 out.append(Evidence.from_dict({k: v for k, v in item.items() if k in ("kind", "ref", "text")}))
         return out
