@@ -243,7 +243,8 @@ def _plumber_tables(path, number):
 def _our_tables(path, number):
     doc = pdfparse.Document(str(path))
     try:
-        return sorted(tuple(round(v, 1) for v in t["bbox"]) for t in pdfparse.parse_page(doc, number)["tables"])
+        tables = pdfparse.parse_page(doc, number)["tables"]
+        return sorted(tuple(round(v, 1) for v in t["bbox"]) for t in tables if t.get("ruled", True))
     finally:
         doc.close()
 

@@ -96,7 +96,8 @@ class PdfLoader(FileSetLoader):
     streams = True
     max_file_mb = 256.0
     # 1: each page's layout carries its heading (the title lines at its top, :mod:`.heading`)
-    revision = "1"
+    # 2: unruled tables (columns of figures aligned by whitespace, :mod:`.aligned`) are table units too
+    revision = "2"
 
     def fingerprint(self, source: Source) -> str:
         base = super().fingerprint(source)

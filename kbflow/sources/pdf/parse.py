@@ -33,6 +33,7 @@ from typing import Any
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
+from kbflow.sources.pdf.aligned import with_aligned_tables
 from kbflow.sources.pdf.layout import PageText, _edge_keys, _raw_lines, line_key, page_text, split_tables
 from kbflow.sources.pdf.ocr import engine, needs_ocr, ocr_page
 from kbflow.sources.pdf.pdfium import display_transform, open_document, outline_sections, page_labels, page_words
@@ -113,7 +114,8 @@ def parse_page(doc: Document, number: int, tables: bool = True, ocr: bool = True
     Words (text and box, in points from the top-left of the crop box, the
     page's rotation applied) and ruled tables (box, each row's box and cell
     boxes; :mod:`.rules`) both come from pdfium; pdfplumber's table finder
-    turns the page's straight edges into tables. A page whose text layer is
+    turns the page's straight edges into tables. Unruled tables (columns of
+    figures aligned by whitespace, :mod:`.aligned`) come from the words. A page whose text layer is
     empty or garbage is read by OCR where ``ocr`` (:mod:`.ocr`): its words
     are Tesseract's, and ``"ocr"`` says so (``{"engine", "confidence"}``;
     ``None`` for a page read from its text layer).
@@ -128,6 +130,8 @@ def parse_page(doc: Document, number: int, tables: bool = True, ocr: bool = True
         found = ruled_tables(page, display_transform(page)[0], width, height) if tables and not scanned else []
     finally:
         page.close()
+    if tables:  # statements print most tables without lines: columns of figures aligned by whitespace
+        found = with_aligned_tables(_raw_lines(words), width, found)
     return {"words": words, "width": width, "height": height, "tables": found, "ocr": scanned}
 
 
