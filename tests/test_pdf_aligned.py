@@ -178,5 +178,6 @@ def test_a_grid_of_figures_without_labels_stays_prose():
         for right, v in zip(COLUMNS, (1000 + 25 * i, 1025 + 25 * i, 100 + i))
     ]
     assert aligned_tables(_raw_lines(grid), 612) == []
-    labelled = grid + [word(f"Band {i}", 52, 100 + 13 * i) for i in range(6)]
+    names = ("Revenue", "Cost of sales", "Gross profit", "Selling expenses", "Interest", "Net income")
+    labelled = grid + [word(name, 52, 100 + 13 * i) for i, name in enumerate(names)]
     assert len(aligned_tables(_raw_lines(labelled), 612)) == 1
