@@ -277,7 +277,7 @@ class RetrievalSettings:
     page_weight: float = 0.1
     log_queries: bool = True
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # noqa: C901
         if self.reranker is not None and (not isinstance(self.reranker, str) or not self.reranker):
             raise ConfigError(f"reranker must be a cross-encoder folder or model id, got {self.reranker!r}")
         if not 1 <= self.rerank_depth <= MAX_RERANK_DEPTH:

@@ -218,7 +218,7 @@ def _worker_init(lake_path: str) -> None:
     warnings.filterwarnings("ignore", module="dagster")
 
 
-def _run(
+def _run(  # noqa: C901
     lake: Lake,
     settings: Settings,
     source_ids: list[str] | None,

@@ -44,7 +44,7 @@ def _json_key(pair) -> str:
     return _text(inner) if inner is not None else _text(key).strip("\"'")
 
 
-def _entries(node) -> list[tuple[str, object, object]]:
+def _entries(node) -> list[tuple[str, object, object]]:  # noqa: C901
     """``(key, entry node, value node to descend into)`` for every entry of a mapping or list."""
     kind = node.type
     named = [c for c in node.named_children if c.type != "comment"]

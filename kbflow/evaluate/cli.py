@@ -119,7 +119,7 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--limit", type=int, default=None, help="Only the first N judged queries (quick looks).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per configuration, one per line.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when a terminal).")
-def eval_command(
+def eval_command(  # noqa: C901
     dataset_dir,
     mode,
     split,

@@ -97,7 +97,7 @@ def _ocr_text(citation: Citation, lake: Lake | None, path: str) -> str | None:
     return texts[0] if texts else None
 
 
-def read_at(citation: Citation, lake: Lake | None = None) -> str:
+def read_at(citation: Citation, lake: Lake | None = None) -> str:  # noqa: C901
     """The text at ``citation``'s locator as the source holds it now, compared with nothing.
 
     Raises

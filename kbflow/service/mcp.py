@@ -58,7 +58,7 @@ def _key_of(ctx: Any) -> ApiKey | None:
     return state["kbflow_key"]
 
 
-def build_mcp(service: Service, origin: str = "mcp"):
+def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
     """An ``MCPServer`` whose tools call ``service``."""
     server = MCPServer("kbflow", instructions=INSTRUCTIONS)
 

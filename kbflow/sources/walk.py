@@ -111,7 +111,7 @@ def _gitignore(dirpath: str):
         return None
 
 
-def walk_files(
+def walk_files(  # noqa: C901
     root: str,
     *,
     honour_gitignore: bool = True,
@@ -143,7 +143,7 @@ def walk_files(
         if on_skip is not None:
             on_skip(FileIssue(rel, reason))
 
-    def visit(abs_dir: str, rel_dir: str) -> Iterator[tuple[str, int]]:
+    def visit(abs_dir: str, rel_dir: str) -> Iterator[tuple[str, int]]:  # noqa: C901
         spec = _gitignore(abs_dir) if honour_gitignore else None
         if spec is not None:
             specs.append((rel_dir, spec))

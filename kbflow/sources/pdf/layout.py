@@ -242,7 +242,7 @@ def _edge_keys(lines: list[list[dict[str, Any]]], height: float) -> list[str]:
     return keys
 
 
-def page_text(
+def page_text(  # noqa: C901
     words: list[dict[str, Any]],
     width: float,
     height: float,

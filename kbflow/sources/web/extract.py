@@ -206,7 +206,7 @@ class WebPage:
         return json.dumps({"blocks": self.blocks, "dropped": self.dropped}, separators=(",", ":"))
 
 
-def extract(html: str) -> WebPage:
+def extract(html: str) -> WebPage:  # noqa: C901
     """The article text of an HTML document, with its blocks' css paths and what was dropped."""
     root_node, meta, css = _tree(html)
     rules = _Rules(StyleRules.parse(css))

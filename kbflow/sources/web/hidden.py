@@ -147,7 +147,7 @@ class StyleRules:
         return out
 
 
-def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | None:
+def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | None:  # noqa: C901
     """Why a reader cannot see this element's text (``"display:none"``, ``"font-size:0"``, …), else ``None``."""
     if "hidden" in attrs:
         return "hidden attribute"
