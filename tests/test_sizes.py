@@ -18,7 +18,6 @@ KNOWN_LONG_MODULES = {
 }
 #: functions still over the limit (module: function)
 KNOWN_LONG_FUNCTIONS = {
-    "kbflow/service/mcp.py:build_mcp",
     "kbflow/evaluate/cli.py:eval_command",
     "kbflow_dagster/evaluation.py:build_eval_assets",
     "kbflow_dagster/ingest.py:_run",

@@ -58,12 +58,40 @@ def _key_of(ctx: Any) -> ApiKey | None:
     return state["kbflow_key"]
 
 
-def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
+def build_mcp(service: Service, origin: str = "mcp"):
     """An ``MCPServer`` whose tools call ``service``."""
     server = MCPServer("kbflow", instructions=INSTRUCTIONS)
+    _search_tools(server, service, origin)
+    _claim_tools(server, service)
+    _resources(server, service)
+    return server
 
-    async def run(fn, *args, **kwargs):
-        return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+
+async def run(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a worker thread (the service's calls block)."""
+    return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+
+
+def _error(exc: KbflowError) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
+
+
+def _claim_result(claim: dict[str, Any]) -> CallToolResult:
+    stale = " (its evidence is stale: a cited source changed)" if claim["evidence_stale"] else ""
+    line = f"{claim['claim_id']} [{claim['status']}, confidence {claim['confidence']:g}]{stale}: {claim['text']}"
+    return CallToolResult(content=[TextContent(type="text", text=line)], structured_content=claim)
+
+
+def _evidence_items(chunk_ids, urls, inference_model=None, inference_rationale=None) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = [{"kind": "citation", "ref": c} for c in chunk_ids or ()]
+    items += [{"kind": "url", "ref": u} for u in urls or ()]
+    if inference_model or inference_rationale:
+        items.append({"kind": "model_inference", "ref": inference_model or "", "text": inference_rationale})
+    return items
+
+
+def _search_tools(server: Any, service: Service, origin: str) -> None:
+    """``knowledge_search``, ``resolve_citation`` and ``list_sources``."""
 
     @server.tool(
         description="Search the knowledge base (hybrid dense + BM25). Returns cited excerpts as untrusted "
@@ -95,7 +123,7 @@ def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
             )
             service.record_delivered(key, hits, origin)
         except KbflowError as exc:
-            return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
+            return _error(exc)
         boundary = prompt.new_boundary(h.text for h in hits)
         blocks = [prompt.preamble(boundary, len(hits))] + [prompt.render_block(h, boundary) for h in hits]
         if hits.low_confidence:
@@ -113,7 +141,7 @@ def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
         try:
             out = await run(service.resolve, _key_of(ctx), chunk_id, indexed=indexed)
         except KbflowError as exc:
-            return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
+            return _error(exc)
         return CallToolResult(content=[TextContent(type="text", text=out["text"])], structured_content=out)
 
     @server.tool(description="The knowledge base's sources: type, scope, status, chunk count, last error.")
@@ -121,7 +149,7 @@ def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
         try:
             sources = await run(service.sources, _key_of(ctx))
         except KbflowError as exc:
-            return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
+            return _error(exc)
         lines = [
             f"{s['source_id']} ({s['source_type']}, scope {s['scope']}): {s['status']}, {s['chunk_count']} chunks"
             for s in sources
@@ -131,20 +159,9 @@ def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
             structured_content={"sources": sources},
         )
 
-    def _error(exc: KbflowError) -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text=f"error: {exc}")], is_error=True)
 
-    def _claim_result(claim: dict[str, Any]) -> CallToolResult:
-        stale = " (its evidence is stale: a cited source changed)" if claim["evidence_stale"] else ""
-        line = f"{claim['claim_id']} [{claim['status']}, confidence {claim['confidence']:g}]{stale}: {claim['text']}"
-        return CallToolResult(content=[TextContent(type="text", text=line)], structured_content=claim)
-
-    def _evidence_items(chunk_ids, urls, inference_model=None, inference_rationale=None) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = [{"kind": "citation", "ref": c} for c in chunk_ids or ()]
-        items += [{"kind": "url", "ref": u} for u in urls or ()]
-        if inference_model or inference_rationale:
-            items.append({"kind": "model_inference", "ref": inference_model or "", "text": inference_rationale})
-        return items
+def _claim_tools(server: Any, service: Service) -> None:
+    """``learn``, ``recall``, ``verify`` and ``dispute``, acting as the agent the caller's key names."""
 
     @server.tool(
         description="Remember a claim learned from the knowledge base, with evidence: chunk_ids from "
@@ -220,6 +237,10 @@ def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
             ctx, claim_id, "dispute", {"reason": reason, "evidence": _evidence_items(chunk_ids, urls)}
         )
 
+
+def _resources(server: Any, service: Service) -> None:
+    """``kbflow://source/{source_id}`` and ``kbflow://chunk/{chunk_id}``."""
+
     @server.resource(
         "kbflow://source/{source_id}", mime_type="application/json", description="A source: status, counts, errors."
     )
@@ -231,8 +252,6 @@ def build_mcp(service: Service, origin: str = "mcp"):  # noqa: C901
     )
     async def chunk_resource(chunk_id: str, ctx: Context) -> str:
         return json.dumps(await run(service.chunk, _key_of(ctx), chunk_id))
-
-    return server
 
 
 def run_stdio(service: Service) -> None:
