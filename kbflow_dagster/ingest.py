@@ -19,6 +19,7 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import dagster as dg
@@ -31,6 +32,7 @@ from kbflow.index.search import IndexResult
 from kbflow.lake import Lake
 from kbflow.lake.lease import lease
 from kbflow.pipeline.results import ChunkResult, EmbedResult, IngestSummary, LoadResult
+from kbflow.pipeline.skeleton import Outcome, Steps, run_phases
 from kbflow_dagster.claims import claims_evidence
 from kbflow_dagster.corpus import (
     CHECKS,
@@ -218,7 +220,7 @@ def _worker_init(lake_path: str) -> None:
     warnings.filterwarnings("ignore", module="dagster")
 
 
-def _run(  # noqa: C901
+def _run(
     lake: Lake,
     settings: Settings,
     source_ids: list[str] | None,
@@ -230,100 +232,112 @@ def _run(  # noqa: C901
     repaired = pipeline.prepare_lake(lake)
     registered = [s.source_id for s in lake.sources()]
     ids = list(source_ids) if source_ids is not None else registered
-
     warnings.filterwarnings("ignore", module="dagster")
     instance = instance_for(lake)
     _sync_partitions(instance, set(registered))
-    resources = {"kbflow": _resource(settings, progress)}
     # what the sources hold now, as Dagster data versions: each partition materialized below records it as its
     # input, so a later change of a source's files marks exactly its partitions stale (in the UI, and for
     # automation)
     observe_sources(settings, instance)
+    summary = IngestSummary([], {}, 0.0, repaired=repaired, engine={"name": settings.engine, "steps": {}})
+    with _DagsterSteps(lake, settings, instance, ids, progress, checks, workers) as steps:
+        return run_phases(lake, ids, steps, summary, t0)
 
-    bar = None
-    if progress and ids:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(ids), desc="ingest", unit="source", file=sys.stderr)
-    reports = []
-    summary = IngestSummary(reports, {}, 0.0, repaired=repaired, engine={"name": settings.engine, "steps": {}})
-    phases = pipeline.plan_phases(lake, ids)
-    pool = None
-    if workers > 1 and len(ids) > 1:
-        import concurrent.futures
-        import multiprocessing
+class _DagsterSteps(Steps):
+    """The assets, materialized in this process: each source's partition (side by side in ``workers``
+    processes when a phase has several), then ``search_index`` with its checks after the last phase."""
 
-        pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(workers, len(ids)),
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
-            initargs=(lake.uri.removeprefix("file://"),),
-        )
-    try:
-        for n, phase in enumerate(phases, start=1):
-            if pool is not None and len(phase) > 1:
-                futures = [pool.submit(_materialize_source, settings, sid, False) for sid in phase]
-                outcomes = []
-                for sid, future in zip(phase, futures, strict=True):
-                    try:
-                        outcomes.append(future.result())
-                    except Exception as exc:  # a worker that died: the source failed, the others go on
-                        outcomes.append(("failed", f"worker process failed: {type(exc).__name__}: {exc}"))
-                    if bar is not None:
-                        bar.set_postfix_str(sid)
-                        bar.update(1)
-                # two sources may have added the same text's embedding at once: keep one before publishing
-                pipeline.prepare_lake(lake)
-            else:
-                outcomes = []
-                for sid in phase:
-                    if bar is not None:
-                        bar.set_postfix_str(sid)
-                    outcomes.append(_materialize_source(settings, sid, progress, instance))
-                    if bar is not None:
-                        bar.update(1)
-            for sid, (state, value) in zip(phase, outcomes, strict=True):
-                if state != "ok":
-                    reports.append(pipeline.failed_report(lake, sid, value))
-                else:
-                    load = LoadResult.from_dict(value["documents"])
-                    chunk = ChunkResult.from_dict(value["chunks"])
-                    embed = EmbedResult.from_dict(value["embeddings"])
-                    reports.append(pipeline.source_report(load, chunk, embed))
-                    summary.add_placement(load, chunk, embed)
-            # publish what is ready before a big source starts; the checks run after the last phase
-            last = n == len(phases)
-            result = dg.materialize(
-                [search_index, *(CHECKS if checks and last else [])],
-                instance=instance,
-                resources=resources,
-                raise_on_error=False,
-                run_config=_QUIET,
+    def __init__(self, lake, settings, instance, ids, progress, checks, workers) -> None:
+        self.lake, self.settings, self.instance, self.progress, self.run_checks = (
+            lake, settings, instance, progress, checks,
+        )  # fmt: skip
+        self.resources = {"kbflow": _resource(settings, progress)}
+        self.bar = None
+        if progress and ids:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=len(ids), desc="ingest", unit="source", file=sys.stderr)
+        self.pool = None
+        if workers > 1 and len(ids) > 1:
+            import concurrent.futures
+            import multiprocessing
+
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=min(workers, len(ids)),
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_init,
+                initargs=(lake.uri.removeprefix("file://"),),
             )
-            if result.success:
-                summary.index = IndexResult.from_dict(_result(result, "search_index"))
-                summary.index_error = None
-                summary.published.append(summary.index.version)
-            else:
-                summary.index_error = _error(result)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-        if bar is not None:
-            bar.close()
-    summary.checks = _check_summaries(result)
-    if summary.index_error is None and lake.has_table(S.CLAIMS):
-        # the claims' trouble is not the ingest's: reported beside it, never failing the run
-        claims = dg.materialize(
-            [claims_evidence], instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET
-        )
-        if claims.success:  # the summary the local runner gives (the asset's table of stale claims stays in Dagster)
-            summary.claims = {k: v for k, v in _result(claims, "claims_evidence").items() if k != "details"}
+        self.result = None
+
+    def __enter__(self) -> _DagsterSteps:
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+        if self.bar is not None:
+            self.bar.close()
+
+    def _tick(self, sid: str, done: bool) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(sid)
+            if done:
+                self.bar.update(1)
+
+    def sources(self, phase: Sequence[str]) -> Iterator[tuple[str, Outcome]]:
+        if self.pool is not None and len(phase) > 1:
+            futures = [self.pool.submit(_materialize_source, self.settings, sid, False) for sid in phase]
+            outcomes = []
+            for sid, future in zip(phase, futures, strict=True):
+                try:
+                    outcomes.append(future.result())
+                except Exception as exc:  # a worker that died: the source failed, the others go on
+                    outcomes.append(("failed", f"worker process failed: {type(exc).__name__}: {exc}"))
+                self._tick(sid, done=True)
+            # two sources may have added the same text's embedding at once: keep one before publishing
+            pipeline.prepare_lake(self.lake)
         else:
-            summary.claims = {"error": _error(claims)}
-    summary.versions = lake.versions()
-    summary.seconds = time.perf_counter() - t0
-    return summary
+            outcomes = []
+            for sid in phase:
+                self._tick(sid, done=False)
+                outcomes.append(_materialize_source(self.settings, sid, self.progress, self.instance))
+                if self.bar is not None:
+                    self.bar.update(1)
+        for sid, (state, value) in zip(phase, outcomes, strict=True):
+            if state != "ok":
+                yield sid, value
+                continue
+            steps = (LoadResult, "documents"), (ChunkResult, "chunks"), (EmbedResult, "embeddings")
+            yield sid, tuple(cls.from_dict(value[name]) for cls, name in steps)
+
+    def publish(self, last: bool) -> tuple[Any, str | None]:
+        self.result = dg.materialize(
+            [search_index, *(CHECKS if self.run_checks and last else [])],
+            instance=self.instance,
+            resources=self.resources,
+            raise_on_error=False,
+            run_config=_QUIET,
+        )
+        if not self.result.success:
+            return None, _error(self.result)
+        return IndexResult.from_dict(_result(self.result, "search_index")), None
+
+    def checks(self) -> list[dict[str, Any]]:
+        return _check_summaries(self.result) if self.result is not None else []
+
+    def claims(self) -> dict[str, Any] | None:
+        if not self.lake.has_table(S.CLAIMS):
+            return None
+        claims = dg.materialize(
+            [claims_evidence], instance=self.instance, resources=self.resources, raise_on_error=False,
+            run_config=_QUIET,
+        )  # fmt: skip
+        if not claims.success:  # the claims' trouble is not the ingest's: reported beside it, never failing the run
+            return {"error": _error(claims)}
+        # the summary the local runner gives (the asset's table of stale claims stays in Dagster)
+        return {k: v for k, v in _result(claims, "claims_evidence").items() if k != "details"}
 
 
 def _check_summaries(result: dg.ExecuteInProcessResult) -> list[dict[str, Any]]:

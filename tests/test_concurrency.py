@@ -111,6 +111,7 @@ def test_one_huge_source_does_not_hold_up_the_others(tmp_path, monkeypatch, runn
     from kbflow import Lake, Settings, Source, run_ingest
     from kbflow.pipeline import load as loadmod
     from kbflow.pipeline import run as runmod
+    from kbflow.pipeline import skeleton
 
     small, big = tmp_path / "small", tmp_path / "big"
     small.mkdir()
@@ -120,7 +121,7 @@ def test_one_huge_source_does_not_hold_up_the_others(tmp_path, monkeypatch, runn
     lake = Lake(str(tmp_path / "lake"))
     lake.register(Source("big", "docs", str(big)))
     lake.register(Source("small", "docs", str(small)))
-    monkeypatch.setattr(runmod, "BIG_SOURCE_BYTES", 1000)  # the 12 kB folder is "huge" here
+    monkeypatch.setattr(skeleton, "BIG_SOURCE_BYTES", 1000)  # the 12 kB folder is "huge" here
     assert runmod.plan_phases(lake, ["big", "small"]) == [["small"], ["big"]]
     seen = {}
     original = runmod.load_source if runner == "local" else loadmod.load_source

@@ -20,7 +20,6 @@ KNOWN_LONG_MODULES = {
 KNOWN_LONG_FUNCTIONS = {
     "kbflow/evaluate/cli.py:eval_command",
     "kbflow_dagster/evaluation.py:build_eval_assets",
-    "kbflow_dagster/ingest.py:_run",
     "kbflow/sources/web/extract.py:extract",
     "kbflow/evaluate/evaluate.py:evaluate",
     "kbflow/analytics.py:insights",

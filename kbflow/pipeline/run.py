@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from kbflow import schema as S
@@ -33,7 +33,8 @@ from kbflow.pipeline.embedding import embed_source
 from kbflow.pipeline.engines import open_engine
 from kbflow.pipeline.load import load_source
 from kbflow.pipeline.progress import embed_bar, load_bar
-from kbflow.pipeline.results import IngestSummary, Progress, SourceReport, source_report, split_issues
+from kbflow.pipeline.results import IngestSummary, Progress
+from kbflow.pipeline.skeleton import Outcome, Steps, failed_report, plan_phases, run_phases
 
 log = logging.getLogger("kbflow")
 
@@ -55,46 +56,11 @@ RUNNERS_GROUP = "kbflow.runners"
 Runner = Callable[..., IngestSummary]
 
 
-#: a source estimated to read more than this (text bytes; a PDF's bytes count an eighth) is ingested after the
-#: others, which are published first: one huge source never holds up the rest
-BIG_SOURCE_BYTES = 32 << 20
-
-
-def plan_phases(lake: Lake, source_ids: list[str]) -> list[list[str]]:
-    """The sources in the order to ingest them, cut where the search index is published.
-
-    Sources estimated small come first, in their order, and are published
-    together; each big source (:data:`BIG_SOURCE_BYTES`) follows, smallest
-    first, and is published on its own. With no big source: one phase (an
-    empty one when there is no source: the index is still brought up to date).
-    """
-    from kbflow.sources.base import get_loader
-
-    sizes = {}
-    for source in lake.sources(source_ids):
-        try:
-            sizes[source.source_id] = get_loader(source.source_type).estimate_bytes(source)
-        except KbflowError:
-            sizes[source.source_id] = 0
-    small = [sid for sid in source_ids if sizes.get(sid, 0) <= BIG_SOURCE_BYTES]
-    big = sorted((sid for sid in source_ids if sizes.get(sid, 0) > BIG_SOURCE_BYTES), key=lambda sid: sizes[sid])
-    phases = [small] if small else []
-    return phases + [[sid] for sid in big] or [[]]  # no source at all: one empty phase still publishes
-
-
 def prepare_lake(lake: Lake) -> dict[str, int]:
     """What every ingest run does first, holding the lease: bring old tables to the current schemas
     (:meth:`Lake.migrate`), then remove duplicate keys (returned, per table)."""
     lake.migrate()
     return repair_duplicates(lake)
-
-
-def failed_report(lake: Lake, source_id: str, fallback: str) -> SourceReport:
-    """A failed source's report line: the error the failing step recorded in the registry, else ``fallback``."""
-    found = lake.sources([source_id])
-    error = found[0].last_error if found and found[0].last_error else fallback
-    skipped, failed = split_issues(found[0].issues if found else ())
-    return SourceReport(source_id, "failed", error=error, skipped=skipped, failed_files=failed)
 
 
 def finish_index(lake: Lake, settings: Settings):
@@ -210,40 +176,47 @@ def ingest(
     with lease(lake.uri, "kbflow ingest", wait=wait):
         repaired = prepare_lake(lake)
         ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
-        reports = []
-        bars = progress is True
-        summary = IngestSummary(reports, {}, 0.0, repaired=repaired, engine={"name": settings.engine, "steps": {}})
-        for phase in plan_phases(lake, ids):
-            for sid in phase:
-                try:
-                    with load_bar(sid, bars) as loading:
-                        load = load_source(lake, sid, loading, settings=settings)
-                    chunk = chunk_source(lake, sid, settings)
-                    with embed_bar(sid, bars) as embedding:
-                        embed = embed_source(lake, sid, settings, embedding if bars else progress or None)
-                    reports.append(source_report(load, chunk, embed))
-                    summary.add_placement(load, chunk, embed)
-                except SourceError as exc:
-                    reports.append(failed_report(lake, sid, str(exc)))
+        summary = IngestSummary([], {}, 0.0, repaired=repaired, engine={"name": settings.engine, "steps": {}})
+        return run_phases(lake, ids, _LocalSteps(lake, settings, progress, checks), summary, t0)
+
+
+class _LocalSteps(Steps):
+    """The library's steps, called in this process (``progress``: ``True`` for bars, or a callback)."""
+
+    def __init__(self, lake: Lake, settings: Settings, progress: Progress | bool | None, checks: bool) -> None:
+        self.lake, self.settings, self.progress, self.run_checks = lake, settings, progress, checks
+
+    def sources(self, phase: Sequence[str]) -> Iterator[tuple[str, Outcome]]:
+        bars = self.progress is True
+        for sid in phase:
             try:
-                with storage_errors(lake.uri):
-                    summary.index = finish_index(lake, settings)
-                summary.index_error = None
-                summary.published.append(summary.index.version)
-            except LakeStorageError:
-                raise  # the lake's storage, not the index: the whole run stops with it
-            except KbflowError as exc:
-                summary.index_error = str(exc)
-        if checks and summary.index_error is None:
-            summary.checks = check_summaries(lake, settings)
-        if summary.index_error is None:
-            try:
-                summary.claims = check_claims(lake, settings)
-            except KbflowError as exc:  # the claims store's trouble, not the ingest's: reported beside it
-                summary.claims = {"error": str(exc)}
-    summary.versions = lake.versions()
-    summary.seconds = time.perf_counter() - t0
-    return summary
+                with load_bar(sid, bars) as loading:
+                    load = load_source(self.lake, sid, loading, settings=self.settings)
+                chunk = chunk_source(self.lake, sid, self.settings)
+                with embed_bar(sid, bars) as embedding:
+                    embed = embed_source(self.lake, sid, self.settings, embedding if bars else self.progress or None)
+            except SourceError as exc:
+                yield sid, str(exc)
+                continue
+            yield sid, (load, chunk, embed)
+
+    def publish(self, last: bool) -> tuple[Any, str | None]:
+        try:
+            with storage_errors(self.lake.uri):
+                return finish_index(self.lake, self.settings), None
+        except LakeStorageError:
+            raise  # the lake's storage, not the index: the whole run stops with it
+        except KbflowError as exc:
+            return None, str(exc)
+
+    def checks(self) -> list[dict[str, Any]]:
+        return check_summaries(self.lake, self.settings) if self.run_checks else []
+
+    def claims(self) -> dict[str, Any] | None:
+        try:
+            return check_claims(self.lake, self.settings)
+        except KbflowError as exc:  # the claims store's trouble, not the ingest's: reported beside it
+            return {"error": str(exc)}
 
 
 def _local(
