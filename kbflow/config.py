@@ -258,7 +258,7 @@ class RetrievalSettings:
 
     mode: str = "hybrid"
     # defaults chosen by bench/sweep.yaml: the best nDCG@10 on average over
-    # ../shared/datasets (cranfield, cosqa); see README "Evaluation"
+    # ../shared/datasets (cranfield, cosqa); see docs/evaluation.md
     fusion: str = "convex"
     rrf_k: int = 60
     dense_weight: float = 1.0
@@ -272,7 +272,7 @@ class RetrievalSettings:
     symbol_first: bool = True
     calibration: tuple[float, float] | None = None
     distinct: bool = True
-    # chosen by bench/sweep_signals.yaml: see README "Evaluation"
+    # chosen by bench/sweep_signals.yaml: see docs/evaluation.md
     document_weight: float = 0.5
     page_weight: float = 0.1
     log_queries: bool = True

@@ -128,6 +128,7 @@ UNIT_MODULES = {
     "test_pdf_heading",
     "test_pipeline",
     "test_web_pages",
+    "test_docs",
     "test_records",
     "test_retriever",
     "test_signals",

@@ -1,6 +1,6 @@
 """The bad-input corpus: every kind of faulty or surprising input, generated here, ingested in one run.
 
-Each file has a documented behaviour (README, "Trust and safety"): loaded, left out by a rule
+Each file has a documented behaviour (docs/trust.md): loaded, left out by a rule
 (``skipped``), or unreadable (``failed_files``), always with its reason, while the good files beside it
 are loaded. Nothing is dropped without a word.
 """

@@ -96,7 +96,7 @@ def calibration_for(
 
 
 #: how far above the median best cosine of the probe questions a lake's curve has its midpoint
-#: (fitted by ``bench/calibrate.py --lakes``; see the README, "How good is a match")
+#: (fitted by ``bench/calibrate.py --lakes``; see docs/python.md, "How good is a match")
 NULL_MARGIN = 0.24
 #: the midpoint never leaves this range, whatever the probes meet
 THRESHOLD_RANGE = (0.25, 0.6)
