@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import CITATION_KEYS, FAST_MODEL, HIT_KEYS
 
 from kbflow.cli import main
-from kbflow.retrieve.prompt import parse_blocks
+from kbflow.records.prompt import parse_blocks
 from kbflow_dagster.corpus import search_index
 
 

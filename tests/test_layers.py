@@ -34,10 +34,9 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 
 #: upward imports still in the house, each inside a function, to move up in its next pass: a hit's notebook
-#: figure and its prompt wrapping are conveniences on the record
+#: figure is a convenience on the record
 KNOWN_UPWARD = {
     ("kbflow.records.hits", "kbflow.render"),
-    ("kbflow.records.hits", "kbflow.retrieve.prompt"),
 }
 
 

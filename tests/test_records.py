@@ -4,7 +4,7 @@ from conftest import CITATION_KEYS, HIT_KEYS
 
 from kbflow import ids
 from kbflow.records import Citation, Hit, Locator
-from kbflow.retrieve.prompt import MARKER, parse_blocks
+from kbflow.records.prompt import MARKER, parse_blocks
 
 
 def test_locator_to_dict_has_only_its_kind_fields():

@@ -26,7 +26,7 @@ from kbflow.keys import create_key, revoke_key
 from kbflow.lake import Lake
 from kbflow.pipeline import ingest
 from kbflow.records import Source
-from kbflow.retrieve.prompt import parse_blocks
+from kbflow.records.prompt import parse_blocks
 from kbflow.service.app import MAX_BODY, create_app
 from kbflow.service.core import Service
 

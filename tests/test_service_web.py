@@ -23,7 +23,7 @@ from kbflow.records import Source
 from kbflow.render import DEFAULT_SCALE, page_regions
 from kbflow.service.core import Service
 
-#: where the browser tests leave a screenshot of each page (docs/serving.md shows two of them, copied to docs/screenshots/)
+#: where the browser tests leave a screenshot of each page (docs/serving.md shows two, copied to docs/screenshots/)
 SHOTS = REPO / "build" / "screenshots"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PDF_QUERY = "how are failed sources retried"

@@ -105,7 +105,7 @@ FORGERIES = [
 
 
 def _strict_reader_matches(hits, rendered):
-    from kbflow.retrieve.prompt import parse_blocks
+    from kbflow.records.prompt import parse_blocks
 
     blocks = parse_blocks(rendered)
     assert [b["chunk_id"] for b in blocks] == [h.chunk_id for h in hits]
@@ -119,7 +119,7 @@ def test_no_content_forges_a_block(forgery):
     import unicodedata
 
     from kbflow.records import Citation, Hit, Hits, Locator
-    from kbflow.retrieve.prompt import MARKER, _skeleton
+    from kbflow.records.prompt import MARKER, _skeleton
 
     cite = Citation("s", "docs", "/d", Locator(kind="doc", path="real.md", char_start=0, char_end=9))
     hits = Hits(

@@ -108,11 +108,11 @@ class Hit:
 
         Text from a source may carry instructions, and may imitate the markup
         around it: the block is delimited by a random boundary the content
-        cannot know, named in a preamble (see :mod:`kbflow.retrieve.prompt`).
+        cannot know, named in a preamble (see :mod:`kbflow.records.prompt`).
         With ``boundary``, only the block is returned (no preamble). The
         stored text is never altered; only this rendering wraps it.
         """
-        from kbflow.retrieve import prompt
+        from kbflow.records import prompt
 
         if boundary is not None:
             return prompt.render_block(self, boundary)
@@ -165,8 +165,8 @@ class Hits(list):
 
     def as_prompt(self) -> str:
         """Every hit as an untrusted block under one fresh boundary, after a preamble naming it
-        (what ``kbflow search --prompt`` prints; see :mod:`kbflow.retrieve.prompt`)."""
-        from kbflow.retrieve import prompt
+        (what ``kbflow search --prompt`` prints; see :mod:`kbflow.records.prompt`)."""
+        from kbflow.records import prompt
 
         return prompt.render_prompt(self)
 

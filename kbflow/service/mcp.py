@@ -35,7 +35,7 @@ from mcp.types import CallToolResult, TextContent
 
 from kbflow.errors import AuthError, KbflowError
 from kbflow.keys import ApiKey
-from kbflow.retrieve import prompt
+from kbflow.records import prompt
 from kbflow.service.core import Service, hits_dict
 
 __all__ = ["build_mcp", "run_stdio"]
