@@ -33,7 +33,7 @@ _EXPORTS = {
     "resolve": "kbflow.retrieve.resolver",
     "rrf": "kbflow.retrieve.fusion",
     "convex": "kbflow.retrieve.fusion",
-    "Ranking": "kbflow.retrieve.retriever",
+    "Ranking": "kbflow.retrieve.ranking",
     "Reranker": "kbflow.retrieve.rerank",
     "CrossEncoderReranker": "kbflow.retrieve.rerank",
     "load_beir": "kbflow.evaluate.beir",
@@ -199,10 +199,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.pipeline import IngestSummary, ingest, remove_source, run_ingest, stale_sources
     from kbflow.records import Chunk, Citation, Hit, Hits, Locator, RawUnit, Source
     from kbflow.retrieve.fusion import convex, rrf
+    from kbflow.retrieve.ranking import Ranking
     from kbflow.retrieve.request import SearchOptions
     from kbflow.retrieve.rerank import CrossEncoderReranker, Reranker
     from kbflow.retrieve.resolver import resolve
-    from kbflow.retrieve.retriever import Ranking, Retriever
+    from kbflow.retrieve.retriever import Retriever
     from kbflow.service.client import Client
     from kbflow.service.core import Service
     from kbflow.sources.base import get_loader

@@ -38,7 +38,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Unpack
 
 from kbflow import schema as S
@@ -46,18 +46,17 @@ from kbflow import scopes, usage
 from kbflow._lazy import require
 from kbflow.config import MAX_K, OWN_SPACE, RetrievalSettings, Settings, split_space
 from kbflow.embed.base import get_embedder
-from kbflow.errors import EmbedError, LakeError, LakeNotFoundError, QueryError
+from kbflow.errors import LakeError, LakeNotFoundError, QueryError
 from kbflow.index.search import search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
+from kbflow.retrieve import ranking as ranking_step
 from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
-from kbflow.retrieve.distinct import decode, distinct
-from kbflow.retrieve.fusion import FUSIONS
+from kbflow.retrieve.distinct import decode
+from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.request import Request, SearchOptions, filters_for, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
-from kbflow.retrieve.symbols import defining, symbol_first
-from kbflow.retrieve.table import Leg, SearchTable
-from kbflow.terms import query_identifiers
+from kbflow.retrieve.table import SearchTable
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
@@ -66,44 +65,8 @@ __all__ = ["Ranking", "Retriever", "SearchOptions"]
 MAX_RANK_K = 10_000
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """What :meth:`Retriever.rank` returns: fused chunk ids and scores, best first, and each leg's list.
-
-    With a reranker, the first ``reranked`` positions are ordered and scored
-    by the cross-encoder; the rest keep their fused order and scores.
-    """
-
-    ids: list[str]
-    scores: list[float]
-    #: each leg's ranked chunk ids before fusion; with a reranker also ``"fused"``, the order it reranked
-    legs: dict[str, list[str]]
-    #: chunk id -> Lance row id in the pinned version
-    row_of: dict[str, int] = field(repr=False)
-    #: how many leading positions the cross-encoder scored (0 without one)
-    reranked: int = 0
-    #: each leg's raw score of each of its candidates: ``{"dense": {chunk id: cosine}, "bm25": {...: BM25}}``
-    leg_scores: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
-    #: the query's embedding (``None`` in ``bm25`` mode)
-    query_vector: Any = field(default=None, repr=False)
-    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, the document and page
-    #: signals, reranking, symbols, grouping equal texts)
-    timings: dict[str, float] = field(default_factory=dict, repr=False)
-    #: kept chunk id -> the chunk ids of its copies (equal texts elsewhere; :mod:`kbflow.retrieve.distinct`)
-    also_in: dict[str, list[str]] = field(default_factory=dict, repr=False)
-    #: chunk id -> decoded hit row (text and payload) of the candidates read while grouping equal texts
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-
-
 def _relevance(calibration: Calibration | None, cosine: float | None) -> float | None:
     return calibration.relevance(cosine) if calibration is not None and cosine is not None else None
-
-
-def _ordered(leg: Leg) -> Leg:
-    """A leg's candidates best first, equal scores in chunk-id order (whatever order the index gave them)."""
-    ids, row_ids, scores = leg
-    order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))
-    return [ids[i] for i in order], [row_ids[i] for i in order], [scores[i] for i in order]
 
 
 class Retriever:
@@ -270,72 +233,9 @@ class Retriever:
         return self._rank(self._request(query, k, MAX_RANK_K, options))
 
     def _rank(self, request: Request, vector: Any = None) -> Ranking:
-        """Rank one request; ``vector``: its query embedding where it was computed already (a batch)."""
-        settings, k, depth, query = request.settings, request.k, request.depth, request.query
-        if self.rows == 0:
-            return Ranking([], [], {}, {})
-        legs: dict[str, Leg] = {}
-        timings: dict[str, float] = {}
-        clock = time.perf_counter()
-
-        def lap(step: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
-            timings[step] = timings.get(step, 0.0) + (now - clock) * 1000.0
-            clock = now
-
-        if settings.mode not in ("hybrid", "dense"):
-            vector = None
-        elif vector is None:
-            vector = self.embedder.embed_query(query)
-            lap("embed")
-        # sequential, dense first: running the keyword leg in a thread beside the model made
-        # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
-        if vector is not None:
-            legs["dense"] = _ordered(self.table.dense(vector, depth, request.filters))
-            lap("dense")
-        if settings.mode in ("hybrid", "bm25"):
-            legs["bm25"] = _ordered(self.table.bm25(query, depth, request.filters, settings.names_weight))
-            lap("bm25")
-        if settings.mode != "hybrid":
-            ids, _, scores = legs[settings.mode]
-            fused = list(zip(ids, scores))
-        else:
-            fuse = FUSIONS[settings.fusion]
-            weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight}
-            scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
-            fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
-        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
-        if (settings.document_weight or settings.page_weight) and fused:  # kbflow.retrieve.signals
-            rows = [row_of[cid] for cid, _ in fused]
-            fused = self.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
-        ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
-        reranked = 0
-        if request.reranker is not None and fused:
-            ranked["fused"] = [cid for cid, _ in fused[: max(k, settings.rerank_depth)]]
-            reranked = min(settings.rerank_depth, len(fused))
-            fused = self._rerank(request.reranker, query, fused, settings.rerank_depth, row_of)
-        names = query_identifiers(query) if settings.symbol_first else []
-        if names:
-            defined = defining(self.dataset, names, request.filters, row_of)
-            if defined:
-                ranked["symbol"] = [cid for cid, _ in defined]
-                fused = symbol_first(fused, defined)
-        grouped = distinct(fused, k, lambda cids: self._read(cids, row_of)) if settings.distinct and fused else None
-        fused = grouped.fused if grouped is not None else fused[:k]
-        lap("fuse")
-        return Ranking(
-            [cid for cid, _ in fused],
-            [float(score) for _, score in fused],
-            ranked,
-            row_of,
-            reranked=min(reranked, len(fused)),
-            leg_scores={leg: dict(zip(ids, scores)) for leg, (ids, _, scores) in legs.items()},
-            query_vector=vector,
-            timings=timings,
-            also_in=grouped.also_in if grouped is not None else {},
-            rows=grouped.rows if grouped is not None else {},
-        )
+        """Rank one request (:func:`kbflow.retrieve.ranking.rank`); ``vector``: its query embedding where it was
+        computed already (a batch)."""
+        return ranking_step.rank(self, request, vector)
 
     def _read(self, chunk_ids: Sequence[str], row_of: Mapping[str, int]) -> dict[str, dict[str, Any]]:
         """``{chunk id: decoded hit row}`` (its text and hit payload) of ``chunk_ids``, in one take."""
@@ -365,18 +265,6 @@ class Retriever:
                 values = (matrix @ q / np.where(norms > 0, norms, 1.0)).tolist()
             out.update(zip(missing, (float(v) for v in values)))
         return out
-
-    def _rerank(
-        self, reranker: Reranker, query: str, fused: list[tuple[str, float]], n: int, row_of: Mapping[str, int]
-    ) -> list[tuple[str, float]]:
-        """``fused`` with its first ``n`` entries reordered by the cross-encoder's scores (ties keep fused order)."""
-        head, tail = fused[:n], fused[n:]
-        texts = Lake.take(self.dataset, [row_of[cid] for cid, _ in head], columns=[S.TEXT]).column(S.TEXT).to_pylist()
-        scores = [float(x) for x in reranker.score(query, texts)]
-        if len(scores) != len(head):
-            raise EmbedError(f"reranker {reranker!r} returned {len(scores)} scores for {len(head)} passages")
-        order = sorted(range(len(head)), key=lambda i: -scores[i])
-        return [(head[i][0], scores[i]) for i in order] + tail
 
     def search(
         self,
