@@ -423,7 +423,8 @@ class EventLog:
 
     def _event_rows(self, pending: Sequence[PendingEvent]) -> list[dict[str, Any]]:
         """The ``claim_events`` rows of ``pending``: numbered after the last event, each claim's ``seq`` counted on."""
-        rows, seqs = [], {}
+        rows: list[dict[str, Any]] = []
+        seqs: dict[str, int] = {}
         at = _now()
         for i, p in enumerate(pending, start=1):
             current = self.state.get(p.claim_id)

@@ -95,7 +95,8 @@ class SourceReport(StepResult):
 
 def split_issues(issues: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(skipped, failed_files)`` of a source's issues, each as ``{"path", "reason"}``."""
-    skipped, failed = [], []
+    skipped: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for issue in issues or ():
         (failed if issue.get("failed") else skipped).append({"path": issue["path"], "reason": issue["reason"]})
     return skipped, failed

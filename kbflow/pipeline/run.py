@@ -194,7 +194,8 @@ class _LocalSteps(Steps):
                     load = load_source(self.lake, sid, loading, settings=self.settings)
                 chunk = chunk_source(self.lake, sid, self.settings)
                 with embed_bar(sid, bars) as embedding:
-                    embed = embed_source(self.lake, sid, self.settings, embedding if bars else self.progress or None)
+                    callback = self.progress if callable(self.progress) else None
+                    embed = embed_source(self.lake, sid, self.settings, embedding if bars else callback)
             except SourceError as exc:
                 yield sid, str(exc)
                 continue

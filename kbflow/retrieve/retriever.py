@@ -444,7 +444,8 @@ class Retriever:
             )
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
         if min_score is not None:
-            hits = [replace(h, rank=n) for n, h in enumerate((h for h in hits if h.relevance >= min_score), 1)]
+            kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)
+            hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]
         out = Hits(hits, query=request.query, mode=request.settings.mode)
         out.legs = ranked
         out.confidence = confidence

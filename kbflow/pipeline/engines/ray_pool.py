@@ -108,7 +108,8 @@ class EmbedPool:
         n = len(row_ids)
         span = span_size(n, len(self.workers), self.settings.write_batch_size)
         spans = collections.deque((i, min(i + span, n)) for i in range(0, n, span))
-        idle, running, fragments, nodes = list(self.workers), {}, [], []
+        idle, fragments, nodes = list(self.workers), [], []
+        running: dict[Any, Any] = {}
         while spans or running:
             while idle and spans:
                 worker, (a, b) = idle.pop(0), spans.popleft()  # the longest idle first: spread over the nodes

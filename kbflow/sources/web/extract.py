@@ -277,7 +277,9 @@ def extract(html: str) -> WebPage:  # noqa: C901
         flush(parts, node, pre)
 
     walk(root)
-    text_parts, spans, pos = [], [], 0
+    text_parts: list[str] = []
+    spans: list[Any] = []
+    pos = 0
     for text, path in blocks:
         if text_parts:
             text_parts.append("\n\n")
