@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from kbflow._lazy import require
 
@@ -83,7 +84,7 @@ _TS_UNITS = _JS_UNITS | {
     "abstract_method_signature",
 }
 _JS_CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration", "interface_declaration"})
-_TS = {
+_TS: dict[str, Any] = {
     "module": "tree_sitter_typescript",
     "units": frozenset(_TS_UNITS),
     "classes": _JS_CLASSES,

@@ -31,10 +31,10 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
 
         found = stale_sources(lake)
         if as_json:
-            click.echo(json.dumps({"lake": lake.uri, "stale": [s.__dict__ for s in found]}))
+            click.echo(json.dumps({"lake": lake.uri, "stale": [item.__dict__ for item in found]}))
         else:
-            for s in found:
-                click.echo(f"{s.source_id:<24} {s.reason}" + (f"  ({s.detail})" if s.detail else ""))
+            for item in found:
+                click.echo(f"{item.source_id:<24} {item.reason}" + (f"  ({item.detail})" if item.detail else ""))
             if not found:
                 click.echo("every source is up to date")
         if found:
