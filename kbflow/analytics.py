@@ -105,6 +105,25 @@ def insights(lake: str | Lake, since: str | timedelta | datetime | None = "7d", 
     folded = pl.col(S.QUERY).str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
     q = queries.with_columns(folded.alias("folded"))
 
+    top_queries, content_gaps = _query_frames(q, top)
+    cited_sources, cited_chunks = _citation_frames(cites, top)
+    return Insights(
+        since=start,
+        until=usage.now(),
+        queries=queries.height,
+        citations=cites.height,
+        top_queries=top_queries,
+        content_gaps=content_gaps,
+        cited_sources=cited_sources,
+        cited_chunks=cited_chunks,
+        never_cited=_never_cited(lake, cites),
+        by_origin=_by_origin(queries),
+    )
+
+
+def _query_frames(q: Any, top: int) -> tuple[Any, Any]:
+    """The most asked queries, and the content gaps (no hit or no good match), each folded query once."""
+    pl = require("polars")
     top_queries = (
         q.group_by("folded")
         .agg(
@@ -136,6 +155,12 @@ def insights(lake: str | Lake, since: str | timedelta | datetime | None = "7d", 
         .drop("folded", "no_hits")
         .head(top)
     )
+    return top_queries, content_gaps
+
+
+def _citation_frames(cites: Any, top: int) -> tuple[Any, Any]:
+    """The most cited sources and chunks."""
+    pl = require("polars")
     cited_sources = (
         cites.group_by(S.SOURCE_ID)
         .agg(pl.len().alias("citations"), pl.col(S.CHUNK_ID).n_unique().alias("chunks"))
@@ -153,6 +178,12 @@ def insights(lake: str | Lake, since: str | timedelta | datetime | None = "7d", 
         .sort(["citations", S.CHUNK_ID], descending=[True, False])
         .head(top)
     )
+    return cited_sources, cited_chunks
+
+
+def _never_cited(lake: Lake, cites: Any) -> Any:
+    """The registered sources no citation names."""
+    pl = require("polars")
     cited_ids = set(cites[S.SOURCE_ID].to_list())
     registered = lake.sources() if lake.has_table(S.SOURCES) else []
     never_cited = pl.DataFrame(
@@ -163,6 +194,12 @@ def insights(lake: str | Lake, since: str | timedelta | datetime | None = "7d", 
         ],
         schema={"source_id": pl.String, "scope": pl.String, "source_type": pl.String, "chunks": pl.Int64},
     )
+    return never_cited
+
+
+def _by_origin(queries: Any) -> Any:
+    """Searches per surface: count, latency p50/p95, searches without a hit."""
+    pl = require("polars")
     by_origin = (
         queries.group_by(S.ORIGIN)
         .agg(
@@ -173,15 +210,4 @@ def insights(lake: str | Lake, since: str | timedelta | datetime | None = "7d", 
         )
         .sort(S.ORIGIN)
     )
-    return Insights(
-        since=start,
-        until=usage.now(),
-        queries=queries.height,
-        citations=cites.height,
-        top_queries=top_queries,
-        content_gaps=content_gaps,
-        cited_sources=cited_sources,
-        cited_chunks=cited_chunks,
-        never_cited=never_cited,
-        by_origin=by_origin,
-    )
+    return by_origin

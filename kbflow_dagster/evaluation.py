@@ -27,6 +27,7 @@ import base64
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -76,9 +77,6 @@ def build_eval_assets(
     config_of = dict(zip(labels, configs))
     partitions = dg.StaticPartitionsDefinition(labels)
 
-    def lake_of(dataset) -> str:
-        return eval_lake or eval_lake_uri(dataset)
-
     @dg.asset(
         name="eval_lake",
         group_name=GROUP,
@@ -86,32 +84,7 @@ def build_eval_assets(
         "tagged after each: the snapshots the sweep is evaluated against.",
     )
     def eval_lake_asset(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        t0 = time.perf_counter()
-        dataset = load_beir(dataset_dir)
-        uri = lake_of(dataset)
-        snapshots = snapshot_lake(dataset, configs, settings, lake=uri)
-        lake = Lake(uri)
-        lake.table(S.EVAL_RUNS)  # created here, before partition runs append to it side by side
-        for (model, max_tokens, *_flags), info in snapshots.items():
-            context.log.info(
-                f"{model} at {max_tokens} tokens: {info['status']}, {info['chunks_embedded']} embedded, "
-                f"tag {info['tag']}"
-            )
-        return dg.MaterializeResult(
-            metadata={
-                "lake": dg.MetadataValue.path(uri),
-                "dataset": dataset.name,
-                "queries": len(dataset),
-                "tags": dg.MetadataValue.json(
-                    {
-                        f"{m} t{t}" + ("" if cx else " no context") + ("" if tb else " no tables"): info
-                        for (m, t, cx, tb), info in snapshots.items()
-                    }
-                ),
-                "chunks_embedded": sum(info["chunks_embedded"] for info in snapshots.values()),
-                "seconds": round(time.perf_counter() - t0, 3),
-            }
-        )
+        return _snapshots(context, dataset_dir, configs, settings, eval_lake)
 
     @dg.asset(
         name="eval_run",
@@ -122,29 +95,7 @@ def build_eval_assets(
         "eval_runs.",
     )
     def eval_run(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        config = config_of[context.partition_key]
-        dataset = load_beir(dataset_dir)
-        lake = Lake(lake_of(dataset), create=False)
-        tag = group_tag(lake, *group_key(config))
-        if tag is None:
-            raise DatasetError(
-                f"{lake.uri}: no snapshot for {config['model']} at {config['max_tokens']} tokens; "
-                "materialize eval_lake first"
-            )
-        (run,) = evaluate(dataset, lake, [config], settings_for(settings, config), tag=tag)
-        save_runs(lake, [run])
-        return dg.MaterializeResult(
-            metadata={
-                "run_id": run.run_id,
-                "lake_tag": tag,
-                "search_version": run.lake_version,
-                **{name: round(value, 4) for name, value in run.metrics.items()},
-                "p50_ms": round(run.latency_ms["p50"], 2),
-                "p95_ms": round(run.latency_ms["p95"], 2),
-                "queries": run.queries,
-                "config": dg.MetadataValue.json(config),
-            }
-        )
+        return _evaluate_partition(config_of[context.partition_key], dataset_dir, settings, eval_lake)
 
     @dg.asset(
         name="eval_summary",
@@ -154,36 +105,102 @@ def build_eval_assets(
         "PNG plot.",
     )
     def eval_summary(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
-        dataset = load_beir(dataset_dir)
-        lake = Lake(lake_of(dataset), create=False)
-        latest = {}
-        for run in load_runs(lake, dataset=dataset.name):  # oldest first: the last one wins
-            latest[(config_key(run.config), run.lake_tag)] = run
-        tags = {group: group_tag(lake, *group) for group in ingest_groups(configs)}  # the current snapshots
-        runs, missing = [], []
-        for label, config in config_of.items():
-            run = latest.get((config_key(config), tags[group_key(config)]))
-            if run is None:
-                missing.append(label)
-            else:
-                runs.append(run)
-        if not runs:
-            raise DatasetError(f"{lake.uri}: no run of this sweep at the current snapshots yet; materialize eval_run")
-        if missing:
-            context.log.warning(f"{len(missing)} configurations not evaluated yet: {', '.join(missing)}")
-        png_path = f"{lake.uri.removeprefix('file://').rstrip('/')}-sweep.png" if lake.is_local else None
-        png = plot_runs(runs, png_path)
-        best = max(runs, key=lambda r: r.metrics["ndcg@10"])
-        metadata = {
-            "summary": dg.MetadataValue.md(markdown_table(runs)),
-            "plot": dg.MetadataValue.md(f"![sweep](data:image/png;base64,{base64.b64encode(png).decode()})"),
-            "configurations": len(runs),
-            "missing": dg.MetadataValue.json(missing),
-            "best": [label for label, c in config_of.items() if c == best.config][0],
-            "best_ndcg@10": round(best.metrics["ndcg@10"], 4),
-        }
-        if png_path:
-            metadata["plot_path"] = dg.MetadataValue.path(png_path)
-        return dg.MaterializeResult(metadata=metadata)
+        return _summary(context, dataset_dir, config_of, configs, eval_lake)
 
     return [eval_lake_asset, eval_run, eval_summary]
+
+
+def _snapshots(
+    context: Any, dataset_dir: str, configs: list, settings: Settings, eval_lake: str | None
+) -> dg.MaterializeResult:
+    """``eval_lake``: the corpus ingested once per model and chunk budget, each snapshot tagged."""
+    t0 = time.perf_counter()
+    dataset = load_beir(dataset_dir)
+    uri = eval_lake or eval_lake_uri(dataset)
+    snapshots = snapshot_lake(dataset, configs, settings, lake=uri)
+    lake = Lake(uri)
+    lake.table(S.EVAL_RUNS)  # created here, before partition runs append to it side by side
+    for (model, max_tokens, *_flags), info in snapshots.items():
+        context.log.info(
+            f"{model} at {max_tokens} tokens: {info['status']}, {info['chunks_embedded']} embedded, tag {info['tag']}"
+        )
+    return dg.MaterializeResult(
+        metadata={
+            "lake": dg.MetadataValue.path(uri),
+            "dataset": dataset.name,
+            "queries": len(dataset),
+            "tags": dg.MetadataValue.json(
+                {
+                    f"{m} t{t}" + ("" if cx else " no context") + ("" if tb else " no tables"): info
+                    for (m, t, cx, tb), info in snapshots.items()
+                }
+            ),
+            "chunks_embedded": sum(info["chunks_embedded"] for info in snapshots.values()),
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+    )
+
+
+def _evaluate_partition(
+    config: dict, dataset_dir: str, settings: Settings, eval_lake: str | None
+) -> dg.MaterializeResult:
+    """``eval_run``: one configuration evaluated against its tagged snapshot, the run stored."""
+    dataset = load_beir(dataset_dir)
+    lake = Lake(eval_lake or eval_lake_uri(dataset), create=False)
+    tag = group_tag(lake, *group_key(config))
+    if tag is None:
+        raise DatasetError(
+            f"{lake.uri}: no snapshot for {config['model']} at {config['max_tokens']} tokens; "
+            "materialize eval_lake first"
+        )
+    (run,) = evaluate(dataset, lake, [config], settings_for(settings, config), tag=tag)
+    save_runs(lake, [run])
+    return dg.MaterializeResult(
+        metadata={
+            "run_id": run.run_id,
+            "lake_tag": tag,
+            "search_version": run.lake_version,
+            **{name: round(value, 4) for name, value in run.metrics.items()},
+            "p50_ms": round(run.latency_ms["p50"], 2),
+            "p95_ms": round(run.latency_ms["p95"], 2),
+            "queries": run.queries,
+            "config": dg.MetadataValue.json(config),
+        }
+    )
+
+
+def _summary(
+    context: Any, dataset_dir: str, config_of: dict, configs: list, eval_lake: str | None
+) -> dg.MaterializeResult:
+    """``eval_summary``: each configuration's latest run at the current snapshots, ranked, as a table and a plot."""
+    dataset = load_beir(dataset_dir)
+    lake = Lake(eval_lake or eval_lake_uri(dataset), create=False)
+    latest = {}
+    for run in load_runs(lake, dataset=dataset.name):  # oldest first: the last one wins
+        latest[(config_key(run.config), run.lake_tag)] = run
+    tags = {group: group_tag(lake, *group) for group in ingest_groups(configs)}  # the current snapshots
+    runs, missing = [], []
+    for label, config in config_of.items():
+        run = latest.get((config_key(config), tags[group_key(config)]))
+        if run is None:
+            missing.append(label)
+        else:
+            runs.append(run)
+    if not runs:
+        raise DatasetError(f"{lake.uri}: no run of this sweep at the current snapshots yet; materialize eval_run")
+    if missing:
+        context.log.warning(f"{len(missing)} configurations not evaluated yet: {', '.join(missing)}")
+    png_path = f"{lake.uri.removeprefix('file://').rstrip('/')}-sweep.png" if lake.is_local else None
+    png = plot_runs(runs, png_path)
+    best = max(runs, key=lambda r: r.metrics["ndcg@10"])
+    metadata = {
+        "summary": dg.MetadataValue.md(markdown_table(runs)),
+        "plot": dg.MetadataValue.md(f"![sweep](data:image/png;base64,{base64.b64encode(png).decode()})"),
+        "configurations": len(runs),
+        "missing": dg.MetadataValue.json(missing),
+        "best": [label for label, c in config_of.items() if c == best.config][0],
+        "best_ndcg@10": round(best.metrics["ndcg@10"], 4),
+    }
+    if png_path:
+        metadata["plot_path"] = dg.MetadataValue.path(png_path)
+    return dg.MaterializeResult(metadata=metadata)

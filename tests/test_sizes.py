@@ -15,15 +15,7 @@ MAX_FUNCTION_LINES = 80
 #: modules still over the limit
 KNOWN_LONG_MODULES: set[str] = set()
 #: functions still over the limit (module: function)
-KNOWN_LONG_FUNCTIONS = {
-    "kbflow/evaluate/cli.py:eval_command",
-    "kbflow_dagster/evaluation.py:build_eval_assets",
-    "kbflow/sources/web/extract.py:extract",
-    "kbflow/evaluate/evaluate.py:evaluate",
-    "kbflow/analytics.py:insights",
-    "kbflow/sources/pdf/layout.py:page_text",
-    "kbflow/sources/walk.py:walk_files",
-}
+KNOWN_LONG_FUNCTIONS: set[str] = set()
 
 
 def _files() -> list[pathlib.Path]:

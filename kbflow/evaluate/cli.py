@@ -11,6 +11,85 @@ from kbflow.config import BACKENDS, MODES
 from kbflow.retrieve.fusion import FUSIONS
 
 
+def _configs(settings, sweep_file: str | None, mode: str, overrides: dict) -> list[dict]:
+    """The configurations to evaluate: the sweep file's grid, or each mode asked with the options given."""
+    from kbflow.evaluate.evaluate import config_for
+    from kbflow.evaluate.sweep import load_sweep
+
+    if sweep_file:
+        return load_sweep(sweep_file, settings)
+    modes = MODES if mode == "all" else (mode,)
+    return [config_for(settings, mode=m, **overrides) for m in modes]
+
+
+def _compare(settings, dataset, compare, metric: str, top_n: int, as_json: bool) -> None:
+    """``--compare``: where one stored run wins and loses against the other, per query."""
+    from kbflow.evaluate.runs import compare as compare_runs
+    from kbflow.evaluate.runs import load_runs
+    from kbflow.lake import Lake
+
+    lake = Lake(settings.lake, create=False)
+    a, b = load_runs(lake, compare)
+    wins, losses = compare_runs(a, b, dataset.queries, dataset.qrels, metric=metric, n=top_n)
+    if as_json:
+        for label, rows in (("wins", wins), ("losses", losses)):
+            for r in rows:
+                click.echo(
+                    json.dumps(
+                        {
+                            "side": label,
+                            "query_id": r.query_id,
+                            "query": r.query,
+                            "a": r.a,
+                            "b": r.b,
+                            "top_a": r.top_a,
+                            "top_b": r.top_b,
+                            "relevant": r.relevant,
+                        }
+                    )
+                )
+        return
+    click.echo(f"A = {a.run_id} {a.config}\nB = {b.run_id} {b.config}")
+    click.echo(f"{metric}: A {a.metrics[metric]:.4f}, B {b.metrics[metric]:.4f} over {a.queries} queries")
+    for label, rows in ((f"A wins ({len(wins)} shown)", wins), (f"A loses ({len(losses)} shown)", losses)):
+        click.echo(f"\n{label}")
+        for r in rows:
+            click.echo(f"  {r.query_id}: {r.a:.3f} vs {r.b:.3f}  {r.query[:80]}")
+            click.echo(
+                f"      A top: {_marked(r.top_a, r.relevant)}\n      B top: {_marked(r.top_b, r.relevant)}"
+                "   (* relevant)"
+            )
+
+
+def _print_runs(runs, lake, dataset, swept: bool, as_json: bool, tag, limit) -> None:
+    """The runs as a table (ranked by nDCG@10 for a sweep) or JSON, the page report of a FinanceBench-style set,
+    and the "no good match" flag's error rates where the set has negatives."""
+    if swept:
+        runs = sorted(runs, key=lambda r: -r.metrics["ndcg@10"])
+    if as_json:
+        for r in runs:
+            click.echo(json.dumps(r.to_json()))
+        return
+    click.echo(
+        f"{dataset.name} ({dataset.split}, {runs[0].queries} queries), lake {lake.uri} "
+        f"search version {runs[0].lake_version}"
+    )
+    for line in _table(runs):
+        click.echo(line)
+    if dataset.groups:
+        from kbflow.evaluate.financebench import page_report
+
+        for r in runs:
+            for line in page_report(r, dataset):
+                click.echo(line)
+    if not swept:
+        from kbflow.evaluate.flag import flag_report
+
+        flag = flag_report(lake, dataset, tag=tag, limit=limit)
+        if flag is not None:
+            click.echo(flag.line())
+
+
 def _table(runs) -> list[str]:
     from kbflow.evaluate.evaluate import slug
 
@@ -119,7 +198,7 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 @click.option("--limit", type=int, default=None, help="Only the first N judged queries (quick looks).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per configuration, one per line.")
 @click.option("--progress/--no-progress", default=None, help="Progress bars on stderr (default: when a terminal).")
-def eval_command(  # noqa: C901
+def eval_command(
     dataset_dir,
     mode,
     split,
@@ -165,67 +244,20 @@ def eval_command(  # noqa: C901
     """
     from kbflow.config import Settings
     from kbflow.evaluate.beir import load_beir
-    from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate_dataset
-    from kbflow.evaluate.runs import compare as compare_runs
-    from kbflow.evaluate.runs import load_runs
-    from kbflow.evaluate.sweep import load_sweep
-    from kbflow.lake import Lake
+    from kbflow.evaluate.evaluate import eval_lake_uri, evaluate_dataset
 
     dataset = load_beir(dataset_dir, split=split)
     settings = Settings.coerce(None, lake=eval_lake or eval_lake_uri(dataset))
     if compare:
-        lake = Lake(settings.lake, create=False)
-        a, b = load_runs(lake, compare)
-        wins, losses = compare_runs(a, b, dataset.queries, dataset.qrels, metric=metric, n=top_n)
-        if as_json:
-            for label, rows in (("wins", wins), ("losses", losses)):
-                for r in rows:
-                    click.echo(
-                        json.dumps(
-                            {
-                                "side": label,
-                                "query_id": r.query_id,
-                                "query": r.query,
-                                "a": r.a,
-                                "b": r.b,
-                                "top_a": r.top_a,
-                                "top_b": r.top_b,
-                                "relevant": r.relevant,
-                            }
-                        )
-                    )
-            return
-        click.echo(f"A = {a.run_id} {a.config}\nB = {b.run_id} {b.config}")
-        click.echo(f"{metric}: A {a.metrics[metric]:.4f}, B {b.metrics[metric]:.4f} over {a.queries} queries")
-        for label, rows in ((f"A wins ({len(wins)} shown)", wins), (f"A loses ({len(losses)} shown)", losses)):
-            click.echo(f"\n{label}")
-            for r in rows:
-                click.echo(f"  {r.query_id}: {r.a:.3f} vs {r.b:.3f}  {r.query[:80]}")
-                click.echo(
-                    f"      A top: {_marked(r.top_a, r.relevant)}\n      B top: {_marked(r.top_b, r.relevant)}"
-                    "   (* relevant)"
-                )
+        _compare(settings, dataset, compare, metric, top_n, as_json)
         return
 
-    if sweep_file:
-        configs = load_sweep(sweep_file, settings)
-    else:
-        overrides = {
-            "fusion": fusion,
-            "rrf_k": rrf_k,
-            "dense_weight": dense_weight,
-            "bm25_weight": bm25_weight,
-            "depth_factor": depth_factor,
-            "max_tokens": max_tokens,
-            "model": model,
-            "backend": backend,
-            "reranker": reranker,
-            "rerank_depth": rerank_depth,
-            "context": context,
-            "tables": tables,
-        }
-        modes = MODES if mode == "all" else (mode,)
-        configs = [config_for(settings, mode=m, **overrides) for m in modes]
+    overrides = {
+        "fusion": fusion, "rrf_k": rrf_k, "dense_weight": dense_weight, "bm25_weight": bm25_weight,
+        "depth_factor": depth_factor, "max_tokens": max_tokens, "model": model, "backend": backend,
+        "reranker": reranker, "rerank_depth": rerank_depth, "context": context, "tables": tables,
+    }  # fmt: skip
+    configs = _configs(settings, sweep_file, mode, overrides)
     show = sys.stderr.isatty() if progress is None else progress
     runs, lake = evaluate_dataset(
         dataset,
@@ -237,27 +269,4 @@ def eval_command(  # noqa: C901
         progress=show,
         log=lambda line: click.echo(line, err=True),
     )
-    if sweep_file:
-        runs = sorted(runs, key=lambda r: -r.metrics["ndcg@10"])
-    if as_json:
-        for r in runs:
-            click.echo(json.dumps(r.to_json()))
-        return
-    click.echo(
-        f"{dataset.name} ({dataset.split}, {runs[0].queries} queries), lake {lake.uri} "
-        f"search version {runs[0].lake_version}"
-    )
-    for line in _table(runs):
-        click.echo(line)
-    if dataset.groups:
-        from kbflow.evaluate.financebench import page_report
-
-        for r in runs:
-            for line in page_report(r, dataset):
-                click.echo(line)
-    if not sweep_file:
-        from kbflow.evaluate.flag import flag_report
-
-        flag = flag_report(lake, dataset, tag=tag, limit=limit)
-        if flag is not None:
-            click.echo(flag.line())
+    _print_runs(runs, lake, dataset, bool(sweep_file), as_json, tag, limit)

@@ -273,47 +273,7 @@ def evaluate(
         if backend not in by_backend:  # the same vectors, queried on another backend
             by_backend[backend] = Retriever.open(lake, tag=tag, settings=replace(settings, backend=backend))
         retriever = by_backend[backend]
-        run: dict[str, dict[str, float]] = {}
-        top: dict[str, list[str]] = {}
-        latencies: list[float] = []
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(queries), desc=f"eval {config['mode']}", unit="query", file=sys.stderr, leave=False)
-        weights = None
-        if config["mode"] == "hybrid":
-            weights = {"dense": config["dense_weight"], "bm25": config["bm25_weight"]}
-        for qid, text in queries:
-            t0 = time.perf_counter()
-            try:
-                ranking = retriever.rank(
-                    text[:MAX_QUERY_CHARS],
-                    k,
-                    mode=config["mode"],
-                    fusion=config["fusion"],
-                    rrf_k=config["rrf_k"],
-                    weights=weights,
-                    names_weight=config.get("names_weight"),
-                    symbol_first=config.get("symbol_first"),
-                    min_depth=config.get("min_depth"),
-                    depth=int(config["depth_factor"]) * k,
-                    reranker=config.get("reranker") or False,
-                    rerank_depth=config.get("rerank_depth"),
-                    document_weight=config.get("document_weight"),
-                    page_weight=config.get("page_weight"),
-                    distinct=False,  # every judged document counts, copies included, as BEIR scores them
-                )
-            except QueryError as exc:
-                raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None
-            latencies.append((time.perf_counter() - t0) * 1000.0)
-            docs = ranked_docs(ranking.ids, doc_of)
-            run[qid] = as_run(docs)
-            top[qid] = docs[:10]
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+        run, top, latencies = _rank_queries(retriever, dataset, queries, config, k, doc_of, progress)
         qrels = {q: dataset.qrels[q] for q, _ in queries}
         means, per_query = score_run(qrels, run)
         runs.append(
@@ -332,6 +292,65 @@ def evaluate(
             )
         )
     return runs
+
+
+def _rank_options(config: Mapping[str, Any], k: int) -> dict[str, Any]:
+    """The :meth:`Retriever.rank` options of a configuration, every judged document counted (copies too)."""
+    weights = {"dense": config["dense_weight"], "bm25": config["bm25_weight"]} if config["mode"] == "hybrid" else None
+    return {
+        "mode": config["mode"],
+        "fusion": config["fusion"],
+        "rrf_k": config["rrf_k"],
+        "weights": weights,
+        "names_weight": config.get("names_weight"),
+        "symbol_first": config.get("symbol_first"),
+        "min_depth": config.get("min_depth"),
+        "depth": int(config["depth_factor"]) * k,
+        "reranker": config.get("reranker") or False,
+        "rerank_depth": config.get("rerank_depth"),
+        "document_weight": config.get("document_weight"),
+        "page_weight": config.get("page_weight"),
+        "distinct": False,  # every judged document counts, copies included, as BEIR scores them
+    }
+
+
+def _rank_queries(
+    retriever: Any,
+    dataset: BeirDataset,
+    queries: list[tuple[str, str]],
+    config: Mapping[str, Any],
+    k: int,
+    doc_of: Mapping[str, str],
+    progress: bool,
+) -> tuple[dict[str, dict[str, float]], dict[str, list[str]], list[float]]:
+    """Rank each query under ``config``: the run (document scores per query), each query's first 10 documents
+    and the latencies in milliseconds."""
+    run: dict[str, dict[str, float]] = {}
+    top: dict[str, list[str]] = {}
+    latencies: list[float] = []
+    options = _rank_options(config, k)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(queries), desc=f"eval {config['mode']}", unit="query", file=sys.stderr, leave=False)
+    try:
+        for qid, text in queries:
+            t0 = time.perf_counter()
+            try:
+                ranking = retriever.rank(text[:MAX_QUERY_CHARS], k, **options)
+            except QueryError as exc:
+                raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None
+            latencies.append((time.perf_counter() - t0) * 1000.0)
+            docs = ranked_docs(ranking.ids, doc_of)
+            run[qid] = as_run(docs)
+            top[qid] = docs[:10]
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return run, top, latencies
 
 
 #: what a configuration needs at ingest time: ``(model, max_tokens, context, tables)``

@@ -58,9 +58,13 @@ class PageReads:
 
     def chunk_page_image(self, key: ApiKey | None, chunk_id: str) -> tuple[bytes, tuple[int, int]]:
         """The PNG of the PDF page a chunk is on, and its size in pixels (at :data:`SCALE`)."""
-        citation = Citation.from_row(self.service.chunk_row(key, chunk_id))
+        return self.page_image(Citation.from_row(self.service.chunk_row(key, chunk_id)))
+
+    @staticmethod
+    def page_image(citation: Citation) -> tuple[bytes, tuple[int, int]]:
+        """The PNG of the PDF page a citation (read through a key already) points at, and its size in pixels."""
         if citation.locator.kind != "pdf" or not citation.locator.page:
-            raise NotFoundError(f"chunk {chunk_id!r} is not on a PDF page")
+            raise NotFoundError(f"{citation.render()} is not on a PDF page")
         return render.page_png(render.pdf_file(citation), citation.locator.page, SCALE)
 
     def chunk_original(self, key: ApiKey | None, chunk_id: str) -> tuple[str, str]:

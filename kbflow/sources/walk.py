@@ -111,6 +111,17 @@ def _gitignore(dirpath: str):
         return None
 
 
+def _ignored(specs: list[tuple[str, Any]], rel: str, is_dir: bool) -> bool:
+    """Whether a .gitignore of ``rel``'s folder or one above it matches ``rel``."""
+    for prefix, spec in specs:
+        if prefix and not rel.startswith(prefix + "/"):
+            continue
+        sub = rel[len(prefix) + 1 :] if prefix else rel
+        if spec.match_file(sub + ("/" if is_dir else "")):
+            return True
+    return False
+
+
 def walk_files(  # noqa: C901
     root: str,
     *,
@@ -128,16 +139,7 @@ def walk_files(  # noqa: C901
     if not os.path.isdir(root):
         raise SourceError(f"{root}: not a directory")
     real_root = os.path.realpath(root)
-    specs: list[tuple[str, object]] = []  # (relative dir prefix, spec)
-
-    def ignored(rel: str, is_dir: bool) -> bool:
-        for prefix, spec in specs:
-            if prefix and not rel.startswith(prefix + "/"):
-                continue
-            sub = rel[len(prefix) + 1 :] if prefix else rel
-            if spec.match_file(sub + ("/" if is_dir else "")):
-                return True
-        return False
+    specs: list[tuple[str, Any]] = []  # (relative dir prefix, the folder's .gitignore spec), innermost last
 
     def skip(rel: str, reason: str) -> None:
         if on_skip is not None:
@@ -169,7 +171,7 @@ def walk_files(  # noqa: C901
                 if entry.name in SKIP_DIRS:
                     skip(rel + "/", "vendored, virtualenv or build folder (not walked)")
                     continue
-                if honour_gitignore and ignored(rel, True):
+                if honour_gitignore and _ignored(specs, rel, True):
                     skip(rel + "/", "ignored by .gitignore")
                     continue
                 if entry.is_symlink():
@@ -177,7 +179,7 @@ def walk_files(  # noqa: C901
                     continue
                 yield from visit(entry.path, rel)
             elif entry.is_file():
-                if honour_gitignore and ignored(rel, False):
+                if honour_gitignore and _ignored(specs, rel, False):
                     skip(rel, "ignored by .gitignore")
                     continue
                 try:

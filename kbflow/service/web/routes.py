@@ -6,6 +6,7 @@ carries the CSRF token (checked by :func:`require_csrf` before its route).
 """
 
 # no `from __future__ import annotations`: FastAPI reads the route signatures' annotations at run time
+import html
 import urllib.parse
 from typing import Annotated
 
@@ -51,7 +52,7 @@ async def refused(_request: Request, exc: Exception) -> HTMLResponse:
 def csrf_field(request: Request) -> str:
     """The hidden field carrying this browser's CSRF token, for every form that posts."""
     token = csrf_token(request.app.state.policy, request.scope)
-    return f"<input type=hidden name={CSRF_FIELD} value='{pages._e(token)}'>"
+    return f"<input type=hidden name={CSRF_FIELD} value='{html.escape(token)}'>"
 
 
 def _page(html: str, status: int = 200) -> HTMLResponse:
@@ -121,11 +122,11 @@ def chunk_page(key: Caller, service: Served, chunk_id: str, q: str = ""):
     figure, loc = "", view["citation"].locator
     if loc.kind == "pdf" and loc.page:
         try:
-            _, size = service.pages.chunk_page_image(key, chunk_id)
+            _, size = service.pages.page_image(view["citation"])  # the view's citation: no second read
             image = f"/chunks/{urllib.parse.quote(chunk_id)}/page.png"
             figure = render.overlay_html(image, size, render.region_boxes(view["citation"], SCALE))
         except ResolveError as exc:
-            figure = f"<p class=error>the page cannot be rendered: {pages._e(exc)}</p>"
+            figure = f"<p class=error>the page cannot be rendered: {html.escape(str(exc))}</p>"
     return _page(pages.chunk_page(view, chunk_id, q, figure))
 
 

@@ -242,7 +242,7 @@ def _edge_keys(lines: list[list[dict[str, Any]]], height: float) -> list[str]:
     return keys
 
 
-def page_text(  # noqa: C901
+def page_text(
     words: list[dict[str, Any]],
     width: float,
     height: float,
@@ -257,6 +257,17 @@ def page_text(  # noqa: C901
     """
     words, table_texts = split_tables(words, tables or [])
     lines = _raw_lines(words)
+    lines, dropped = _drop_edges(lines, drop, height)
+    text, spans = _reading_text(_reading_blocks(lines, width))
+    for table in table_texts:
+        table.page, table.dropped = number, dropped
+    return PageText(number, text, spans, dropped, width, height, table_texts)
+
+
+def _drop_edges(
+    lines: list[list[dict[str, Any]]], drop: frozenset[str], height: float
+) -> tuple[list[list[dict[str, Any]]], list[str]]:
+    """The lines without the repeating header and footer lines ``drop`` names, and the text of those dropped."""
     dropped: list[str] = []
     if drop:
         edge = set(_edge_keys(lines, height))
@@ -268,6 +279,11 @@ def page_text(  # noqa: C901
             else:
                 kept.append(line)
         lines = kept
+    return lines, dropped
+
+
+def _reading_blocks(lines: list[list[dict[str, Any]]], width: float) -> list[list[list[dict[str, Any]]]]:
+    """The lines in reading order as blocks of lines: full-width runs, and each column of a band of columns."""
     gutters = _gutters(lines, width)
     # blocks: (kind, [lines]) where each line is a list of words, in reading order
     blocks: list[list[list[dict[str, Any]]]] = []
@@ -293,6 +309,12 @@ def page_text(  # noqa: C901
     if band is not None:
         blocks.extend(c for c in band if c)
 
+    return blocks
+
+
+def _reading_text(blocks: list[list[list[dict[str, Any]]]]) -> tuple[str, list[list[float]]]:
+    """The text of ``blocks`` (a blank line between paragraphs and blocks) and every word's char span, box
+    and block."""
     parts: list[str] = []
     spans: list[list[float]] = []
     pos = 0
@@ -325,6 +347,4 @@ def page_text(  # noqa: C901
                 parts.append(text)
                 pos += len(text)
             prev_bottom = max(w["bottom"] for w in ln)
-    for table in table_texts:
-        table.page, table.dropped = number, dropped
-    return PageText(number, "".join(parts), spans, dropped, width, height, table_texts)
+    return "".join(parts), spans

@@ -277,6 +277,11 @@ def extract(html: str) -> WebPage:  # noqa: C901
         flush(parts, node, pre)
 
     walk(root)
+    return _page(blocks, meta, dropped)
+
+
+def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dict[str, Any]]) -> WebPage:
+    """The page from its blocks (joined by blank lines, each with its char span and css path) and metadata."""
     text_parts: list[str] = []
     spans: list[Any] = []
     pos = 0
