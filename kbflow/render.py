@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from kbflow._lazy import require
 from kbflow.errors import ResolveError
 
 if TYPE_CHECKING:
@@ -74,8 +75,7 @@ def page_png(path: str, page: int, scale: float = DEFAULT_SCALE) -> tuple[bytes,
         with open(cached, "rb") as fh:
             data = fh.read()
         return data, _png_size(data)
-    import pypdfium2 as pdfium
-
+    pdfium = require("pypdfium2")
     with _render_lock:
         try:
             pdf = pdfium.PdfDocument(path)

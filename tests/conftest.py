@@ -119,6 +119,7 @@ UNIT_MODULES = {
     "test_chunk",
     "test_code_languages",
     "test_dense",
+    "test_extras",
     "test_flag",
     "test_freshness",
     "test_fusion",

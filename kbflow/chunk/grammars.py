@@ -21,6 +21,7 @@ The grammars come from the per-language wheels (``tree-sitter-python``,
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,10 +197,17 @@ def grammar_parser(module: str, factory: str = "language"):
     return ts.Parser(ts.Language(getattr(require(module), factory)()))
 
 
+@functools.cache
 def grammar_installed(module: str, factory: str = "language") -> bool:
+    """Whether the grammar wheel ``module`` loads; once per process, a missing one says how to install it (its
+    files are then chunked by lines, without symbols)."""
     try:
         grammar_parser(module, factory)
-    except ImportError:
+    except ImportError as exc:
+        language = module.removeprefix("tree_sitter_")
+        logging.getLogger("kbflow").warning(
+            "%s; until then %s files are chunked by lines, without symbols", exc, language
+        )
         return False
     return True
 

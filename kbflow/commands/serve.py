@@ -7,6 +7,7 @@ import json
 import click
 
 from kbflow._cliopts import _lake_option
+from kbflow._lazy import require
 from kbflow.commands.common import _settings
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -66,8 +67,7 @@ def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, al
     its own (403), takes JSON only on the API and a CSRF token on every form,
     and registers local folders over HTTP only under --source-root.
     """
-    from kbflow.service.app import serve as run_server
-
+    run_server = require("kbflow.service.app").serve
     service = _service(ctx, no_log, source_roots)
     service.retriever()  # fail now, not on the first request, if the lake has no search table
     if not service.keys.enabled:
@@ -92,9 +92,8 @@ def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, al
 
 
 def _host_names(host: str, port: int, allow_hosts: tuple[str, ...]) -> list[str]:
-    from kbflow.service.security import Policy
-
-    return [f"{name}:{port}" for name in Policy.of(host).own_names()] + list(allow_hosts)
+    policy = require("kbflow.service.security").Policy.of(host)
+    return [f"{name}:{port}" for name in policy.own_names()] + list(allow_hosts)
 
 
 @click.command()
@@ -107,8 +106,7 @@ def mcp(ctx, no_log) -> None:
     \b
     Configure your agent to run:  kbflow --lake /abs/path/to/lake mcp
     """
-    from kbflow.service.mcp import run_stdio
-
+    run_stdio = require("kbflow.service.mcp").run_stdio
     service = _service(ctx, no_log)
     service.retriever()
     run_stdio(service)

@@ -463,6 +463,7 @@ def evaluate_dataset(
     match how it was built). ``log`` receives one line per ingest group
     (its status and how many chunks were embedded).
     """
+    require("ranx")  # the metrics' package, before any ingest
     uri = lake or eval_lake_uri(dataset)
     base = replace(settings, lake=uri)
     runs: list[EvalRun] = []

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from kbflow import schema as S
-from kbflow._lazy import require
+from kbflow._lazy import missing, require
 from kbflow.config import Settings
 from kbflow.errors import ConfigError, KbflowError, LakeStorageError, SourceError, SourceNotFoundError
 from kbflow.lake.lake import Lake, now
@@ -238,14 +238,21 @@ def runner_names() -> list[str]:
 
 
 def _runner(name: str) -> Runner:
+    """The runner ``name``; ``auto`` is Dagster where its extra is installed, else local."""
     if name == "local":
         return _local
     found = _entry_points()
     if name == "auto":
-        return found["dagster"].load() if "dagster" in found else _local
+        try:
+            return found["dagster"].load() if "dagster" in found else _local
+        except ImportError:  # kbflow_dagster is installed, Dagster itself is not (no `kbflow[dagster]`)
+            return _local
     if name not in found:
         raise ConfigError(f"unknown runner {name!r}; installed: {', '.join(runner_names())}")
-    return found[name].load()
+    try:
+        return found[name].load()
+    except ImportError as exc:
+        raise missing(found[name].module, exc) from exc
 
 
 def _share_cluster(settings: Settings, lake: Lake) -> None:
