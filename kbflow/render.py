@@ -38,9 +38,7 @@ _render_lock = threading.Lock()  # pdfium is not thread-safe
 
 def pdf_file(citation: Citation) -> str:
     """The PDF file a citation points into (as the resolver finds it)."""
-    from kbflow.retrieve.resolver import _file
-
-    return _file(citation)
+    return citation.file_path()
 
 
 #: (path, size, mtime) -> the file's hash: a page view renders and serves the same file several times

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
@@ -10,7 +11,7 @@ from typing import Any
 
 from kbflow import ids
 from kbflow import schema as S
-from kbflow.errors import ConfigError
+from kbflow.errors import ConfigError, ResolveError
 
 __all__ = ["Chunk", "Citation", "Locator", "RawUnit", "Source", "StepResult"]
 
@@ -353,6 +354,15 @@ class Citation:
             "locator": self.locator.to_dict(),
             "label": self.label(),
         }
+
+    def file_path(self) -> str:
+        """The local file the cited text is in: the source's uri where it names a file, else the locator's path
+        under the source's folder (:class:`~kbflow.errors.ResolveError` when there is none)."""
+        if os.path.isfile(self.uri):
+            return self.uri
+        if not self.locator.path:
+            raise ResolveError(f"citation of source {self.source_id!r} has no path")
+        return os.path.join(self.uri, self.locator.path)
 
     def label(self, limit: int = 120) -> str:
         """The line a person reads, at most ``limit`` characters: ``References and Borrowing § Mutable

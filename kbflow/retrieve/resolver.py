@@ -39,18 +39,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["read_at", "resolve", "resolve_many", "source_file"]
 
 
-def _file(citation: Citation) -> str:
-    uri, path = citation.uri, citation.locator.path
-    if os.path.isfile(uri):
-        return uri
-    if not path:
-        raise ResolveError(f"citation of source {citation.source_id!r} has no path")
-    return os.path.join(uri, path)
-
-
 def source_file(citation: Citation) -> str:
     """The file a citation's bytes are in (for its file hash)."""
-    return citation.uri if citation.locator.kind == "record" else _file(citation)
+    return citation.uri if citation.locator.kind == "record" else citation.file_path()
 
 
 def _slice(text: str, citation: Citation, where: str) -> str:
@@ -110,7 +101,7 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:  # noqa: C901
     loc = citation.locator
     try:
         if loc.kind in ("doc", "code"):
-            path = _file(citation)
+            path = citation.file_path()
             text = read_text(path, loc.encoding)
             if loc.kind == "doc":
                 return _slice(text, citation, path)
@@ -125,7 +116,7 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:  # noqa: C901
         if loc.kind == "pdf":
             from kbflow.sources.pdf import resolve_page
 
-            path = _file(citation)
+            path = citation.file_path()
             if loc.ocr_confidence is not None and not loc.table:
                 stored = _ocr_text(citation, lake, path)
                 if stored is not None:
@@ -147,12 +138,12 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:  # noqa: C901
                     )
                 page = read_fetched(lake.uri, citation.source_id, citation.content_hash)
                 return _slice(page.text, citation, citation.uri)
-            path = _file(citation)
+            path = citation.file_path()
             return _slice(read_page(path).text, citation, path)
         if loc.kind == "ticket":
             from kbflow.sources.tickets import iter_posts
 
-            path = _file(citation)
+            path = citation.file_path()
             for issue, comment_id, body, _author in iter_posts(path, on_problem=lambda where, reason: None):
                 if str(issue["number"]) == loc.ticket_id and comment_id == loc.comment_id:
                     return _slice(body, citation, f"{path} ticket {loc.ticket_id} comment {loc.comment_id}")
@@ -263,7 +254,7 @@ def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
             c = units[row[S.UNIT_KEY]]
             if row[S.LAYOUT]:
                 data = json.loads(row[S.LAYOUT])
-                pages = by_file.setdefault((_file(c), bool(data.get("tables", True))), {})
+                pages = by_file.setdefault((c.file_path(), bool(data.get("tables", True))), {})
                 pages.setdefault(c.locator.page, list(data.get("dropped") or []))
     for (path, tables), pages in by_file.items():
         try:
