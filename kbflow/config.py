@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -194,6 +194,31 @@ class ChunkSettings:
 EXACT_MAX_ROWS = 250_000
 
 
+#: (setting, the test its value passes, the rule its error states) for the numeric retrieval settings
+_BOUNDS: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("rerank_depth", lambda v: 1 <= v <= MAX_RERANK_DEPTH, f"in 1..{MAX_RERANK_DEPTH}"),
+    ("exact_max_rows", lambda v: v >= 0, ">= 0"),
+    ("rrf_k", lambda v: v >= 1, ">= 1"),
+    ("depth_factor", lambda v: v >= 3, ">= 3 (candidate depth >= 3*k)"),
+    ("min_depth", lambda v: v >= 1, ">= 1"),
+    ("names_weight", lambda v: v >= 0, ">= 0"),
+)
+
+
+def _calibration(value: Any) -> tuple[float, float]:
+    """``(intercept, slope)`` as floats, or a :class:`ConfigError`: both finite, the slope positive."""
+    try:
+        intercept, slope = (float(x) for x in value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"calibration must be (intercept, slope) with a positive slope: {exc}") from None
+    if not (math.isfinite(intercept) and math.isfinite(slope)) or slope <= 0:
+        raise ConfigError(
+            f"calibration must be (intercept, slope) with a positive slope: a calibration needs a finite "
+            f"intercept and a positive slope, got {value}"
+        )
+    return intercept, slope
+
+
 @dataclass(frozen=True)
 class RetrievalSettings:
     """Defaults for :meth:`kbflow.Retriever.search`.
@@ -277,42 +302,24 @@ class RetrievalSettings:
     page_weight: float = 0.1
     log_queries: bool = True
 
-    def __post_init__(self) -> None:  # noqa: C901
+    def __post_init__(self) -> None:
         if self.reranker is not None and (not isinstance(self.reranker, str) or not self.reranker):
             raise ConfigError(f"reranker must be a cross-encoder folder or model id, got {self.reranker!r}")
-        if not 1 <= self.rerank_depth <= MAX_RERANK_DEPTH:
-            raise ConfigError(f"rerank_depth must be in 1..{MAX_RERANK_DEPTH}, got {self.rerank_depth}")
-        if self.exact_max_rows < 0:
-            raise ConfigError(f"exact_max_rows must be >= 0, got {self.exact_max_rows}")
         if self.mode not in MODES:
             raise ConfigError(f"unknown mode {self.mode!r}; use one of {', '.join(MODES)}")
         if self.fusion not in FUSION_NAMES:
             raise ConfigError(f"unknown fusion {self.fusion!r}; use one of {', '.join(FUSION_NAMES)}")
-        if self.rrf_k < 1:
-            raise ConfigError(f"rrf_k must be >= 1, got {self.rrf_k}")
+        for name, holds, rule in _BOUNDS:
+            if not holds(getattr(self, name)):
+                raise ConfigError(f"{name} must be {rule}, got {getattr(self, name)}")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
             raise ConfigError("leg weights must be >= 0 and not both 0")
-        if self.depth_factor < 3:
-            raise ConfigError(f"depth_factor must be >= 3 (candidate depth >= 3*k), got {self.depth_factor}")
-        if self.min_depth < 1:
-            raise ConfigError(f"min_depth must be >= 1, got {self.min_depth}")
-        if self.names_weight < 0:
-            raise ConfigError(f"names_weight must be >= 0, got {self.names_weight}")
         for name in ("document_weight", "page_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 10:
                 raise ConfigError(f"{name} must be a number in 0..10, got {value!r}")
         if self.calibration is not None:
-            try:
-                intercept, slope = (float(x) for x in self.calibration)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(f"calibration must be (intercept, slope) with a positive slope: {exc}") from None
-            if not (math.isfinite(intercept) and math.isfinite(slope)) or slope <= 0:
-                raise ConfigError(
-                    f"calibration must be (intercept, slope) with a positive slope: a calibration needs a finite "
-                    f"intercept and a positive slope, got {self.calibration}"
-                )
-            object.__setattr__(self, "calibration", (intercept, slope))
+            object.__setattr__(self, "calibration", _calibration(self.calibration))
 
     def depth(self, k: int) -> int:
         """Candidates each leg fetches for a top-``k`` request: the fusion window and the score it must beat,

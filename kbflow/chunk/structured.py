@@ -44,7 +44,43 @@ def _json_key(pair) -> str:
     return _text(inner) if inner is not None else _text(key).strip("\"'")
 
 
-def _entries(node) -> list[tuple[str, object, object]]:  # noqa: C901
+def _mapping_entries(named: list) -> list[tuple[str, object, object]]:
+    """A JSON object's or a YAML mapping's pairs."""
+    out = []
+    for pair in named:
+        if pair.type == "pair":
+            out.append((_json_key(pair), pair, pair.child_by_field_name("value")))
+        elif pair.type in ("block_mapping_pair", "flow_pair"):
+            key = pair.child_by_field_name("key")
+            out.append((_text(key) if key is not None else "?", pair, pair.child_by_field_name("value")))
+    return out
+
+
+def _sequence_entries(named: list) -> list[tuple[str, object, object]]:
+    """A JSON array's or a YAML sequence's items, keyed ``[i]``."""
+    out = []
+    for i, item in enumerate(named):
+        value = item
+        if item.type == "block_sequence_item":
+            value = next((c for c in item.named_children if c.type != "comment"), None)
+        out.append((f"[{i}]", item, value))
+    return out
+
+
+def _toml_entries(named: list) -> list[tuple[str, object, object]]:
+    """A TOML document's or table's pairs and tables (``name[]`` for an array of tables)."""
+    out: list[tuple[str, object, object]] = []
+    for child in named:
+        if child.type == "pair":
+            out.append((_text(child.named_children[0]), child, None))
+        elif child.type == "table":
+            out.append((_text(child.named_children[0]), child, child))
+        elif child.type == "table_array_element":
+            out.append((_text(child.named_children[0]) + "[]", child, child))
+    return out
+
+
+def _entries(node) -> list[tuple[str, object, object]]:
     """``(key, entry node, value node to descend into)`` for every entry of a mapping or list."""
     kind = node.type
     named = [c for c in node.named_children if c.type != "comment"]
@@ -57,32 +93,11 @@ def _entries(node) -> list[tuple[str, object, object]]:  # noqa: C901
     if kind == "document" and named and named[0].type in ("object", "array"):  # JSON root
         return _entries(named[0])
     if kind in ("object", "block_mapping", "flow_mapping"):
-        out = []
-        for pair in named:
-            if pair.type == "pair":
-                out.append((_json_key(pair), pair, pair.child_by_field_name("value")))
-            elif pair.type in ("block_mapping_pair", "flow_pair"):
-                key = pair.child_by_field_name("key")
-                out.append((_text(key) if key is not None else "?", pair, pair.child_by_field_name("value")))
-        return out
+        return _mapping_entries(named)
     if kind in ("array", "block_sequence", "flow_sequence"):
-        out = []
-        for i, item in enumerate(named):
-            value = item
-            if item.type == "block_sequence_item":
-                value = next((c for c in item.named_children if c.type != "comment"), None)
-            out.append((f"[{i}]", item, value))
-        return out
+        return _sequence_entries(named)
     if kind in ("document", "table", "table_array_element"):  # TOML
-        out = []
-        for child in named:
-            if child.type == "pair":
-                out.append((_text(child.named_children[0]), child, None))
-            elif child.type == "table":
-                out.append((_text(child.named_children[0]), child, child))
-            elif child.type == "table_array_element":
-                out.append((_text(child.named_children[0]) + "[]", child, child))
-        return out
+        return _toml_entries(named)
     return []
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kbflow import ids
@@ -88,7 +88,80 @@ def _ocr_text(citation: Citation, lake: Lake | None, path: str) -> str | None:
     return texts[0] if texts else None
 
 
-def read_at(citation: Citation, lake: Lake | None = None) -> str:  # noqa: C901
+def _read_file(citation: Citation, lake: Lake | None) -> str:
+    loc, path = citation.locator, citation.file_path()
+    text = read_text(path, loc.encoding)
+    if loc.kind == "doc":
+        return _slice(text, citation, path)
+    try:
+        return line_span(text, loc.line_start, loc.line_end)
+    except (TypeError, ValueError):
+        raise StaleCitationError(
+            f"{path}: lines {loc.line_start}-{loc.line_end} are not in the file; it changed since it was indexed",
+            current_text=None,
+        ) from None
+
+
+def _read_pdf(citation: Citation, lake: Lake | None) -> str:
+    from kbflow.sources.pdf import resolve_page
+
+    loc, path = citation.locator, citation.file_path()
+    if loc.ocr_confidence is not None and not loc.table:
+        stored = _ocr_text(citation, lake, path)
+        if stored is not None:
+            return _slice(stored, citation, f"{path} p.{loc.page}")
+    known = _pdf_dropped(citation, lake)
+    page = resolve_page(path, loc.page, *(known or (None,)))
+    if loc.table:
+        if not 1 <= loc.table <= len(page.tables):
+            raise StaleCitationError(f"{path} p.{loc.page}: has no table {loc.table} now", None)
+        return _slice(page.tables[loc.table - 1].text, citation, f"{path} p.{loc.page} table {loc.table}")
+    return _slice(page.text, citation, f"{path} p.{loc.page}")
+
+
+def _read_web(citation: Citation, lake: Lake | None) -> str:
+    from kbflow.sources.web import is_url, read_fetched, read_page
+
+    if is_url(citation.uri):  # fetched by URL: the copy kept in the lake is what was indexed
+        if lake is None or not citation.content_hash:
+            raise ResolveError(f"{citation.uri}: a page fetched by URL resolves from the lake's copy; pass lake=")
+        page = read_fetched(lake.uri, citation.source_id, citation.content_hash)
+        return _slice(page.text, citation, citation.uri)
+    path = citation.file_path()
+    return _slice(read_page(path).text, citation, path)
+
+
+def _read_ticket(citation: Citation, lake: Lake | None) -> str:
+    from kbflow.sources.tickets import iter_posts
+
+    loc, path = citation.locator, citation.file_path()
+    for issue, comment_id, body, _author in iter_posts(path, on_problem=lambda where, reason: None):
+        if str(issue["number"]) == loc.ticket_id and comment_id == loc.comment_id:
+            return _slice(body, citation, f"{path} ticket {loc.ticket_id} comment {loc.comment_id}")
+    raise StaleCitationError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}", None)
+
+
+def _read_record(citation: Citation, lake: Lake | None) -> str:
+    record_id = citation.locator.record_id
+    for _, obj in iter_records(citation.uri, on_problem=lambda lineno, reason: None):
+        if str(obj["_id"]) == record_id:
+            text, _field = record_text(obj)
+            return _slice(text, citation, f"{citation.uri} record {record_id}")
+    raise StaleCitationError(f"{citation.uri}: no record with _id {record_id!r}", None)
+
+
+#: how each kind of locator reads its text from the source as it is now
+_READERS: dict[str, Callable[[Citation, Lake | None], str]] = {
+    "doc": _read_file,
+    "code": _read_file,
+    "pdf": _read_pdf,
+    "web": _read_web,
+    "ticket": _read_ticket,
+    "record": _read_record,
+}
+
+
+def read_at(citation: Citation, lake: Lake | None = None) -> str:
     """The text at ``citation``'s locator as the source holds it now, compared with nothing.
 
     Raises
@@ -98,69 +171,17 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:  # noqa: C901
     ResolveError
         The source cannot be read, or the locator cannot be resolved.
     """
-    loc = citation.locator
+    reader = _READERS.get(citation.locator.kind)
+    if reader is None:
+        raise ResolveError(f"resolving {citation.locator.kind!r} locators is not supported")
     try:
-        if loc.kind in ("doc", "code"):
-            path = citation.file_path()
-            text = read_text(path, loc.encoding)
-            if loc.kind == "doc":
-                return _slice(text, citation, path)
-            try:
-                return line_span(text, loc.line_start, loc.line_end)
-            except (TypeError, ValueError):
-                raise StaleCitationError(
-                    f"{path}: lines {loc.line_start}-{loc.line_end} are not in the file; "
-                    "it changed since it was indexed",
-                    current_text=None,
-                ) from None
-        if loc.kind == "pdf":
-            from kbflow.sources.pdf import resolve_page
-
-            path = citation.file_path()
-            if loc.ocr_confidence is not None and not loc.table:
-                stored = _ocr_text(citation, lake, path)
-                if stored is not None:
-                    return _slice(stored, citation, f"{path} p.{loc.page}")
-            known = _pdf_dropped(citation, lake)
-            page = resolve_page(path, loc.page, *(known or (None,)))
-            if loc.table:
-                if not 1 <= loc.table <= len(page.tables):
-                    raise StaleCitationError(f"{path} p.{loc.page}: has no table {loc.table} now", None)
-                return _slice(page.tables[loc.table - 1].text, citation, f"{path} p.{loc.page} table {loc.table}")
-            return _slice(page.text, citation, f"{path} p.{loc.page}")
-        if loc.kind == "web":
-            from kbflow.sources.web import is_url, read_fetched, read_page
-
-            if is_url(citation.uri):  # fetched by URL: the copy kept in the lake is what was indexed
-                if lake is None or not citation.content_hash:
-                    raise ResolveError(
-                        f"{citation.uri}: a page fetched by URL resolves from the lake's copy; pass lake="
-                    )
-                page = read_fetched(lake.uri, citation.source_id, citation.content_hash)
-                return _slice(page.text, citation, citation.uri)
-            path = citation.file_path()
-            return _slice(read_page(path).text, citation, path)
-        if loc.kind == "ticket":
-            from kbflow.sources.tickets import iter_posts
-
-            path = citation.file_path()
-            for issue, comment_id, body, _author in iter_posts(path, on_problem=lambda where, reason: None):
-                if str(issue["number"]) == loc.ticket_id and comment_id == loc.comment_id:
-                    return _slice(body, citation, f"{path} ticket {loc.ticket_id} comment {loc.comment_id}")
-            raise StaleCitationError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}", None)
-        if loc.kind == "record":
-            for _, obj in iter_records(citation.uri, on_problem=lambda lineno, reason: None):
-                if str(obj["_id"]) == loc.record_id:
-                    text, _field = record_text(obj)
-                    return _slice(text, citation, f"{citation.uri} record {loc.record_id}")
-            raise StaleCitationError(f"{citation.uri}: no record with _id {loc.record_id!r}", None)
+        return reader(citation, lake)
     except StaleCitationError:
         raise
     except SourceError as exc:
         if not os.path.exists(source_file(citation)):
             raise StaleCitationError(f"{source_file(citation)}: the source file is gone", None) from None
         raise ResolveError(f"cannot resolve citation of source {citation.source_id!r}: {exc}") from None
-    raise ResolveError(f"resolving {loc.kind!r} locators is not supported")
 
 
 def _indexed_text(citation: Citation, lake: Lake | None) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kbflow._lazy import require
@@ -122,7 +122,7 @@ def _ignored(specs: list[tuple[str, Any]], rel: str, is_dir: bool) -> bool:
     return False
 
 
-def walk_files(  # noqa: C901
+def walk_files(
     root: str,
     *,
     honour_gitignore: bool = True,
@@ -138,62 +138,84 @@ def walk_files(  # noqa: C901
     root = os.path.abspath(root)
     if not os.path.isdir(root):
         raise SourceError(f"{root}: not a directory")
-    real_root = os.path.realpath(root)
-    specs: list[tuple[str, Any]] = []  # (relative dir prefix, the folder's .gitignore spec), innermost last
+    yield from _Walk(os.path.realpath(root), honour_gitignore, on_skip).visit(root, "")
 
-    def skip(rel: str, reason: str) -> None:
-        if on_skip is not None:
-            on_skip(FileIssue(rel, reason))
 
-    def visit(abs_dir: str, rel_dir: str) -> Iterator[tuple[str, int]]:  # noqa: C901
-        spec = _gitignore(abs_dir) if honour_gitignore else None
+@dataclass
+class _Walk:
+    """One walk of a folder tree: what it follows, what it reports, and the ``.gitignore`` specs in force."""
+
+    real_root: str
+    honour_gitignore: bool
+    on_skip: Callable[[FileIssue], None] | None
+    #: (relative dir prefix, the folder's .gitignore spec), innermost last
+    specs: list[tuple[str, Any]] = field(default_factory=list)
+
+    def skip(self, rel: str, reason: str) -> None:
+        if self.on_skip is not None:
+            self.on_skip(FileIssue(rel, reason))
+
+    def visit(self, abs_dir: str, rel_dir: str) -> Iterator[tuple[str, int]]:
+        spec = _gitignore(abs_dir) if self.honour_gitignore else None
         if spec is not None:
-            specs.append((rel_dir, spec))
+            self.specs.append((rel_dir, spec))
         try:
             entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
         except OSError as exc:
             raise SourceError(f"{abs_dir}: cannot list folder ({exc.strerror or exc})") from None
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            if entry.is_symlink():
-                target = os.path.realpath(entry.path)
-                if os.path.commonpath([real_root, target]) != real_root:
-                    skip(rel, "symlink leaves the source root (not followed)")
-                    continue
-            try:
-                is_dir = entry.is_dir()
-            except OSError as exc:
-                skip(rel, f"cannot be read ({exc.strerror or exc})")
-                continue
-            if is_dir:
-                if entry.name in QUIET_DIRS:
-                    continue
-                if entry.name in SKIP_DIRS:
-                    skip(rel + "/", "vendored, virtualenv or build folder (not walked)")
-                    continue
-                if honour_gitignore and _ignored(specs, rel, True):
-                    skip(rel + "/", "ignored by .gitignore")
-                    continue
-                if entry.is_symlink():
-                    skip(rel + "/", "symlinked folder (not followed, to avoid cycles)")
-                    continue
-                yield from visit(entry.path, rel)
-            elif entry.is_file():
-                if honour_gitignore and _ignored(specs, rel, False):
-                    skip(rel, "ignored by .gitignore")
-                    continue
-                try:
-                    size = entry.stat().st_size
-                except OSError as exc:
-                    skip(rel, f"cannot be read ({exc.strerror or exc})")
-                    continue
-                yield rel, size
-            else:
-                skip(rel, "not a regular file")
+            kind = self._kind(entry, rel)
+            if kind == "dir":
+                yield from self.visit(entry.path, rel)
+            elif kind == "file" and (found := self._file(entry, rel)) is not None:
+                yield found
         if spec is not None:
-            specs.pop()
+            self.specs.pop()
 
-    yield from visit(root, "")
+    def _kind(self, entry: os.DirEntry, rel: str) -> str | None:
+        """``"dir"`` to walk, ``"file"`` to list, None for an entry left out (reported unless it is quiet)."""
+        if entry.is_symlink():
+            target = os.path.realpath(entry.path)
+            if os.path.commonpath([self.real_root, target]) != self.real_root:
+                self.skip(rel, "symlink leaves the source root (not followed)")
+                return None
+        try:
+            is_dir = entry.is_dir()
+        except OSError as exc:
+            self.skip(rel, f"cannot be read ({exc.strerror or exc})")
+            return None
+        if is_dir:
+            reason = self._folder_left_out(entry, rel)
+            if reason:
+                self.skip(rel + "/", reason)
+            return "dir" if reason is None else None
+        if entry.is_file():
+            return "file"
+        self.skip(rel, "not a regular file")
+        return None
+
+    def _folder_left_out(self, entry: os.DirEntry, rel: str) -> str | None:
+        """Why a folder is not walked ("" for version-control and cache folders, left out silently), or None."""
+        if entry.name in QUIET_DIRS:
+            return ""
+        if entry.name in SKIP_DIRS:
+            return "vendored, virtualenv or build folder (not walked)"
+        if self.honour_gitignore and _ignored(self.specs, rel, True):
+            return "ignored by .gitignore"
+        if entry.is_symlink():
+            return "symlinked folder (not followed, to avoid cycles)"
+        return None
+
+    def _file(self, entry: os.DirEntry, rel: str) -> tuple[str, int] | None:
+        if self.honour_gitignore and _ignored(self.specs, rel, False):
+            self.skip(rel, "ignored by .gitignore")
+            return None
+        try:
+            return rel, entry.stat().st_size
+        except OSError as exc:
+            self.skip(rel, f"cannot be read ({exc.strerror or exc})")
+            return None
 
 
 def looks_binary(data: bytes) -> bool:

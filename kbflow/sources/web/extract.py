@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,78 +207,87 @@ class WebPage:
         return json.dumps({"blocks": self.blocks, "dropped": self.dropped}, separators=(",", ":"))
 
 
-def extract(html: str) -> WebPage:  # noqa: C901
+def extract(html: str) -> WebPage:
     """The article text of an HTML document, with its blocks' css paths and what was dropped."""
     root_node, meta, css = _tree(html)
-    rules = _Rules(StyleRules.parse(css))
     _assign_css(root_node, "")
     _mark_big(root_node, _raw_sizes(root_node))
-    dropped: list[dict[str, Any]] = []
+    reading = _Reading(_Rules(StyleRules.parse(css)))
+    reading.walk(reading.article(root_node), root=True)
+    return _page(reading.blocks, meta, reading.dropped)
 
-    def content(node: _Node) -> bool:
+
+class _Reading:
+    """One page read as its reader sees it: the article's blocks, and what was dropped and why."""
+
+    def __init__(self, rules: _Rules) -> None:
+        self.rules = rules
+        self.dropped: list[dict[str, Any]] = []
+        self.blocks: list[tuple[str, str]] = []  # (text, css)
+
+    def content(self, node: _Node) -> bool:
         """Whether ``node`` is content; a dropped element with text is listed once, with its reason."""
-        why = rules.why(node)
-        if why and node.size and len(dropped) < MAX_DROPPED_LISTED and not why.startswith("<"):
-            if not any(node.css.startswith(d["css_path"] + " > ") or node.css == d["css_path"] for d in dropped):
-                dropped.append({"css_path": node.css, "reason": why, "chars": node.size})
+        why = self.rules.why(node)
+        if why and node.size and len(self.dropped) < MAX_DROPPED_LISTED and not why.startswith("<"):
+            if not any(node.css.startswith(d["css_path"] + " > ") or node.css == d["css_path"] for d in self.dropped):
+                self.dropped.append({"css_path": node.css, "reason": why, "chars": node.size})
         return not why
 
-    def text_len(node: _Node) -> int:
-        if rules.why(node):
+    def text_len(self, node: _Node) -> int:
+        if self.rules.why(node):
             return 0
-        return sum(len(c.strip()) if isinstance(c, str) else text_len(c) for c in node.children)
+        return sum(len(c.strip()) if isinstance(c, str) else self.text_len(c) for c in node.children)
 
-    def find(node: _Node, pred) -> list[_Node]:
+    def find(self, node: _Node, pred: Callable[[_Node], bool]) -> list[_Node]:
         out = [node] if pred(node) else []
         for c in node.children:
-            if isinstance(c, _Node) and not rules.why(c):
-                out.extend(find(c, pred))
+            if isinstance(c, _Node) and not self.rules.why(c):
+                out.extend(self.find(c, pred))
         return out
 
-    mains = find(root_node, lambda n: n.tag in ("article", "main") or n.attrs.get("role") == "main")
-    bodies = find(root_node, lambda n: n.tag == "body")
-    best = max(mains, key=text_len, default=None)
-    root = best if best is not None and text_len(best) > 200 else (bodies[0] if bodies else root_node)
+    def article(self, root_node: _Node) -> _Node:
+        """The ``<article>`` or ``<main>`` with the most text (over 200 characters), else the body."""
+        mains = self.find(root_node, lambda n: n.tag in ("article", "main") or n.attrs.get("role") == "main")
+        bodies = self.find(root_node, lambda n: n.tag == "body")
+        best = max(mains, key=self.text_len, default=None)
+        if best is not None and self.text_len(best) > 200:
+            return best
+        return bodies[0] if bodies else root_node
 
-    blocks: list[tuple[str, str]] = []  # (text, css)
-
-    def flush(parts: list[str], node: _Node, pre: bool) -> None:
+    def flush(self, parts: list[str], node: _Node, pre: bool) -> None:
         text = "".join(parts)
         text = text.strip("\n") if pre else _SPACE.sub(" ", text).strip()
         if text:
             if node.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
                 text = "#" * int(node.tag[1]) + " " + text.replace("\n", " ")
-            blocks.append((text, node.css))
+            self.blocks.append((text, node.css))
 
-    def inline(node: _Node, pre: bool) -> str:
+    def inline(self, node: _Node, pre: bool) -> str:
         out = []
         for c in node.children:
             if isinstance(c, str):
                 out.append(c)
-            elif content(c):
-                out.append(inline(c, pre or c.tag == "pre"))
+            elif self.content(c):
+                out.append(self.inline(c, pre or c.tag == "pre"))
         return "".join(out)
 
-    def walk(node: _Node) -> None:
-        if node is not root and not content(node):
+    def walk(self, node: _Node, root: bool = False) -> None:
+        if not root and not self.content(node):
             return
         pre = node.tag == "pre"
         parts: list[str] = []
         for c in node.children:
             if isinstance(c, str):
                 parts.append(c)
-            elif not content(c):
+            elif not self.content(c):
                 continue
             elif c.tag in _BLOCKS or c.tag in _CONTAINERS:
-                flush(parts, node, pre)
+                self.flush(parts, node, pre)
                 parts = []
-                walk(c)
+                self.walk(c)
             else:
-                parts.append(inline(c, pre))
-        flush(parts, node, pre)
-
-    walk(root)
-    return _page(blocks, meta, dropped)
+                parts.append(self.inline(c, pre))
+        self.flush(parts, node, pre)
 
 
 def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dict[str, Any]]) -> WebPage:

@@ -147,7 +147,7 @@ class StyleRules:
         return out
 
 
-def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | None:  # noqa: C901
+def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | None:
     """Why a reader cannot see this element's text (``"display:none"``, ``"font-size:0"``, …), else ``None``."""
     if "hidden" in attrs:
         return "hidden attribute"
@@ -160,6 +160,59 @@ def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | N
     d = rules.matching(tag, attrs)
     if not d:
         return None
+    return _unseen(d) or _clipped(d) or _off_screen(d) or _camouflaged(d, rules)
+
+
+def _unseen(d: dict[str, str]) -> str | None:
+    """Hidden by display, visibility, opacity, font size or a zero scale."""
+    if d.get("display") == "none":
+        return "display:none"
+    if d.get("visibility") in ("hidden", "collapse"):
+        return f"visibility:{d['visibility']}"
+    if d.get("opacity") is not None and _length(d["opacity"]) == 0:
+        return "opacity:0"
+    size = _length(d.get("font-size"))
+    if size is not None and size <= 0:
+        return "font-size:0"
+    if re.search(r"scale\(\s*0(?:\.0+)?\s*(?:,\s*0(?:\.0+)?\s*)?\)", d.get("transform", "")):
+        return "transform:scale(0)"
+    return None
+
+
+def _clipped(d: dict[str, str]) -> str | None:
+    """Cut to nothing: a 0-1px box that clips, ``clip:rect(0 0 0 0)``, ``clip-path:inset(50%)``."""
+    width, height = _length(d.get("width")), _length(d.get("height"))
+    clips = d.get("overflow") == "hidden" or "clip" in d or "clip-path" in d
+    if clips and ((width is not None and width <= 1) or (height is not None and height <= 1)):
+        return "a 0-1px box that clips its content"
+    if re.fullmatch(r"rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)", d.get("clip", "")):
+        return "clip:rect(0 0 0 0)"
+    if re.fullmatch(r"inset\(\s*50%\s*\)", d.get("clip-path", "")):
+        return "clip-path:inset(50%)"
+    return None
+
+
+def _off_screen(d: dict[str, str]) -> str | None:
+    """Moved at least 999px off the left or top edge."""
+    for prop in ("left", "top", "text-indent", "margin-left", "right"):
+        offset = _length(d.get(prop))
+        if (
+            offset is not None
+            and offset <= -999
+            and (prop in ("text-indent", "margin-left") or d.get("position") in ("absolute", "fixed"))
+        ):
+            return f"off screen ({prop}:{d[prop]})"
+    return None
+
+
+def _camouflaged(d: dict[str, str], rules: StyleRules) -> str | None:
+    """Text coloured like the background it sits on."""
+    color = _color(d.get("color"))
+    if color and color != "transparent":
+        background = _background(d) or rules.background
+        if background == color:
+            return f"text coloured like its background ({color})"
+    return None
     if d.get("display") == "none":
         return "display:none"
     if d.get("visibility") in ("hidden", "collapse"):
