@@ -30,7 +30,7 @@ EXIT_BUSY = 75
 class _Failure(click.ClickException):
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        self.exit_code = exit_code  # type: ignore[misc]  # click declares it on the class; each failure has its own
 
 
 class _Group(click.Group):

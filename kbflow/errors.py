@@ -30,6 +30,11 @@ do about it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
 __all__ = [
     "AccessDeniedError",
     "AuthError",
@@ -118,7 +123,7 @@ class StaleCitationError(ResolveError):
         message: str,
         current_text: str | None = None,
         indexed_text: str | None = None,
-        indexed_at: object = None,
+        indexed_at: datetime | None = None,
     ) -> None:
         super().__init__(message)
         self.current_text = current_text

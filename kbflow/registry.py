@@ -80,6 +80,11 @@ class Registry(Generic[T]):
         except KeyError:
             raise self._error(f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}") from None
 
+    def factory(self, name: str) -> Callable[..., T]:
+        """The class registered under ``name`` as a constructor that takes its own provider's arguments (a
+        model name, a batch size...), which the family's base class does not declare."""
+        return self.get(name)
+
     def names(self) -> list[str]:
         """Every registered name, sorted."""
         self._ensure_builtins()

@@ -109,7 +109,7 @@ def page_regions(citation: Citation) -> list[tuple[float, float, float, float]]:
     boxes = [tuple(b) for p, b in (loc.regions or ()) if p == loc.page]
     if not boxes and loc.bbox:
         boxes = [tuple(loc.bbox)]
-    return boxes  # type: ignore[return-value]
+    return boxes  # type: ignore[return-value]  # boxes of four, as the locator stores them
 
 
 def region_boxes(citation: Citation, scale: float) -> list[tuple[float, float, float, float]]:

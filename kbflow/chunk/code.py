@@ -397,7 +397,7 @@ class CodeChunker(Chunker):
         settings = self.settings
         out = []
         for seg in cut_code(
-            unit.text, unit.language, settings.code_max_tokens, settings.window_lines, settings.min_tokens
+            unit.text, unit.language or "", settings.code_max_tokens, settings.window_lines, settings.min_tokens
         ):
             locator = unit.locator.replace(
                 line_start=seg.line_start, line_end=seg.line_end, symbol=seg.symbol, ast_path=seg.ast_path

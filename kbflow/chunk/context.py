@@ -81,6 +81,7 @@ def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None
     """The header of a chunk of ``unit`` with ``locator`` and ``text`` (``extra``: what its chunker knows
     beyond the locator: a table's header row, the enclosing definition's first line)."""
     kind = unit.content_kind
+    head: str | None
     if kind == "doc":
         head = _join(locator.path or unit.title, locator.heading_path)
     elif kind == "web":

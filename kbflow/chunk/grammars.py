@@ -271,8 +271,8 @@ def unit_name(node) -> str:
         return f"{_text(recv)}.{own}" if recv is not None else own
     if kind == "type_declaration":  # go: type X struct{...} / type ( A int; B ... )
         spec = _first_of(node, {"type_spec", "type_alias"})
-        name = spec.child_by_field_name("name") if spec is not None else None
-        return _text(name) if name is not None else "<anonymous>"
+        spec_name = spec.child_by_field_name("name") if spec is not None else None
+        return _text(spec_name) if spec_name is not None else "<anonymous>"
     if kind in ("function_definition", "type_definition") and node.child_by_field_name("declarator") is not None:
         return _declarator_name(node.child_by_field_name("declarator")) or "<anonymous>"
     name = node.child_by_field_name("name")

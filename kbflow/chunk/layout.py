@@ -88,7 +88,7 @@ def pdf_regions(layout: dict[str, Any], start: int, end: int) -> tuple[tuple[int
             mine.setdefault(int(w[6]), []).append(w)
     page = int(layout["page"])
     return tuple(
-        (page, tuple(box))  # type: ignore[misc]
+        (page, tuple(box))  # type: ignore[misc]  # boxes of four, as stored
         for words in mine.values()
         for box in _block_boxes(words, others)
     )

@@ -16,6 +16,7 @@ parse cleanly falls back to paragraph chunking.
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, register_chunker
 from kbflow.chunk.document import _trim, document_spans, split_span
@@ -44,7 +45,7 @@ def _json_key(pair) -> str:
     return _text(inner) if inner is not None else _text(key).strip("\"'")
 
 
-def _mapping_entries(named: list) -> list[tuple[str, object, object]]:
+def _mapping_entries(named: list) -> list[tuple[str, Any, Any]]:
     """A JSON object's or a YAML mapping's pairs."""
     out = []
     for pair in named:
@@ -56,7 +57,7 @@ def _mapping_entries(named: list) -> list[tuple[str, object, object]]:
     return out
 
 
-def _sequence_entries(named: list) -> list[tuple[str, object, object]]:
+def _sequence_entries(named: list) -> list[tuple[str, Any, Any]]:
     """A JSON array's or a YAML sequence's items, keyed ``[i]``."""
     out = []
     for i, item in enumerate(named):
@@ -67,9 +68,9 @@ def _sequence_entries(named: list) -> list[tuple[str, object, object]]:
     return out
 
 
-def _toml_entries(named: list) -> list[tuple[str, object, object]]:
+def _toml_entries(named: list) -> list[tuple[str, Any, Any]]:
     """A TOML document's or table's pairs and tables (``name[]`` for an array of tables)."""
-    out: list[tuple[str, object, object]] = []
+    out: list[tuple[str, Any, Any]] = []
     for child in named:
         if child.type == "pair":
             out.append((_text(child.named_children[0]), child, None))
@@ -80,7 +81,7 @@ def _toml_entries(named: list) -> list[tuple[str, object, object]]:
     return out
 
 
-def _entries(node) -> list[tuple[str, object, object]]:
+def _entries(node) -> list[tuple[str, Any, Any]]:
     """``(key, entry node, value node to descend into)`` for every entry of a mapping or list."""
     kind = node.type
     named = [c for c in node.named_children if c.type != "comment"]
@@ -112,7 +113,7 @@ class _Cutter:
             for ch in text:
                 offsets.append(pos)
                 pos += len(ch.encode("utf-8"))
-            self._bytes = offsets
+            self._bytes: list[int] | None = offsets
         else:
             self._bytes = None
 
@@ -198,7 +199,7 @@ class StructuredChunker(Chunker):
 
     def pieces(self, unit: RawUnit) -> list[Piece]:
         out = []
-        for start, end, path in data_spans(unit.text, unit.language, self.settings.max_tokens):
+        for start, end, path in data_spans(unit.text, unit.language or "", self.settings.max_tokens):
             locator = unit.locator.replace(char_start=start, char_end=end, heading_path=path or None)
             out.append(Piece(unit.text[start:end], locator))
         return out

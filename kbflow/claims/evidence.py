@@ -105,7 +105,8 @@ def find_stale(claims: Sequence[Claim], lake: Lake, *, against_sources: bool = T
         return report
     at_id = _lake_rows(lake, sorted({ev.ref for _, _, ev, _ in cites}))
     elsewhere = _lake_hashes(
-        lake, [(c.source_id, ev.digest) for _, _, ev, c in cites if at_id.get(ev.ref) != ev.digest]
+        lake,
+        [(c.source_id, ev.digest) for _, _, ev, c in cites if ev.digest is not None and at_id.get(ev.ref) != ev.digest],
     )
     found: dict[str, list[StaleEvidence]] = {}
     to_resolve: list[tuple[Claim, int, Evidence, Citation]] = []

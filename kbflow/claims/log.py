@@ -98,7 +98,7 @@ def learn_event(item: Mapping[str, Any], default_actor: Actor) -> PendingEvent:
     if confidence is None:
         confidence = DEFAULT_CONFIDENCE.get(status, 0.5)
     text, confidence, scope, domain, tags = M.check_fields(
-        item.get("text"), confidence, status, item.get("scope") or scopes.GLOBAL, item.get("domain"),
+        item.get("text") or "", confidence, status, item.get("scope") or scopes.GLOBAL, item.get("domain"),
         item.get("tags") or (),
     )  # fmt: skip
     M.check_evidence_for(_label(text), evidence, status, confidence)

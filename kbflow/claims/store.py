@@ -19,6 +19,7 @@ refused attempt is an event too, with ``outcome = "refused"``).
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -238,7 +239,7 @@ class Claims:
                     check(claim, added, actor)
             except ClaimTransitionError as exc:
                 error = exc
-            data = {"confidence": confidence} if confidence is not None and error is None else {}
+            data: dict[str, Any] = {"confidence": confidence} if confidence is not None and error is None else {}
             if error is not None:
                 data["refused"] = str(error)
             return [
@@ -378,13 +379,13 @@ class Claims:
         out = [c for c in self._log.state.values() if keep(c) and (stale is None or c.evidence_stale == stale)]
         return sorted(out, key=lambda c: (c.created_at, c.claim_id))
 
-    def history(self, claim_id: str) -> list[ClaimEvent]:
+    def history(self, claim_id: str) -> builtins.list[ClaimEvent]:
         """Every event of the claim, in order: what was attempted, by whom, applied or refused."""
         self._log.refresh()
         self._claim(claim_id)
         return [ClaimEvent.from_row(r) for r in self.tables.events(0, claim_id)]
 
-    def audit(self) -> list[dict[str, Any]]:
+    def audit(self) -> builtins.list[dict[str, Any]]:
         """The audit log: one row per learn/observe/verify/dispute/supersede attempt, in order."""
         return self.tables.audit()
 
@@ -492,7 +493,7 @@ class NullClaims:
 
     get = history = observe = verify = dispute = supersede = _unknown
 
-    def audit(self) -> list[dict[str, Any]]:
+    def audit(self) -> builtins.list[dict[str, Any]]:
         return []
 
     def check_evidence(self, **_: Any) -> EvidenceReport:

@@ -74,5 +74,5 @@ def get_embedder(
         raise ConfigError(f"model must be a non-empty string, got {model!r}")
     prefix, sep, rest = model.partition(":")
     if sep and prefix in EMBEDDERS:
-        return EMBEDDERS.get(prefix)(rest, batch_size=batch_size or 32)
-    return EMBEDDERS.get("st")(model, batch_size=batch_size, backend=backend, threads=threads)
+        return EMBEDDERS.factory(prefix)(rest, batch_size=batch_size or 32)
+    return EMBEDDERS.factory("st")(model, batch_size=batch_size, backend=backend, threads=threads)

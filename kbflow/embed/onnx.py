@@ -106,9 +106,9 @@ def _folder(model_id: str, target: str, quantized: bool) -> str:
 def _wrapper(model: Any, names: list[str]) -> Any:
     """``model`` as a module of positional tensors (what the exporter traces), passed on as the named
     features sentence-transformers takes (a positional call breaks on transformers 5.x)."""
-    torch = require("torch")
+    module: Any = require("torch").nn.Module
 
-    class Wrapper(torch.nn.Module):
+    class Wrapper(module):
         def __init__(self) -> None:
             super().__init__()
             self.model = model

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class SentenceTransformerEmbedder(Embedder):
         base_id, target = resolve_model(model)
         self.model_id = resolve_id(base_id, self.backend)
         self.batch_size = batch_size  # None: each backend's own (torch 32, ONNX 8)
-        self.model = None
+        self.model: Any = None  # the SentenceTransformer, where torch runs it
         self._onnx = None
         if threads is not None and threads < 1:
             raise ConfigError(f"embedding threads must be >= 1, got {threads}")

@@ -184,5 +184,5 @@ def _sources(spec_path: str, root: str) -> tuple[str, list[dict[str, Any]], str]
         out.append(
             {"id": str(item["id"]), "type": str(item["type"]), "path": path, "options": dict(item.get("options") or {})}
         )
-    corpus_hash = ids.digest(json.dumps(spec, sort_keys=True), *(s["path"] for s in out))
+    corpus_hash = ids.digest(json.dumps(spec, sort_keys=True), *(str(s["path"]) for s in out))
     return unit, out, corpus_hash

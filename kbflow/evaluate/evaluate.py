@@ -403,7 +403,7 @@ def snapshot_lake(
     *,
     lake: str | None = None,
     progress: bool = False,
-) -> dict[tuple[str, int], dict[str, Any]]:
+) -> dict[Group, dict[str, Any]]:
     """Sync the dataset's lake once per ingest group of ``configs`` and tag the lake after each.
 
     The tag (``eval-<model>-<digest>-t<max_tokens>-v<search version>``) is the

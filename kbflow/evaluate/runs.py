@@ -9,7 +9,7 @@ compared later without re-running either (:func:`compare`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,7 +24,7 @@ from kbflow.lake.lake import Lake, now
 __all__ = ["EvalRun", "QueryDelta", "compare", "compare_runs", "config_key", "load_runs", "save_runs"]
 
 
-def config_key(config: dict[str, Any]) -> str:
+def config_key(config: Mapping[str, Any]) -> str:
     """A configuration as canonical JSON: equal configurations, equal keys (stored, compared, digested)."""
     return json.dumps(config, sort_keys=True)
 

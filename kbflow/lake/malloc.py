@@ -81,4 +81,4 @@ def releases_memory(fn: F) -> F:
         finally:
             release_memory()
 
-    return step  # type: ignore[return-value]
+    return step  # type: ignore[return-value]  # the wrapper has fn's signature

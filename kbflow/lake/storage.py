@@ -54,7 +54,7 @@ def _errno_of(exc: BaseException) -> int | None:
         for needle, code in _TEXTS.items():
             if needle in low:
                 return code
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]  # None ends the loop
     return None
 
 

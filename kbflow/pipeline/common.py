@@ -43,4 +43,4 @@ def records_failure(step: F) -> F:
             lake.set_status({source_id: {S.STATUS: S.FAILED, S.LAST_ERROR: message}})
             raise SourceError(prefix + message) from exc
 
-    return run  # type: ignore[return-value]
+    return run  # type: ignore[return-value]  # the wrapper has fn's signature

@@ -52,7 +52,8 @@ def load_source(
         if fingerprint == (source.loaded_hash or source.content_hash):
             if source.status == S.FAILED:
                 lake.set_status({source_id: {S.STATUS: S.PENDING, S.LAST_ERROR: None}})
-            return LoadResult(source_id, "unchanged", issues=list(source.issues), seconds=time.perf_counter() - t0)
+            issues = [dict(i) for i in source.issues]
+            return LoadResult(source_id, "unchanged", issues=issues, seconds=time.perf_counter() - t0)
         engine = engine or open_engine(Settings.coerce(settings, lake=lake.uri), lake, source)
         try:
             for row in engine.load_rows(loader, source):

@@ -261,7 +261,8 @@ def _share_cluster(settings: Settings, lake: Lake) -> None:
     import os
 
     engine = open_engine(settings, lake)
-    os.environ.setdefault("RAY_ADDRESS", engine.address)
+    if engine.address:
+        os.environ.setdefault("RAY_ADDRESS", engine.address)
 
 
 def run_ingest(

@@ -31,11 +31,11 @@ class StepResult:
     (how the Dagster runner passes them through materialization metadata)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        return asdict(self)  # type: ignore[call-overload]  # a mixin: every subclass is a dataclass
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Any:
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]  # as above
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
@@ -106,7 +106,7 @@ class Locator:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Locator:
-        kwargs = {f.name: row.get(f.name) for f in fields(cls)}
+        kwargs: dict[str, Any] = {f.name: row.get(f.name) for f in fields(cls)}
         if kwargs["bbox"] is not None:
             kwargs["bbox"] = tuple(kwargs["bbox"])
         if kwargs["regions"] is not None:
@@ -178,7 +178,8 @@ class Source:
         data = dict(row)
         data["options"] = json.loads(data.get("options") or "{}")
         data["issues"] = tuple(json.loads(data.get("issues") or "[]"))
-        return cls(**{f.name: data.get(f.name) for f in fields(cls) if f.name in data})
+        known: dict[str, Any] = {f.name: data.get(f.name) for f in fields(cls) if f.name in data}
+        return cls(**known)
 
 
 @dataclass(frozen=True)
@@ -269,6 +270,7 @@ class Chunk:
 
     def to_row(self, source: Source, file_hash: str | None, chunker: str) -> dict[str, Any]:
         """The chunk as a ``chunks`` row of ``source``; ``row_hash`` changes when any stored field but the text does."""
+        locator = self.locator.to_row()
         row = {
             S.CHUNK_ID: self.chunk_id,
             S.CHUNK_HASH: self.chunk_hash,
@@ -282,7 +284,7 @@ class Chunk:
             S.URI: source.uri,
             S.CONTENT_HASH: file_hash,
             S.TEXT: self.text,
-            S.LOCATOR: self.locator.to_row(),
+            S.LOCATOR: locator,
             S.CHUNKER: chunker,
             S.CONTEXT: self.context,
             S.EMBED_HASH: ids.text_hash(self.embed_text),
@@ -299,7 +301,7 @@ class Chunk:
             S.CONTENT_HASH,
             S.CHUNKER,
         )
-        row[S.ROW_HASH] = ids.digest(*(str(row[k]) for k in hashed), repr(sorted(row[S.LOCATOR].items())))
+        row[S.ROW_HASH] = ids.digest(*(str(row[k]) for k in hashed), repr(sorted(locator.items())))
         return row
 
 

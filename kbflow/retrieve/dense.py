@@ -127,7 +127,7 @@ class ExactIndex:
         norms = np.linalg.norm(vectors, axis=1)
         if n and not np.allclose(norms, 1.0, atol=1e-4):
             # cosine needs unit rows; zero rows stay zero (they score 0 against any query)
-            vectors = vectors / np.where(norms > 0, norms, 1.0)[:, None]
+            vectors = (vectors / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32, copy=False)
         columns = {}
         for name in FILTER_COLUMNS:
             enc = pc.dictionary_encode(table.column(name).combine_chunks())

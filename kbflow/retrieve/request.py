@@ -30,9 +30,9 @@ class SearchOptions(TypedDict, total=False):
     mode: str
     fusion: str
     scope: str
-    kinds: str | Sequence[str]
-    source_types: str | Sequence[str]
-    source_ids: str | Sequence[str]
+    kinds: str | Sequence[str] | None
+    source_types: str | Sequence[str] | None
+    source_ids: str | Sequence[str] | None
     rrf_k: int
     weights: Mapping[str, float]
     names_weight: float

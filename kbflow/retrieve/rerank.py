@@ -39,7 +39,7 @@ class Reranker(Protocol):
     #: a stable name of the model (stored with evaluation runs)
     model_id: str
 
-    def score(self, query: str, texts: Sequence[str]) -> Sequence[float]:
+    def score(self, query: str, texts: Sequence[str]) -> Sequence[float] | np.ndarray:
         """One score per text, in the order given."""
 
 
@@ -90,5 +90,5 @@ def get_reranker(model: str, batch_size: int = 32) -> Reranker:
     provider, anything else is a sentence-transformers cross-encoder folder or id."""
     prefix, sep, rest = model.partition(":")
     if sep and prefix in RERANKERS:
-        return RERANKERS.get(prefix)(rest, batch_size=batch_size)
-    return RERANKERS.get("cross-encoder")(model, batch_size=batch_size)
+        return RERANKERS.factory(prefix)(rest, batch_size=batch_size)
+    return RERANKERS.factory("cross-encoder")(model, batch_size=batch_size)

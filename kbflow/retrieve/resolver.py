@@ -29,7 +29,7 @@ from kbflow import ids
 from kbflow import schema as S
 from kbflow.chunk.base import line_span
 from kbflow.errors import ResolveError, SourceError, StaleCitationError
-from kbflow.records import Citation, Hit
+from kbflow.records import Citation, Hit, Locator
 from kbflow.sources.base import file_hash, read_text
 from kbflow.sources.jsonl import iter_records, record_text
 
@@ -55,6 +55,14 @@ def _slice(text: str, citation: Citation, where: str) -> str:
     return text[loc.char_start : loc.char_end]
 
 
+def _unit_keys(loc: Locator) -> list[str]:
+    """The ``documents`` unit keys of a PDF locator's page, and of its table when it cites one."""
+    from kbflow.sources.pdf import table_key
+
+    path, page = loc.path or "", loc.page or 0
+    return [f"{path}#page={page:05d}"] + ([table_key(path, page, loc.table)] if loc.table else [])
+
+
 def _pdf_dropped(citation: Citation, lake: Lake | None) -> tuple[list[str], bool] | None:
     """The header/footer lines the loader dropped from the cited page (``None``: unknown, parse the document).
 
@@ -63,10 +71,7 @@ def _pdf_dropped(citation: Citation, lake: Lake | None) -> tuple[list[str], bool
     """
     if lake is None or not lake.has_table(S.DOCUMENTS):
         return None
-    from kbflow.sources.pdf import table_key
-
-    loc = citation.locator
-    keys = [f"{loc.path}#page={loc.page:05d}"] + ([table_key(loc.path, loc.page, loc.table)] if loc.table else [])
+    keys = _unit_keys(citation.locator)
     where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.sql_in(S.UNIT_KEY, keys)}"
     for layout in lake.scan(S.DOCUMENTS, [S.LAYOUT], where).column(0).to_pylist():
         if layout:
@@ -94,8 +99,10 @@ def _read_file(citation: Citation, lake: Lake | None) -> str:
     if loc.kind == "doc":
         return _slice(text, citation, path)
     try:
+        if loc.line_start is None or loc.line_end is None:
+            raise ValueError("a code citation without its lines")
         return line_span(text, loc.line_start, loc.line_end)
-    except (TypeError, ValueError):
+    except ValueError:
         raise StaleCitationError(
             f"{path}: lines {loc.line_start}-{loc.line_end} are not in the file; it changed since it was indexed",
             current_text=None,
@@ -111,7 +118,7 @@ def _read_pdf(citation: Citation, lake: Lake | None) -> str:
         if stored is not None:
             return _slice(stored, citation, f"{path} p.{loc.page}")
     known = _pdf_dropped(citation, lake)
-    page = resolve_page(path, loc.page, *(known or (None,)))
+    page = resolve_page(path, loc.page or 0, *(known or (None,)))
     if loc.table:
         if not 1 <= loc.table <= len(page.tables):
             raise StaleCitationError(f"{path} p.{loc.page}: has no table {loc.table} now", None)
@@ -257,16 +264,13 @@ def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
     """Parse every cited PDF page, one open of each file (layouts looked up in one scan per source)."""
     if lake is None or not lake.has_table(S.DOCUMENTS):
         return
-    from kbflow.sources.pdf import prefetch_pages, table_key
+    from kbflow.sources.pdf import prefetch_pages
 
     wanted: dict[str, dict[str, Citation]] = {}  # source id -> unit key -> a citation of it
     for c in citations:
         loc = c.locator
         if loc.kind == "pdf" and loc.page:
-            keys = [f"{loc.path}#page={loc.page:05d}"] + (
-                [table_key(loc.path, loc.page, loc.table)] if loc.table else []
-            )
-            for key in keys:
+            for key in _unit_keys(loc):
                 wanted.setdefault(c.source_id, {})[key] = c
     by_file: dict[tuple[str, bool], dict[int, list[str]]] = {}
     for source_id, units in wanted.items():
@@ -276,7 +280,7 @@ def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
             if row[S.LAYOUT]:
                 data = json.loads(row[S.LAYOUT])
                 pages = by_file.setdefault((c.file_path(), bool(data.get("tables", True))), {})
-                pages.setdefault(c.locator.page, list(data.get("dropped") or []))
+                pages.setdefault(c.locator.page or 0, list(data.get("dropped") or []))
     for (path, tables), pages in by_file.items():
         try:
             prefetch_pages(path, pages, tables)

@@ -90,12 +90,13 @@ class Client:
         unsupported = set(options) - {"mode", "fusion", "scope", "kinds", "source_types", "source_ids", "min_score"}
         if unsupported:
             raise errors.QueryError(f"options not available over REST: {sorted(unsupported)}")
+        given: dict[str, Any] = dict(options)
         params: list[tuple[str, Any]] = [("q", query), ("k", k)]
-        for name, param in (("mode", "mode"), ("fusion", "fusion"), ("scope", "scope"), ("min_score", "min_score")):
-            if options.get(name) is not None:
-                params.append((param, options[name]))
+        for name in ("mode", "fusion", "scope", "min_score"):
+            if given.get(name) is not None:
+                params.append((name, given[name]))
         for name, param in (("kinds", "kind"), ("source_types", "source_type"), ("source_ids", "source")):
-            values = options.get(name)
+            values = given.get(name)
             if values is not None:
                 params += [(param, v) for v in ([values] if isinstance(values, str) else values)]
         data = self._call("GET", "/v1/search", params=params)

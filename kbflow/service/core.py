@@ -346,7 +346,7 @@ class Service:
             if not isinstance(item, Mapping):
                 raise QueryError("each evidence item is an object {kind, ref, text?}")
             if item.get("kind") == "citation":
-                out.append(Evidence.from_row(self.chunk_row(key, item.get("ref") or item.get("chunk_id"))))
+                out.append(Evidence.from_row(self.chunk_row(key, item.get("ref") or item.get("chunk_id") or "")))
             else:
                 out.append(Evidence.from_dict({k: v for k, v in item.items() if k in ("kind", "ref", "text")}))
         return out

@@ -261,9 +261,9 @@ class BrowserGuard:
             return await _refuse(scope, receive, send, 421, "misdirected", why)
         path, method = scope.get("path", ""), scope.get("method", "GET")
         if method in WRITES:
-            why = self.policy.cross_site(headers, port)
-            if why:
-                return await _refuse(scope, receive, send, 403, "cross_site", why)
+            cross = self.policy.cross_site(headers, port)
+            if cross:
+                return await _refuse(scope, receive, send, 403, "cross_site", cross)
             if _is_api(path) and not _json_body(headers):
                 why = "the API takes application/json bodies only"
                 return await _refuse(scope, receive, send, 415, "unsupported_media_type", why)
@@ -286,10 +286,11 @@ class BrowserGuard:
 
 async def _refuse(scope, receive, send, status: int, code: str, why: str) -> None:
     """One line: ``{"error": {"code", "message"}}`` on the API, plain text elsewhere; before any handler."""
-    from starlette.responses import JSONResponse, PlainTextResponse
+    from starlette.responses import JSONResponse, PlainTextResponse, Response
 
     if scope["type"] == "websocket":
         return await send({"type": "websocket.close", "code": 1008})
+    response: Response
     if _is_api(scope.get("path", "")):
         response = JSONResponse({"error": {"code": code, "message": why}}, status, headers=dict(HEADERS))
     else:

@@ -44,6 +44,8 @@ class Engine:
 
     #: the engine's name in reports (``kbflow ingest --json``: ``engine``)
     name = "local"
+    #: the cluster it runs on (Ray's address; None: this process)
+    address: str | None = None
     #: whether the engine's workers write the rows of a step as uncommitted fragments (:meth:`write_chunks`,
     #: :meth:`write_embeddings`), else the step writes them from this process
     writes_fragments = False

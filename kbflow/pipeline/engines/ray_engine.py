@@ -103,7 +103,7 @@ def _probe(ray: Any, lake: Any, settings: Settings) -> list[dict[str, Any]]:
     probe = os.path.join(lake.uri.removeprefix("file://"), f".kbflow-probe-{token}") if token else None
     check = ray.remote(num_cpus=0, max_retries=0)(work.check_node)
     try:
-        if probe:
+        if probe and token:
             with open(probe, "w", encoding="utf-8") as fh:
                 fh.write(token)
         refs = [

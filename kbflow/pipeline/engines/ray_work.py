@@ -9,7 +9,7 @@ vectors are written as uncommitted Lance fragments the step commits once.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 from kbflow import schema as S
 from kbflow.config import ChunkSettings, Settings
@@ -150,7 +150,7 @@ class EmbedWorker:
         backend = "torch" if gpu else settings.backend
         self.embedder = get_embedder(settings.model, settings.embed_batch_size, backend, threads)
         if gpu:
-            self.embedder.model.to("cuda")
+            cast(Any, self.embedder).model.to("cuda")  # the sentence-transformers embedder, on torch
         self.device = "cuda" if gpu else "cpu"
         self.embedder.embed(["warm up"])  # the model loads here, not in the first span
 

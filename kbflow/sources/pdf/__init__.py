@@ -188,7 +188,7 @@ class PdfLoader(FileSetLoader):
                 page=table.page,
                 page_label=label,
                 table=table.index,
-                bbox=tuple(table.bbox),
+                bbox=(table.bbox[0], table.bbox[1], table.bbox[2], table.bbox[3]),
                 char_start=0,
                 char_end=len(table.text),
                 heading_path=section,

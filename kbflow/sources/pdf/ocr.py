@@ -73,7 +73,7 @@ def needs_ocr(words: list[dict[str, Any]]) -> bool:
 def parse_tsv(tsv: str, scale: float) -> tuple[list[dict[str, Any]], float | None]:
     """Tesseract's TSV as words ``{"text", "x0", "x1", "top", "bottom", "conf"}`` (pixels times ``scale``) and
     their mean confidence (0-1; ``None`` without a word)."""
-    words = []
+    words: list[dict[str, Any]] = []
     lines = tsv.splitlines()
     for line in lines[1:]:
         cols = line.split("\t")

@@ -154,7 +154,7 @@ def _document(path: str) -> Document:
 
 def _parse_task(path: str, numbers: list[int], ocr: bool = True) -> list[tuple[int, dict[str, Any] | None, str | None]]:
     """``(page number, parsed page or None, error or None)`` for pages ``numbers`` (1-based) of ``path``."""
-    out = []
+    out: list[tuple[int, dict[str, Any] | None, str | None]] = []
     try:
         pdf = _document(path)
     except (SourceError, OSError) as exc:
@@ -193,7 +193,7 @@ class _Worker:
         if not line:  # the worker died (killed, out of memory): its pages are reported, the others go on
             code = self.proc.poll()
             return [(n, None, f"the PDF worker process died (exit status {code})") for n in numbers]
-        return [tuple(r) for r in json.loads(line)]  # type: ignore[misc]
+        return [tuple(r) for r in json.loads(line)]  # type: ignore[misc]  # the worker's (page, parsed, error) triples
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -285,7 +285,7 @@ def _pdfminer_pages(path: str) -> int | None:
 def document_info(path: str) -> tuple[int, tuple[str | None, ...]]:
     """(page count, page labels) of a PDF; cached per file version."""
     st = os.stat(path)
-    return _document_info(path, st.st_size, st.st_mtime)[:2]  # type: ignore[return-value]
+    return _document_info(path, st.st_size, st.st_mtime)[:2]  # type: ignore[return-value]  # a slice of a typed tuple
 
 
 def page_sections(path: str) -> tuple[str | None, ...]:

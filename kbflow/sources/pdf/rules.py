@@ -13,6 +13,7 @@ tables against pdfplumber's ``find_tables`` on real PDFs.
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -61,7 +62,7 @@ def _path_objects(page_raw: Any) -> Iterator[tuple[Any, Matrix]]:
             elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < MAX_DEPTH:
                 inner = _compose(_matrix(obj), outer)
                 count_inner = pdfium_c.FPDFFormObj_CountObjects(obj)
-                yield from walk(count_inner, lambda j, o=obj: pdfium_c.FPDFFormObj_GetObject(o, j), inner, depth + 1)
+                yield from walk(count_inner, functools.partial(pdfium_c.FPDFFormObj_GetObject, obj), inner, depth + 1)
 
     yield from walk(
         pdfium_c.FPDFPage_CountObjects(page_raw), lambda i: pdfium_c.FPDFPage_GetObject(page_raw, i), _IDENTITY, 0
@@ -160,7 +161,7 @@ def ruled_tables(
         "explicit_vertical_lines": vertical,
         "explicit_horizontal_lines": horizontal,
     }
-    finder = table.TableFinder(_PageBox(width, height), settings)  # type: ignore[arg-type]
+    finder = table.TableFinder(_PageBox(width, height), settings)  # type: ignore[arg-type]  # pdfplumber reads only the box's size
     return [
         {
             "bbox": list(t.bbox),

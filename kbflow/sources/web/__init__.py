@@ -91,6 +91,8 @@ class WebLoader(FileSetLoader):
     max_file_mb = 16.0
     #: 2: headings whose text sits in an element of a "header"-like class are kept (mdBook)
     revision = "2"
+    #: the crawl its fingerprint made, taken (once) by the load that follows
+    _crawled: Crawl | None = None
 
     def files(self, uri: str, options: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
         found = super().files(uri, options)
@@ -137,8 +139,8 @@ class WebLoader(FileSetLoader):
             return ids.digest(base, "all pages") if source.options.get(ALL_PAGES_OPTION) else base
         self.issues = []
         if source.options.get(CRAWL_OPTION):
-            self._crawled = self._crawl(source)
-            pages = [(p.rel, p.digest or ids.bytes_hash(p.data or b"")) for p in self._crawled.pages]
+            crawled = self._crawled = self._crawl(source)
+            pages = [(p.rel, p.digest or ids.bytes_hash(p.data or b"")) for p in crawled.pages]
             return ids.digest(ids.combine(pages), str(bool(source.options.get(ALL_PAGES_OPTION))), self.revision)
         digest, fetched = self._fetch(source)
         self._fetched = (digest, fetched)
@@ -161,7 +163,7 @@ class WebLoader(FileSetLoader):
         """The pages of a crawl as units, each kept in the lake's raw area; what it left out listed."""
         from kbflow.lake.raw import RawStore
 
-        result = getattr(self, "_crawled", None) or self._crawl(source)
+        result = self._crawled or self._crawl(source)
         self._crawled = None
         store = RawStore(self.lake_uri or "", source.source_id)
         self.issues.extend(FileIssue(url, why, failed=failed) for url, why, failed in result.left_out)

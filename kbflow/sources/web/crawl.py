@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from kbflow.errors import ConfigError, SourceError
-from kbflow.sources.web.fetch import USER_AGENT, Fetched, fetch
+from kbflow.sources.web.fetch import HTML_TYPES, USER_AGENT, Fetched, fetch
 
 __all__ = ["CRAWL_OPTION", "CrawlSettings", "CrawledPage", "Crawl", "crawl", "page_links"]
 
@@ -179,13 +179,18 @@ class _Polite:
     def __init__(self, delay: float, max_page_bytes: int | None) -> None:
         self.delay, self.max_page_bytes, self.last, self.count = delay, max_page_bytes, 0.0, 0
 
-    def get(self, url: str, accept: tuple[str, ...] | None = None, **validators: str | None) -> Fetched:
+    def get(
+        self,
+        url: str,
+        accept: tuple[str, ...] = HTML_TYPES,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> Fetched:
         wait = self.last + self.delay - time.monotonic()
         if wait > 0:
             time.sleep(wait)
         try:
-            kwargs = {"accept": accept} if accept else {}
-            return fetch(url, max_bytes=self.max_page_bytes, **kwargs, **validators)
+            return fetch(url, max_bytes=self.max_page_bytes, accept=accept, etag=etag, last_modified=last_modified)
         finally:
             self.last, self.count = time.monotonic(), self.count + 1
 
@@ -193,9 +198,10 @@ class _Polite:
 def _robots(client: _Polite, prefix: str) -> urllib.robotparser.RobotFileParser:
     """The site's ``robots.txt`` (none, or one that cannot be read: everything allowed, as crawlers do on a 404)."""
     parts = urlsplit(prefix)
-    robots = urllib.robotparser.RobotFileParser(f"{parts.scheme}://{parts.netloc}/robots.txt")
+    where = f"{parts.scheme}://{parts.netloc}/robots.txt"
+    robots = urllib.robotparser.RobotFileParser(where)
     try:
-        fetched = client.get(robots.url, accept=_TEXT_TYPES)
+        fetched = client.get(where, accept=_TEXT_TYPES)
         robots.parse(fetched.body.decode("utf-8", "replace").splitlines())
     except SourceError:
         robots.parse([])

@@ -46,7 +46,7 @@ TIMEOUT = 30.0
 USER_AGENT = "kbflow (+https://github.com/kbflow)"
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _COMPAT = ipaddress.ip_network("::/96")
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
+HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 @dataclass
@@ -124,7 +124,7 @@ def _addresses(url: str, host: str, port: int) -> list[str]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise SourceError(f"{url}: cannot resolve {host} ({exc.strerror})") from None
-    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
     if (host, port) in _allowed_exceptions():
         return addresses
     for address in addresses:
@@ -147,12 +147,13 @@ class _PinnedHTTP(http.client.HTTPConnection):
 
 class _PinnedHTTPS(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+        self._tls = ssl.create_default_context()
+        super().__init__(host, port, timeout=timeout, context=self._tls)
         self._address = address
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self._tls.wrap_socket(sock, server_hostname=self.host)
 
 
 def fetch(
@@ -162,7 +163,7 @@ def fetch(
     etag: str | None = None,
     last_modified: str | None = None,
     timeout: float = TIMEOUT,
-    accept: tuple[str, ...] = _HTML_TYPES,
+    accept: tuple[str, ...] = HTML_TYPES,
 ) -> Fetched:
     """GET ``url`` behind the guard (see the module docs); a :class:`SourceError` naming the URL on refusal.
 
@@ -205,7 +206,7 @@ def fetch(
                 raise SourceError(f"{current}: the server answered {response.status} {response.reason}")
             kind = (response.getheader("Content-Type") or "text/html").split(";")[0].strip().lower()
             if kind not in accept:
-                if accept is _HTML_TYPES:
+                if accept is HTML_TYPES:
                     raise SourceError(f"{current}: not an HTML page ({kind}); save it and add the file instead")
                 raise SourceError(f"{current}: unexpected content type {kind}")
             body = _read(response, current, max_bytes, deadline, timeout)
@@ -234,7 +235,8 @@ def _read(
     length = response.getheader("Content-Length")
     if max_bytes is not None and length and length.isdigit() and int(length) > max_bytes:
         raise SourceError(f"{url}: the page is {int(length)} bytes, over the {max_bytes}-byte limit (--max-file-mb)")
-    chunks, size = [], 0
+    chunks: list[bytes] = []
+    size = 0
     while True:
         if time.monotonic() > deadline:
             raise SourceError(f"{url}: no complete answer within {timeout:g}s")
