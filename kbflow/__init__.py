@@ -155,6 +155,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'kbflow' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
+    if name in ("Hit", "Hits"):
+        importlib.import_module("kbflow.render")  # hits draw themselves in notebooks (records.hits.FIGURES)
     globals()[name] = value
     return value
 

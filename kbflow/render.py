@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from kbflow._lazy import require
 from kbflow.errors import ResolveError
+from kbflow.records.hits import FIGURES
 
 if TYPE_CHECKING:
     from kbflow.records import Citation, Hit
@@ -217,3 +218,6 @@ def thumbnail(hit: Hit, *, width: int = 120, scale: float = 0.5) -> str:
         return ""
     src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
     return overlay_html(src, size, region_boxes(hit.citation, scale), width=width)
+
+
+FIGURES.update(figure=hit_figure, thumbnail=thumbnail)  # hits draw themselves in notebooks with these

@@ -23,7 +23,8 @@ LAYERS: list[tuple[str, ...]] = [
         "kbflow._cliopts",
     ),
     ("kbflow.config",),
-    ("kbflow.records", "kbflow.labels", "kbflow.render"),  # records and their pictures
+    ("kbflow.records", "kbflow.labels"),
+    ("kbflow.render",),  # pictures of records: it fills records.hits.FIGURES
     ("kbflow.lake", "kbflow.usage", "kbflow.keys"),
     ("kbflow.sources", "kbflow.chunk", "kbflow.embed"),
     ("kbflow.index",),

@@ -65,3 +65,18 @@ def test_ids_are_stable_and_unambiguous():
     assert ids.digest("ab", "c") != ids.digest("a", "bc")
     assert ids.digest("x") == ids.digest("x")
     assert ids.combine([("a", "1"), ("b", "2")]) == ids.combine([("b", "2"), ("a", "1")])
+
+
+def test_a_hit_draws_itself_with_what_render_registers(monkeypatch):
+    """The records know nothing of pictures: a hit shows its citation and text until kbflow.render (which the
+    retriever and the client import) registers how to draw it."""
+    import kbflow.render
+    from kbflow.records import hits
+
+    cite = Citation("s", "docs", "/d", Locator(kind="doc", path="a.md", char_start=0, char_end=5))
+    hit = Hit(1, 0.5, "c1", "a <b> text", cite, "doc", "global")
+    assert hits.FIGURES["figure"] is kbflow.render.hit_figure
+    monkeypatch.setattr(hits, "FIGURES", {})
+    assert hit._repr_html_() == "<p><code>a.md</code></p><pre>a &lt;b&gt; text</pre>"
+    monkeypatch.setattr(hits, "FIGURES", {"figure": lambda h, width: f"drawn at {width}"})
+    assert hit._repr_html_() == "drawn at 480" and hit.show(300) in ("drawn at 300", None)

@@ -4,13 +4,27 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kbflow.records.core import Citation
 
 __all__ = ["LOW_CONFIDENCE", "Hit", "Hits"]
+
+
+#: how hits are drawn in a notebook: ``"figure"`` ``(hit, width=) -> HTML`` (the page with the chunk's regions
+#: outlined, the cited lines, or the text) and ``"thumbnail"`` ``(hit) -> HTML``. :mod:`kbflow.render` fills it
+#: when it is imported (the records know nothing of pages and pictures; the retriever and the client import it);
+#: until then a hit is drawn as its citation and text.
+FIGURES: dict[str, Callable[..., str]] = {}
+
+
+def _figure(hit: Hit, width: int) -> str:
+    draw = FIGURES.get("figure")
+    if draw is not None:
+        return draw(hit, width=width)
+    return f"<p><code>{html.escape(hit.citation.render())}</code></p><pre>{html.escape(hit.text)}</pre>"
 
 
 @dataclass(frozen=True)
@@ -85,17 +99,13 @@ class Hit:
 
     def _repr_html_(self) -> str:
         """In a notebook: the citation, then the page with the chunk's regions outlined (PDF hits), the cited
-        lines (code hits), or the text (:mod:`kbflow.render`)."""
-        from kbflow.render import hit_figure
-
-        return hit_figure(self)
+        lines (code hits), or the text (:data:`FIGURES`)."""
+        return _figure(self, 480)
 
     def show(self, width: int = 640) -> str | None:
         """Display the hit's picture in a notebook (``width`` pixels wide for PDF pages); outside IPython,
         return its HTML instead."""
-        from kbflow.render import hit_figure
-
-        markup = hit_figure(self, width=width)
+        markup = _figure(self, width)
         try:
             from IPython.display import HTML, display
         except ImportError:
@@ -209,8 +219,7 @@ class Hits(list):
             places = "; ".join(c.render() for c in h.also_in)
             return f"<br><small>also in: {html.escape(places)}</small>" if places else ""
 
-        from kbflow.render import thumbnail
-
+        thumbnail = FIGURES.get("thumbnail", lambda hit: "")
         rows = "".join(
             f"<tr><td>{h.rank}</td><td>{h.score:.4f}</td><td>{rel(h)}</td>"
             f"<td><code>{html.escape(h.citation.render())}</code>{also(h)}</td><td>{html.escape(h.text[:160])}</td>"

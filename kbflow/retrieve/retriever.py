@@ -41,8 +41,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Unpack
 
+from kbflow import (
+    render,  # noqa: F401  (the hits it returns draw themselves in notebooks)
+    scopes,
+    usage,
+)
 from kbflow import schema as S
-from kbflow import scopes, usage
 from kbflow._lazy import require
 from kbflow.config import MAX_K, OWN_SPACE, RetrievalSettings, Settings, split_space
 from kbflow.embed.base import get_embedder

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Unpack
 
-from kbflow import errors
+from kbflow import errors, render  # noqa: F401  (render: the hits it returns draw themselves in notebooks)
 from kbflow._lazy import require
 from kbflow.records import Hit, Hits
 from kbflow.retrieve.request import SearchOptions
