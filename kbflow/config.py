@@ -35,8 +35,9 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 #: what runs the embedding model (:mod:`kbflow.embed.sentence_transformers`)
 BACKENDS = ("torch", "onnx", "onnx-int8")
-#: ONNX fp32: torch's vectors (mean cosine 1.00000) at 1.6x its throughput; int8 is faster still but moved
-#: CoSQA's hybrid nDCG@10 by -0.006, past the 0.005 it may lose (``python bench/embed_backends.py``)
+#: ONNX fp32: torch's vectors (mean cosine 1.00000). int8 is 1.3-1.4x faster than the raw model on every text
+#: length but no recipe kept all five evaluation sets within 0.005 nDCG@10 of fp32 (the current one moves
+#: pdfpages by -0.0075: ``python bench/embed_backends.py``, ``kbflow eval``), so it stays an option
 DEFAULT_BACKEND = "onnx"
 
 
@@ -51,23 +52,35 @@ def check_backend(backend: str) -> str:
 ENGINES = ("local", "ray", "auto")
 
 
-#: backends whose vectors differ from torch fp32: their ``model_id`` is ``<model>#<backend>``
-OWN_SPACE = ("onnx-int8",)
+#: backends whose vectors differ from torch fp32, and the suffix of their ``model_id``, ``<model>#<space>``: it
+#: names the quantization recipe, so vectors of an earlier recipe are never mixed with the current one's
+#: (``onnx-int8.2``: the feed-forward down projections kept in fp32, :func:`kbflow.embed.onnx._down_projections`)
+SPACES = {"onnx-int8": "onnx-int8.2"}
+#: the backends of :data:`SPACES`
+OWN_SPACE = tuple(SPACES)
+#: suffixes of earlier recipes still read: such a lake is queried on the backend's current recipe (vectors
+#: within about 0.99 cosine of it), and its next ingest on that backend re-embeds it in the current space
+_EARLIER_SPACES = {"onnx-int8": "onnx-int8"}
 #: the names the default model is known by
 DEFAULT_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"})
 
 
 def split_space(model: str) -> tuple[str, str | None]:
-    """``("m#onnx-int8")`` -> ``("m", "onnx-int8")``; a model id without a vector-space suffix -> ``(model, None)``."""
+    """``"m#onnx-int8.2"`` -> ``("m", "onnx-int8")``: the model and the backend its vector-space suffix names
+    (an earlier recipe's suffix too); a model id without one -> ``(model, None)``."""
     base, sep, suffix = model.rpartition("#")
-    if sep and suffix in OWN_SPACE:
-        return base, suffix
+    if sep:
+        for backend in OWN_SPACE:
+            if suffix in (SPACES[backend], _EARLIER_SPACES.get(backend)):
+                return base, backend
     return model, None
 
 
 def resolve_id(model: str, backend: str = "torch") -> str:
     """The stable id vectors of ``model`` on ``backend`` are stored under: the default's canonical name,
-    an absolute path, or the hub id, plus ``#<backend>`` for a backend whose vectors differ."""
+    an absolute path, or the hub id, plus ``#<space>`` for a backend whose vectors differ (:data:`SPACES`). A
+    ``model`` that carries its suffix keeps it (an earlier recipe's too: the id of the vectors a lake holds)."""
+    suffix = model.rpartition("#")[2]
     model, space = split_space(model)
     backend = space or check_backend(backend)
     if model in DEFAULT_ALIASES:
@@ -76,12 +89,14 @@ def resolve_id(model: str, backend: str = "torch") -> str:
         base = os.path.abspath(os.path.expanduser(model))
     else:
         base = model
-    return f"{base}#{backend}" if backend in OWN_SPACE else base
+    if space is not None:
+        return f"{base}#{suffix}"
+    return f"{base}#{SPACES[backend]}" if backend in SPACES else base
 
 
 def model_id_of(model: str, backend: str = "torch") -> str:
     """The ``model_id`` vectors of ``model`` on ``backend`` are stored under, without loading the model
-    (``hash:DIM`` as it is; ``<model>#onnx-int8`` for int8 vectors; ``torch`` and ``onnx`` share the
+    (``hash:DIM`` as it is; ``<model>#onnx-int8.2`` for int8 vectors; ``torch`` and ``onnx`` share the
     model's id)."""
     prefix, sep, rest = model.partition(":")
     if sep and prefix == "hash":
@@ -348,7 +363,7 @@ class Settings:
     backend:
         What runs the model: ``"torch"`` (sentence-transformers), ``"onnx"``
         (onnxruntime, the same vectors) or ``"onnx-int8"`` (int8 weights, its
-        own vectors, stored under ``<model>#onnx-int8``). The ONNX graph is
+        own vectors, stored under ``<model>#onnx-int8.2``). The ONNX graph is
         exported once from the local weights and cached (:mod:`kbflow.embed.onnx`).
         ``hash:DIM`` ignores it. Default: ``$KBFLOW_BACKEND``, else ``"onnx"``.
     embed_threads:

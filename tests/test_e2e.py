@@ -93,12 +93,12 @@ def test_questions_script(sample_lake, capsys):
 
 def test_the_lake_has_its_own_no_answer_curve(sample_lake):
     from kbflow.lake import Lake
-    from kbflow.retrieve.confidence import CALIBRATIONS, stored_curve
+    from kbflow.retrieve.confidence import built_in, stored_curve
 
     r = Retriever.open(sample_lake)
     curve = stored_curve(Lake(sample_lake), r.model_id, r.version)
     assert curve is not None and r.calibration == curve  # fitted at ingest for this version of the search table
-    assert curve.slope == CALIBRATIONS[r.model_id].slope
+    assert curve.slope == built_in(r.model_id).slope
     answered = [r.search(item["question"], k=3) for item in load_questions()]
     assert not any(hits.low_confidence for hits in answered)  # never above a right answer
     for question in ("what is the recommended daily intake of vitamin C", "who won the 1966 football world cup"):

@@ -24,13 +24,16 @@ TEXTS = [
 def test_vector_space_ids_name_the_backend_only_where_vectors_differ(monkeypatch):
     assert model_id_of("all-MiniLM-L6-v2") == DEFAULT_MODEL
     assert model_id_of("all-MiniLM-L6-v2", "onnx") == DEFAULT_MODEL
-    assert model_id_of("all-MiniLM-L6-v2", "onnx-int8") == f"{DEFAULT_MODEL}#onnx-int8"
+    assert model_id_of("all-MiniLM-L6-v2", "onnx-int8") == f"{DEFAULT_MODEL}#onnx-int8.2"
     assert model_id_of("hash:64", "onnx-int8") == "hash:64"
-    # a stored id keeps its space whatever backend is asked for
+    # a stored id keeps its space whatever backend is asked for, an earlier recipe's too
+    assert resolve_id(f"{DEFAULT_MODEL}#onnx-int8.2", "torch") == f"{DEFAULT_MODEL}#onnx-int8.2"
     assert resolve_id(f"{DEFAULT_MODEL}#onnx-int8", "torch") == f"{DEFAULT_MODEL}#onnx-int8"
+    assert split_space("some/model#onnx-int8.2") == ("some/model", "onnx-int8")
     assert split_space("some/model#onnx-int8") == ("some/model", "onnx-int8")
     assert split_space("a/folder#with-hash") == ("a/folder#with-hash", None)
-    assert Settings(backend="onnx-int8").vector_space == f"{DEFAULT_MODEL}#onnx-int8"
+    # the current recipe's space differs from the earlier one's: its lakes re-embed once
+    assert Settings(backend="onnx-int8").vector_space == f"{DEFAULT_MODEL}#onnx-int8.2"
     with pytest.raises(ConfigError, match="unknown embedding backend 'tensorrt'"):
         Settings(backend="tensorrt")
     with pytest.raises(ConfigError, match="embed_threads"):
@@ -48,7 +51,7 @@ def embedders():
 def test_onnx_gives_torchs_vectors_and_int8_stays_close_under_its_own_id(embedders):
     torch, onnx, int8 = (embedders[b] for b in ("torch", "onnx", "onnx-int8"))
     assert torch.model_id == onnx.model_id == DEFAULT_MODEL
-    assert int8.model_id == f"{DEFAULT_MODEL}#onnx-int8"
+    assert int8.model_id == f"{DEFAULT_MODEL}#onnx-int8.2"
     ref = torch.embed(TEXTS)
     for embedder, low in ((onnx, 0.9999), (int8, 0.95)):
         got = embedder.embed(TEXTS)
@@ -134,9 +137,9 @@ def test_switching_backends_never_mixes_vector_spaces(lake_path, docs_dir):
     summary = pipeline.ingest(lake, int8, checks=True)
     assert all(c["passed"] for c in summary.checks), summary.checks
     spaces = set(lake.scan(S.EMBEDDINGS, [S.MODEL_ID]).column(0).to_pylist())
-    assert spaces == {DEFAULT_MODEL, f"{DEFAULT_MODEL}#onnx-int8"}
+    assert spaces == {DEFAULT_MODEL, f"{DEFAULT_MODEL}#onnx-int8.2"}
     r = Retriever.open(lake, settings={"backend": "torch"})  # the table says int8: queries are embedded so
-    assert r.model_id == f"{DEFAULT_MODEL}#onnx-int8" and r.query_backend == "onnx-int8"
+    assert r.model_id == f"{DEFAULT_MODEL}#onnx-int8.2" and r.query_backend == "onnx-int8"
     hits = r.search("reciprocal rank fusion", k=3)
     assert hits[0].chunk_id == expected[0]
     # an fp32 table opened with an int8 setting is queried with fp32 vectors

@@ -359,12 +359,12 @@ Group = tuple[str, int, bool, bool]
 
 def group_key(config: Mapping[str, Any]) -> Group:
     """What a configuration needs at ingest time: ``(model, max_tokens, context, tables)``; the model carries
-    ``#onnx-int8`` when its backend gives vectors of their own (``torch`` and ``onnx`` configurations share one)."""
-    from kbflow.config import OWN_SPACE
+    ``#onnx-int8.2`` when its backend gives vectors of their own (``torch`` and ``onnx`` configurations share one)."""
+    from kbflow.config import SPACES
 
     model, backend = str(config["model"]), config.get("backend")
     return (
-        f"{model}#{backend}" if backend in OWN_SPACE and not model.startswith("hash:") else model,
+        f"{model}#{SPACES[backend]}" if backend in SPACES and not model.startswith("hash:") else model,
         int(config["max_tokens"]),
         bool(config.get("context", True)),
         bool(config.get("tables", True)),
