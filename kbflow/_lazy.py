@@ -25,7 +25,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
         "kbflow serve and kbflow mcp: FastAPI, uvicorn, MCP",
         ("fastapi", "starlette", "uvicorn", "mcp", "itsdangerous"),
     ),
-    "dagster": ("Dagster assets, --runner dagster, dagster dev", ("dagster", "dagster_webserver", "kbflow_dagster")),
+    "dagster": ("Dagster assets, --runner dagster, dagster dev", ("dagster", "dagster_webserver")),
     "eval": ("kbflow eval and kbflow.evaluate: ranx, matplotlib", ("ranx", "matplotlib")),
     "ray": ("kbflow ingest --engine ray: Ray", ("ray",)),
 }
@@ -63,6 +63,6 @@ def require(module: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        if (exc.name or "").split(".")[0] in ("kbflow", "kbflow_dagster") and not module.startswith(exc.name or "-"):
+        if (exc.name or "").startswith("kbflow") and not module.startswith(exc.name or "-"):
             raise  # a broken kbflow module, not a missing package
         raise missing(module, exc) from exc

@@ -245,7 +245,7 @@ def _runner(name: str) -> Runner:
     if name == "auto":
         try:
             return found["dagster"].load() if "dagster" in found else _local
-        except ImportError:  # kbflow_dagster is installed, Dagster itself is not (no `kbflow[dagster]`)
+        except ImportError:  # the code location is installed, Dagster itself is not (no `kbflow[dagster]`)
             return _local
     if name not in found:
         raise ConfigError(f"unknown runner {name!r}; installed: {', '.join(runner_names())}")
