@@ -53,9 +53,8 @@ def install_hint(module: str) -> str:
 def missing(module: str, exc: ImportError) -> MissingDependencyError:
     """The error for ``module`` failing to import with ``exc``: which package is missing, and how to install it."""
     top = (exc.name or module).split(".")[0]
-    return MissingDependencyError(
-        f"kbflow needs the optional package {top!r} here ({exc}); install it with: {install_hint(top)}"
-    )
+    kind = "the optional package" if extra_for(top) else "the package"
+    return MissingDependencyError(f"kbflow needs {kind} {top!r} here ({exc}); install it with: {install_hint(top)}")
 
 
 def require(module: str) -> ModuleType:
