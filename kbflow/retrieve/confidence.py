@@ -120,7 +120,7 @@ def lake_curve(base: Calibration, null: Sequence[float]) -> Calibration:
 
 def stored_curve(lake: Lake, model_id: str, version: int) -> Calibration | None:
     """The curve stored for version ``version`` of the lake's search table with ``model_id`` (``None``: none)."""
-    from kbflow import schema as S  # pyarrow: not at import (kbflow.config imports this module)
+    from kbflow import schema as S  # pyarrow: not at import (the retriever imports this module)
 
     if not lake.has_table(S.CALIBRATION):
         return None
