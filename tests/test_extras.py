@@ -73,7 +73,7 @@ def test_the_server_commands_name_the_serve_extra(monkeypatch, tmp_path, command
     assert "fastapi" in result.output or "mcp" in result.output
 
 
-def test_the_dagster_runner_names_the_dagster_extra_and_auto_falls_back_to_local(monkeypatch, tmp_path):
+def test_the_dagster_runner_names_the_dagster_extra_and_auto_falls_back_to_local(monkeypatch, tmp_path, caplog):
     from kbflow.config import Settings
     from kbflow.errors import MissingDependencyError
     from kbflow.pipeline import run
@@ -83,6 +83,7 @@ def test_the_dagster_runner_names_the_dagster_extra_and_auto_falls_back_to_local
         run.run_ingest(Settings(lake=str(tmp_path / "lake")), runner="dagster")
     _says_install(str(caught.value), "dagster")
     assert run._runner("auto") is run._local
+    assert "ingesting with the local runner" in caplog.text and "kbflow[dagster]" in caplog.text
 
 
 def test_eval_names_the_eval_extra_before_it_ingests_anything(monkeypatch, tmp_path):
@@ -135,7 +136,16 @@ def test_code_without_its_grammars_is_chunked_by_lines_and_says_so(monkeypatch, 
     assert len(said) == 1 and "python files are chunked by lines" in said[0], caplog.text
 
 
-def test_the_ray_engine_names_the_ray_extra():
+def test_the_ray_engine_names_the_ray_extra(monkeypatch, tmp_path):
+    from kbflow.config import Settings
+    from kbflow.errors import MissingDependencyError
+    from kbflow.lake import Lake
+    from kbflow.pipeline.engines import open_engine
+
+    _block(monkeypatch, "ray")
+    with pytest.raises(MissingDependencyError) as caught:
+        open_engine(Settings(lake=str(tmp_path / "lake"), engine="ray"), Lake(str(tmp_path / "lake")))
+    _says_install(str(caught.value), "ray")
     assert install_hint("ray.util").startswith("pip install 'kbflow[ray]'")
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from kbflow import schema as S
-from kbflow._lazy import missing, require
+from kbflow._lazy import install_hint, missing, require
 from kbflow.config import Settings
 from kbflow.errors import ConfigError, KbflowError, LakeStorageError, SourceError, SourceNotFoundError
 from kbflow.lake.lake import Lake, now
@@ -246,6 +246,10 @@ def _runner(name: str) -> Runner:
         try:
             return found["dagster"].load() if "dagster" in found else _local
         except ImportError:  # the code location is installed, Dagster itself is not (no `kbflow[dagster]`)
+            log.warning(
+                "Dagster is not installed (%s): ingesting with the local runner (--runner local says so)",
+                install_hint("dagster"),
+            )
             return _local
     if name not in found:
         raise ConfigError(f"unknown runner {name!r}; installed: {', '.join(runner_names())}")

@@ -213,36 +213,3 @@ def _camouflaged(d: dict[str, str], rules: StyleRules) -> str | None:
         if background == color:
             return f"text coloured like its background ({color})"
     return None
-    if d.get("display") == "none":
-        return "display:none"
-    if d.get("visibility") in ("hidden", "collapse"):
-        return f"visibility:{d['visibility']}"
-    if d.get("opacity") is not None and _length(d["opacity"]) == 0:
-        return "opacity:0"
-    size = _length(d.get("font-size"))
-    if size is not None and size <= 0:
-        return "font-size:0"
-    if re.search(r"scale\(\s*0(?:\.0+)?\s*(?:,\s*0(?:\.0+)?\s*)?\)", d.get("transform", "")):
-        return "transform:scale(0)"
-    width, height = _length(d.get("width")), _length(d.get("height"))
-    clips = d.get("overflow") == "hidden" or "clip" in d or "clip-path" in d
-    if clips and ((width is not None and width <= 1) or (height is not None and height <= 1)):
-        return "a 0-1px box that clips its content"
-    if re.fullmatch(r"rect\(\s*0(px)?[\s,]+0(px)?[\s,]+0(px)?[\s,]+0(px)?\s*\)", d.get("clip", "")):
-        return "clip:rect(0 0 0 0)"
-    if re.fullmatch(r"inset\(\s*50%\s*\)", d.get("clip-path", "")):
-        return "clip-path:inset(50%)"
-    for prop in ("left", "top", "text-indent", "margin-left", "right"):
-        offset = _length(d.get(prop))
-        if (
-            offset is not None
-            and offset <= -999
-            and (prop in ("text-indent", "margin-left") or d.get("position") in ("absolute", "fixed"))
-        ):
-            return f"off screen ({prop}:{d[prop]})"
-    color = _color(d.get("color"))
-    if color and color != "transparent":
-        background = _background(d) or rules.background
-        if background == color:
-            return f"text coloured like its background ({color})"
-    return None
