@@ -21,6 +21,8 @@ Queries are embedded by the real default model at query time. Prints per size:
     python bench/query_latency.py --sizes 1000000
     python bench/query_latency.py --pdf     # chunks of PDF pages (10 a page, 40 pages a file), half the
                                             # queries naming a file: the document and page signals at work
+    python bench/query_latency.py --vs min_depth=200   # also hybrid p50 with these retrieval settings
+                                                       # against the defaults, interleaved query by query
 
 Below 250k rows the dense leg is exact (vectors in memory, see
 kbflow.retrieve.dense); the second-and-later query timings exclude the
@@ -177,6 +179,30 @@ def recall_at_10(r: Retriever, proj: np.ndarray, queries: int) -> tuple[float, f
     return float(np.mean(found)), statistics.median(lat)
 
 
+def _setting(item: str) -> tuple[str, object]:
+    key, _, value = item.partition("=")
+    for kind in (int, float):
+        try:
+            return key, kind(value)
+        except ValueError:
+            pass
+    return key, value
+
+
+def versus(r: Retriever, queries: list[str], items: list[str]) -> None:
+    """Hybrid p50 with the default settings against ``KEY=VALUE`` overrides, interleaved query by query."""
+    overrides = dict(_setting(item) for item in items)
+    for q in queries[:10]:
+        r.search(q, k=10, **overrides)
+    ours, theirs = [], []
+    for q in queries:
+        theirs.append(r.search(q, k=10, **overrides).latency_ms)
+        ours.append(r.search(q, k=10).latency_ms)
+    a, b = statistics.median(ours), statistics.median(theirs)
+    label = ", ".join(items)
+    print(f"  vs: hybrid p50 {a:6.1f} ms with the defaults, {b:6.1f} ms with {label} ({a / b:.2f}x, interleaved)")
+
+
 def signals(r: Retriever, queries: list[str]) -> None:
     """Hybrid p50 with the document and page signals (the defaults) and without, interleaved query by query."""
     r.table._groups = None  # loaded by the searches above: time the one-off load of each row's document and page
@@ -220,6 +246,13 @@ def main() -> None:
         "indexes brought up to date); without it each size gets a fresh lake in a temporary folder, kept",
     )
     ap.add_argument("--pdf", action="store_true", help="chunks of PDF pages, half the queries naming a file")
+    ap.add_argument(
+        "--vs",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="retrieval settings (search() keywords) to time against the defaults, e.g. min_depth=200",
+    )
     args = ap.parse_args()
     vocab = words, weights = vocabulary(args.vocab)
     proj = projection()
@@ -283,6 +316,8 @@ def main() -> None:
             lat.append(r.search(q, k=10, scope="proj", kinds="pdf" if args.pdf else "doc").latency_ms)
         print(f"  hybrid+filters    p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms")
         signals(r, queries)
+        if args.vs:
+            versus(r, queries, args.vs)
         rounds = []
         for _ in range(3):
             t0 = time.perf_counter()

@@ -255,9 +255,12 @@ class RetrievalSettings:
         fusion scores each leg's first ``min_depth`` (the candidate depth
         floor): a larger ``k`` only adds candidates after them, so
         ``search(q, k=3)`` is the first three hits of ``search(q, k=50)``.
-        200 by default (``bench/code_eval.py --set min_depth=N``: within
-        0.0005 of the best mean nDCG@10 over codesearch, CoSQA and Cranfield,
-        with Cranfield within 0.005 of fusing every candidate).
+        300 by default: the best mean nDCG@10 over Cranfield, CoSQA,
+        codesearch, pdfpages and financebench-dev of 200-600 with no set
+        more than 0.005 below 200 (``kbflow eval DATA --sweep`` with a
+        ``min_depth`` grid; docs/evaluation.md). A deeper window normalizes
+        each leg's scores from a lower floor, which lifts the keyword leg's
+        best matches: prose and PDFs gain, CoSQA's weak keyword leg costs it.
     names_weight:
         How much more a keyword match in a chunk's names (code path and
         symbol, document heading path) counts than one in its text (0: not
@@ -304,7 +307,7 @@ class RetrievalSettings:
     dense_weight: float = 1.0
     bm25_weight: float = 0.5
     depth_factor: int = 3
-    min_depth: int = 200
+    min_depth: int = 300
     exact_max_rows: int = EXACT_MAX_ROWS
     reranker: str | None = None
     rerank_depth: int = 50

@@ -42,7 +42,7 @@ def test_settings_validate_and_coerce(tmp_path):
     assert s.model == "hash:8" and s.chunking.max_tokens == 100 and s.lake == str(tmp_path / "l")
     with pytest.raises(ConfigError, match="unknown settings"):
         Settings.coerce({"modle": "x"})
-    assert RetrievalSettings().depth(10) == 201 and RetrievalSettings().depth(100) == 300
+    assert RetrievalSettings().depth(10) == 301 and RetrievalSettings().depth(400) == 1200
 
 
 def test_lake_default_from_env(monkeypatch, tmp_path):

@@ -306,7 +306,7 @@ class Retriever:
             fusion window, ``min_depth + 1``); defaults from the settings.
         min_depth:
             The candidate depth floor: fusion scores each leg's first
-            ``min_depth`` candidates, whatever ``k`` (default 200).
+            ``min_depth`` candidates, whatever ``k`` (default 300).
         names_weight:
             How much more a keyword match in a chunk's path, symbol or heading
             path counts than one in its text (default 1.0; 0 turns it off).
