@@ -135,8 +135,8 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
 
 
 #: bumped when a chunker cuts or locates the same text differently (part of :meth:`ChunkSettings.fingerprint`;
-#: 3: web chunks carry their heading path)
-CHUNKER_REVISION = 4
+#: 3: web chunks carry their heading path; 5: a document's pieces under ``min_tokens`` join a neighbour)
+CHUNKER_REVISION = 5
 
 
 @dataclass(frozen=True)
@@ -158,8 +158,9 @@ class ChunkSettings:
         Token budget of one code chunk: a function or class up to this size
         stays whole; larger ones are split at child boundaries.
     min_tokens:
-        Small trailing pieces under this many tokens are merged into their
-        neighbour where the budget allows; in code, plain statements under it
+        Pieces under this many tokens join a neighbour: in a document
+        section too long to stay whole, where the two fit in
+        ``whole_budget`` (no chunk is a bare title); in code, plain statements under it
         (a comment line, an import, a bare ``class X:``) join the unit below
         them or the chunk above instead of standing alone.
     window_lines:

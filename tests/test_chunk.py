@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 from kbflow.chunk.base import chunk_unit, count_tokens, line_span
 from kbflow.chunk.code import code_segments
 from kbflow.chunk.document import document_spans, split_span
@@ -43,6 +45,37 @@ def test_budget_respected_and_never_mid_word():
     for s, e in spans:
         assert count_tokens(words[s:e]) <= 50
         assert (s == 0 or words[s - 1] == " ") and (e == len(words) or words[e] in " .")
+
+
+def _sentences(n: int, tag: str) -> str:
+    return " ".join(f"{tag} sentence number {i} says something about wings." for i in range(n))
+
+
+def test_a_small_piece_joins_its_neighbour_within_the_whole_budget():
+    # a record: a short title paragraph over a body too long to stay whole: the title is no chunk of its own
+    title = "Vibration isolation of aircraft power plants."
+    text = f"{title}\n\n{_sentences(30, 'body')}"
+    spans = document_spans(text, budget=200, markdown=False, whole=240, small=24)
+    assert len(spans) >= 2 and text[spans[0][0] : spans[0][1]].startswith(f"{title}\n\nbody sentence number 0")
+    assert all(count_tokens(text[s:e]) >= 24 and count_tokens(text[s:e]) <= 240 for s, e, _ in spans)
+    # without ``small`` the title stands alone, as before
+    before = document_spans(text, budget=200, markdown=False, whole=240)
+    assert text[before[0][0] : before[0][1]] == title and len(before) == len(spans) + 1
+    # a last sentence left over by the packing joins the chunk before it
+    tail = f"{_sentences(17, 'long')} Short end."
+    packed = document_spans(tail, budget=200, markdown=False, whole=240, small=24)
+    assert text_of(tail, packed[-1]).endswith("Short end.") and count_tokens(text_of(tail, packed[-1])) >= 24
+
+
+def test_a_small_piece_stays_where_joining_it_would_pass_the_whole_budget():
+    text = f"Title.\n\n{_sentences(40, 'body')}"
+    spans = document_spans(text, budget=200, markdown=False, whole=200, small=24)
+    assert text[spans[0][0] : spans[0][1]] == "Title."  # 200 tokens of body left no room
+    assert all(count_tokens(text[s:e]) <= 200 for s, e, _ in spans)
+
+
+def text_of(text: str, span: tuple[int, int, str]) -> str:
+    return text[span[0] : span[1]]
 
 
 def test_document_chunks_resolve_to_their_offsets():
@@ -235,10 +268,12 @@ def test_a_record_the_model_reads_whole_stays_one_chunk():
     assert 200 < count_tokens(fits.text) <= 240
     (chunk,) = chunk_unit(fits, settings)
     assert chunk.text == fits.text.strip()
-    # over the whole budget: packed under max_tokens as before
+    # over the whole budget: packed under max_tokens, the title (under min_tokens) joined to the first piece
     long = _record(300)
     pieces = chunk_unit(long, settings)
-    assert len(pieces) >= 2 and all(count_tokens(c.text) <= 200 for c in pieces)
+    assert len(pieces) >= 2 and pieces[0].text.startswith("Title of the record\n\nword0")
+    assert all(count_tokens(c.text) <= 240 for c in pieces)
+    assert all(count_tokens(c.text) <= 200 for c in chunk_unit(long, replace(settings, min_tokens=0))[1:])
     # whole_tokens = max_tokens splits at the budget
     split = chunk_unit(fits, ChunkSettings(whole_tokens=200))
     assert len(split) >= 2 and all(count_tokens(c.text) <= 200 for c in split)

@@ -9,7 +9,10 @@ ends). A section the model can read whole (up to ``whole_tokens``: by default
 a fifth over the budget, 240, just under the default model's 256 word pieces)
 stays one chunk: splitting it would only embed more texts, each with less of
 the section to go on. A section holding nothing but its heading joins the
-next section, so no chunk is a bare heading.
+next section, so no chunk is a bare heading; and where a longer section is
+cut, a piece under ``small`` tokens (``ChunkSettings.min_tokens``: a
+record's title over a long body, a last sentence) joins its neighbour when
+the two stay within ``whole``, so no chunk is a bare title either.
 Each chunk records its ``heading_path`` (``Install > From source``) and its
 char offsets into the unit text.
 """
@@ -157,11 +160,31 @@ def split_span(text: str, start: int, end: int, budget: int, by_lines: bool = Fa
     return _pack(text, spans, budget)
 
 
+def _merge_small(text: str, spans: list[tuple[int, int]], small: int, limit: int) -> list[tuple[int, int]]:
+    """Consecutive spans of one section with each span under ``small`` tokens joined to its next neighbour,
+    or else its previous one, where the joined span stays within ``limit`` tokens."""
+    out = list(spans)
+    i = 0
+    while small and len(out) > 1 and i < len(out):
+        start, end = out[i]
+        if count_tokens(text[start:end]) < small:
+            if i + 1 < len(out) and count_tokens(text[start : out[i + 1][1]]) <= limit:
+                out[i : i + 2] = [(start, out[i + 1][1])]
+                continue
+            if i > 0 and count_tokens(text[out[i - 1][0] : end]) <= limit:
+                out[i - 1 : i + 1] = [(out[i - 1][0], end)]
+                i -= 1
+                continue
+        i += 1
+    return out
+
+
 def document_spans(
-    text: str, budget: int, markdown: bool = True, whole: int | None = None
+    text: str, budget: int, markdown: bool = True, whole: int | None = None, small: int = 0
 ) -> list[tuple[int, int, str]]:
     """``(char_start, char_end, heading_path)`` of every chunk of a document, in order: sections of up to
-    ``whole`` tokens (default: ``budget``) whole, longer ones packed under ``budget``."""
+    ``whole`` tokens (default: ``budget``) whole, longer ones packed under ``budget``, a piece of them under
+    ``small`` tokens joined to a neighbour where the two fit in ``whole``."""
     blocks = parse_blocks(text, markdown=markdown)
     # sections: (heading path, blocks); a heading opens a new one
     sections: list[tuple[str, list[_Block]]] = []
@@ -203,7 +226,7 @@ def document_spans(
         cuts: list[tuple[int, int]] = []
         for b in blks:
             cuts.extend(split_span(text, b.start, b.end, budget, by_lines=b.kind == "fence"))
-        for start, end in _pack(text, cuts, budget):
+        for start, end in _merge_small(text, _pack(text, cuts, budget), small, max(budget, whole or 0)):
             start, end = _trim(text, start, end)
             if start < end:
                 out.append((start, end, path))
@@ -229,7 +252,8 @@ class DocumentChunker(Chunker):
         base = unit.locator
         layout = parse_layout(unit.layout)
         out = []
-        spans = document_spans(unit.text, self.settings.max_tokens, markdown, self.settings.whole_budget)
+        settings = self.settings
+        spans = document_spans(unit.text, settings.max_tokens, markdown, settings.whole_budget, settings.min_tokens)
         for start, end, path in spans:
             context = None
             if base.kind == "doc":
