@@ -53,12 +53,15 @@ def main() -> None:
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="kbflow-bench-")
     corpus = os.path.join(work, "corpus.jsonl")
+    records = args.limit
     if args.corpus:
         with open(args.corpus) as src, open(corpus, "w") as dst:
-            for i, line in enumerate(src):
-                if i >= args.limit:
+            records = 0
+            for line in src:
+                if records >= args.limit:
                     break
                 dst.write(line)
+                records += 1
     else:
         generated_corpus(corpus, args.limit)
 
@@ -98,7 +101,7 @@ def main() -> None:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     print(
-        f"corpus: {os.path.basename(args.corpus or 'generated')} ({args.limit} records) -> {chunks} chunks, "
+        f"corpus: {os.path.basename(args.corpus or 'generated')} ({records} records) -> {chunks} chunks, "
         f"{len(texts)} distinct texts"
     )
     print(
