@@ -375,7 +375,7 @@ class Settings:
         core). Set 1 when other work shares the machine's cores.
     embed_batch_size:
         Texts per forward pass of the model (``None``: the backend's own, 32
-        on torch and 8 on ONNX, where smaller length-sorted batches run faster).
+        on torch and 8 on ONNX, where smaller batches of texts sorted by token count run faster).
     write_batch_size:
         Vectors per Arrow batch streamed into the embeddings table; peak memory
         grows with this, not with the corpus.

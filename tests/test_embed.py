@@ -67,6 +67,30 @@ def test_onnx_gives_torchs_vectors_and_int8_stays_close_under_its_own_id(embedde
     assert np.allclose(get_embedder(DEFAULT_MODEL, 3, "onnx").embed(TEXTS), onnx.embed(TEXTS), atol=1e-5)
 
 
+def test_onnx_batches_texts_by_their_tokens_not_their_characters(embedders):
+    """Code packs several characters into a token: batches are cut from texts sorted by token count, each padded
+    only to its own longest text, and a text's vector does not depend on the batch it ran in."""
+    session = embedders["onnx"]._onnx.session
+    texts = [
+        "x = {k: v for k, v in d.items() if v}",  # short in characters, long in tokens
+        "a plain sentence of words that is longer in characters than the code above it",
+        "ok",
+        "def f(a, b): return [(i, j) for i in a for j in b if i != j and (i, j) not in seen]",
+    ]
+    tokens = [len(e.ids) for e in session.tokenizer.encode_batch(texts)]
+    widths = []
+    run = session.session.run
+    try:
+        session.session.run = lambda names, feeds: widths.append(feeds["input_ids"].shape) or run(names, feeds)
+        together = session.embed(texts, 2)
+    finally:
+        session.session.run = run
+    by_tokens = sorted(tokens)
+    assert [w for _, w in widths] == [by_tokens[1], by_tokens[3]]  # each pair padded to its longer text only
+    alone = np.stack([session.embed([t], 1)[0] for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+
+
 def test_the_export_is_cached_and_checked(embedders):
     folder = embedders["onnx"]._onnx.folder
     assert folder.startswith(os.environ["KBFLOW_CACHE"])

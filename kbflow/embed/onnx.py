@@ -59,7 +59,7 @@ EXPORT_REVISION = 4
 #: lookups (``Gather``, ``EmbedLayerNormalization``): quantizing the word-embedding table adds no speed and moved
 #: dense nDCG@10 by -0.006 on Cranfield and CoSQA (``python bench/embed_backends.py``)
 QUANTIZED_OPS = ("MatMul", "Attention")
-#: texts per forward pass when the caller sets none: small batches of length-sorted texts run faster on a CPU
+#: texts per forward pass when the caller sets none: small batches of texts sorted by token count run faster on a CPU
 #: than 32 (less padding, activations that stay in cache; ``python bench/embed_backends.py --batch-sizes``)
 BATCH_SIZE = 8
 #: ``config.model_type`` values whose layers onnxruntime's BERT optimizer fuses
@@ -331,14 +331,13 @@ class _Session:
         self.dim = int(self.meta["dim"])
         tok = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
         tok.enable_truncation(int(self.meta["max_seq_length"]))
-        pad_id, pad_token = 0, "[PAD]"
+        pad_id = 0
         with open(os.path.join(folder, "tokenizer_config.json"), encoding="utf-8") as fh:
             config = json.load(fh)
         if isinstance(config.get("pad_token"), str):
-            pad_token = config["pad_token"]
-            pad_id = tok.token_to_id(pad_token) or 0
-        tok.enable_padding(pad_id=pad_id, pad_token=pad_token)
-        self.tokenizer = tok
+            pad_id = tok.token_to_id(config["pad_token"]) or 0
+        tok.no_padding()  # each batch is padded to its own longest text (:meth:`_feeds`)
+        self.tokenizer, self.pad_id = tok, pad_id
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         # idle pool threads must not spin: on a small machine they steal the cores Lance and the caller need
@@ -350,20 +349,32 @@ class _Session:
             os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"]
         )
 
-    def _run(self, texts: list[str]) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
+    def _feeds(self, encodings: list[Any]) -> dict[str, np.ndarray]:
+        """The graph's inputs for one batch: ids, mask and type ids padded to the batch's longest text."""
+        width = max(len(e.ids) for e in encodings)
         feeds = {}
-        for name, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"), ("token_type_ids", "type_ids")):
+        for name, attr, pad in (
+            ("input_ids", "ids", self.pad_id),
+            ("attention_mask", "attention_mask", 0),
+            ("token_type_ids", "type_ids", 0),
+        ):
             if name in self.inputs:
-                feeds[name] = np.asarray([getattr(e, attr) for e in encodings], dtype=np.int64)
-        return self.session.run(None, feeds)[0]
+                array = np.full((len(encodings), width), pad, dtype=np.int64)
+                for row, e in enumerate(encodings):
+                    values = getattr(e, attr)
+                    array[row, : len(values)] = values
+                feeds[name] = array
+        return feeds
 
     def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """Unit vectors of ``texts``: tokenized once, sorted by their number of tokens (not characters: code
+        packs two to five characters into a token), so a batch holds texts of one length and little padding."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths share a batch
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
         for i in range(0, len(order), batch_size):
             idx = order[i : i + batch_size]
-            out[idx] = self._run([texts[j] for j in idx])
+            out[idx] = self.session.run(None, self._feeds([encodings[j] for j in idx]))[0]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)
 
