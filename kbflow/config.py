@@ -54,24 +54,25 @@ ENGINES = ("local", "ray", "auto")
 
 #: backends whose vectors differ from torch fp32, and the suffix of their ``model_id``, ``<model>#<space>``: it
 #: names the quantization recipe, so vectors of an earlier recipe are never mixed with the current one's
-#: (``onnx-int8.2``: the feed-forward down projections kept in fp32, :func:`kbflow.embed.onnx._down_projections`)
-SPACES = {"onnx-int8": "onnx-int8.2"}
+#: (``onnx-int8.2``: the feed-forward down projections kept in fp32, :func:`kbflow.embed.onnx._down_projections`;
+#: ``onnx-int8.3``: the quantized products' inputs smoothed first, :mod:`kbflow.embed.smoothing`)
+SPACES = {"onnx-int8": "onnx-int8.3"}
 #: the backends of :data:`SPACES`
 OWN_SPACE = tuple(SPACES)
 #: suffixes of earlier recipes still read: such a lake is queried on the backend's current recipe (vectors
 #: within about 0.99 cosine of it), and its next ingest on that backend re-embeds it in the current space
-_EARLIER_SPACES = {"onnx-int8": "onnx-int8"}
+_EARLIER_SPACES = {"onnx-int8": ("onnx-int8", "onnx-int8.2")}
 #: the names the default model is known by
 DEFAULT_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2", "all-minilm-l6-v2"})
 
 
 def split_space(model: str) -> tuple[str, str | None]:
-    """``"m#onnx-int8.2"`` -> ``("m", "onnx-int8")``: the model and the backend its vector-space suffix names
+    """``"m#onnx-int8.3"`` -> ``("m", "onnx-int8")``: the model and the backend its vector-space suffix names
     (an earlier recipe's suffix too); a model id without one -> ``(model, None)``."""
     base, sep, suffix = model.rpartition("#")
     if sep:
         for backend in OWN_SPACE:
-            if suffix in (SPACES[backend], _EARLIER_SPACES.get(backend)):
+            if suffix == SPACES[backend] or suffix in _EARLIER_SPACES.get(backend, ()):
                 return base, backend
     return model, None
 
@@ -96,7 +97,7 @@ def resolve_id(model: str, backend: str = "torch") -> str:
 
 def model_id_of(model: str, backend: str = "torch") -> str:
     """The ``model_id`` vectors of ``model`` on ``backend`` are stored under, without loading the model
-    (``hash:DIM`` as it is; ``<model>#onnx-int8.2`` for int8 vectors; ``torch`` and ``onnx`` share the
+    (``hash:DIM`` as it is; ``<model>#onnx-int8.3`` for int8 vectors; ``torch`` and ``onnx`` share the
     model's id)."""
     prefix, sep, rest = model.partition(":")
     if sep and prefix == "hash":
@@ -367,7 +368,7 @@ class Settings:
     backend:
         What runs the model: ``"torch"`` (sentence-transformers), ``"onnx"``
         (onnxruntime, the same vectors) or ``"onnx-int8"`` (int8 weights, its
-        own vectors, stored under ``<model>#onnx-int8.2``). The ONNX graph is
+        own vectors, stored under ``<model>#onnx-int8.3``). The ONNX graph is
         exported once from the local weights and cached (:mod:`kbflow.embed.onnx`).
         ``hash:DIM`` ignores it. Default: ``$KBFLOW_BACKEND``, else ``"onnx"``.
     embed_threads:

@@ -36,7 +36,7 @@ def test_which_curve_applies():
     assert calibration_for("m", (-2.0, 10.0), stored=stored) == Calibration(-2.0, 10.0)  # the settings win
     assert calibration_for("unknown/model") is None
     # int8 vectors (0.997 cosine to fp32) use their model's curve, whatever the recipe's suffix
-    assert calibration_for("sentence-transformers/all-MiniLM-L6-v2#onnx-int8.2") == BASE
+    assert calibration_for("sentence-transformers/all-MiniLM-L6-v2#onnx-int8.3") == BASE
     assert calibration_for("sentence-transformers/all-MiniLM-L6-v2#onnx-int8") == BASE
     with pytest.raises(ValueError):
         Calibration(0.0, -1.0)

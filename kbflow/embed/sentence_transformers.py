@@ -32,7 +32,7 @@ class SentenceTransformerEmbedder(Embedder):
 
     ``threads`` sets the backend's intra-op threads (``None``: its own default,
     every core); with ``torch`` it is the process-wide ``torch.set_num_threads``.
-    A model id carrying a vector-space suffix (``...#onnx-int8.2``, as stored in
+    A model id carrying a vector-space suffix (``...#onnx-int8.3``, as stored in
     a lake) always runs on that backend, whatever ``backend`` says.
     """
 

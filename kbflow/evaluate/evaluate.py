@@ -359,7 +359,7 @@ Group = tuple[str, int, bool, bool]
 
 def group_key(config: Mapping[str, Any]) -> Group:
     """What a configuration needs at ingest time: ``(model, max_tokens, context, tables)``; the model carries
-    ``#onnx-int8.2`` when its backend gives vectors of their own (``torch`` and ``onnx`` configurations share one)."""
+    ``#onnx-int8.3`` when its backend gives vectors of their own (``torch`` and ``onnx`` configurations share one)."""
     from kbflow.config import SPACES
 
     model, backend = str(config["model"]), config.get("backend")
