@@ -340,7 +340,12 @@ def test_four_sources_ingested_by_two_workers_lose_no_row(tmp_path):
     one, two = lake_with_sources("one"), lake_with_sources("two")
     first = run_ingest(Settings.coerce(None, lake=one.uri, model=FAST_MODEL), runner="dagster")
     second = run_ingest(Settings.coerce(None, lake=two.uri, model=FAST_MODEL), runner="dagster", workers=2)
-    assert first.ok and second.ok, second.to_dict()
+    for summary in (first, second):  # on failure, say which source or check failed and why
+        assert summary.ok, (
+            [s.to_dict() for s in summary.sources if s.status in ("failed", "partial")],
+            [c for c in summary.checks if not c["passed"]],
+            summary.index_error,
+        )
     assert [s.status for s in second.sources] == ["new"] * 4
     for table, key in (
         (S.DOCUMENTS, S.UNIT_HASH),
