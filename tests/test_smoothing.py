@@ -70,3 +70,20 @@ def test_calibration_texts_are_fixed_and_varied():
     assert isinstance(CALIBRATION_TEXTS, tuple) and len(CALIBRATION_TEXTS) >= 20
     assert any("def " in t for t in CALIBRATION_TEXTS) and any("$" in t for t in CALIBRATION_TEXTS)
     assert max(len(t.split()) for t in CALIBRATION_TEXTS) > 256  # one text fills the model's window
+
+
+def test_a_weight_two_products_share_is_left_alone(tmp_path):
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(0, 0.3, (8, 16)).astype(np.float32), "w")
+    nodes = [helper.make_node("MatMul", [x, "w"], [f"y{x}"], name=f"mm{x}") for x in ("a", "b")]
+    inputs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, [None, 8]) for x in ("a", "b")]
+    outputs = [helper.make_tensor_value_info(f"y{x}", TensorProto.FLOAT, [None, 16]) for x in ("a", "b")]
+    plain, smoothed = str(tmp_path / "plain.onnx"), str(tmp_path / "smoothed.onnx")
+    graph = helper.make_graph(nodes, "shared", inputs, outputs, [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), plain)
+    # one scale cannot suit two inputs: scaling the shared rows for one would change the other's product
+    assert smooth_model(plain, smoothed, lambda: [{"a": _inputs(1), "b": _inputs(2)}]) == 0
+    feeds = {"a": _inputs(3), "b": _inputs(4)}
+    run = [ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(None, feeds) for p in (plain, smoothed)]
+    assert all(np.array_equal(x, y) for x, y in zip(*run))

@@ -22,6 +22,7 @@ vectors no closer to fp32's.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -96,13 +97,14 @@ def _consumers(graph: Any) -> dict[str, list[tuple[Any, str]]]:
     """Each activation that feeds matrix products to smooth -> those nodes and their weight initializers."""
     numpy_helper = require("onnx.numpy_helper")
     weights = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    uses = Counter(name for node in graph.node for name in node.input)
     groups: dict[str, list[tuple[Any, str]]] = {}
     for node in graph.node:
         if node.op_type not in ("MatMul", "Attention") or len(node.input) < 2:
             continue
         weight = weights.get(node.input[1])
-        if weight is None or weight.ndim != 2 or weight.shape[0] > weight.shape[1]:
-            continue  # not a constant product, or a narrowing one (kept fp32 by the quantizer)
+        if weight is None or weight.ndim != 2 or weight.shape[0] > weight.shape[1] or uses[node.input[1]] > 1:
+            continue  # not a constant product, a narrowing one (kept fp32 by the quantizer) or a shared weight
         groups.setdefault(node.input[0], []).append((node, node.input[1]))
     return groups
 
