@@ -263,6 +263,7 @@ class _DagsterSteps(Steps):
             import concurrent.futures
             import multiprocessing
 
+            pipeline.create_source_tables(lake)  # no two workers may create one table
             self.pool = concurrent.futures.ProcessPoolExecutor(
                 max_workers=min(workers, len(ids)),
                 mp_context=multiprocessing.get_context("spawn"),

@@ -142,3 +142,28 @@ def test_one_huge_source_does_not_hold_up_the_others(tmp_path, monkeypatch, runn
     summary = run_ingest(Settings.coerce(None, lake=lake.uri, model=FAST_MODEL), runner=runner)
     assert seen == {"small_published": True}
     assert len(summary.published) == 2 and summary.ok, summary
+
+
+def test_a_table_another_process_just_committed_is_opened_not_replaced(tmp_path, monkeypatch):
+    """A process that found a table missing and then creates it, after another process committed the table and
+    its rows, opens it: replacing it would drop the rows that process reported as added."""
+    from kbflow.lake import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    schema = pa.schema([("k", pa.int64())])
+    lake.append("t", pa.RecordBatchReader.from_batches(schema, [pa.record_batch([pa.array([1, 2, 3])], ["k"])]))
+    monkeypatch.setattr(Lake, "has_table", lambda self, name: False)  # the view before the other's commit
+    assert lake.table("t", schema=schema).count_rows() == 3
+    monkeypatch.undo()
+    assert lake.table("t").count_rows() == 3
+
+
+def test_workers_find_the_source_tables_made_and_rows_kept(tmp_path):
+    from kbflow.lake import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    pipeline.create_source_tables(lake)
+    assert {S.DOCUMENTS, S.CHUNKS, S.EMBEDDINGS} <= set(lake.table_names())
+    version = lake.table(S.CHUNKS).version
+    pipeline.create_source_tables(lake)  # again: nothing replaced, no new version
+    assert lake.table(S.CHUNKS).version == version

@@ -126,8 +126,11 @@ class Lake:
         if not create:
             raise LakeNotFoundError(f"{self.uri}: the lake has no {name!r} table yet; run `kbflow ingest` first")
         schema = schema if schema is not None else S.SCHEMAS[name]
-        leftover = self.is_local and os.path.isdir(os.path.join(self.uri.removeprefix("file://"), f"{name}.lance"))
+        if self.is_local and self._committed(name):
+            # another process committed it since has_table: open it (replacing it would drop that process's rows)
+            return self.db.open_table(name)
         # a folder without a committed version holds nothing anyone can read: replace it
+        leftover = self.is_local and os.path.isdir(os.path.join(self.uri.removeprefix("file://"), f"{name}.lance"))
         return self.db.create_table(name, schema=schema, mode="overwrite" if leftover else "create", exist_ok=True)
 
     def migrate(self) -> list[str]:

@@ -41,6 +41,7 @@ from kbflow.pipeline.results import (
 )
 from kbflow.pipeline.run import (
     check_claims,
+    create_source_tables,
     failed_report,
     finish_index,
     ingest,
@@ -62,6 +63,7 @@ __all__ = [
     "SourceReport",
     "StaleSource",
     "check_claims",
+    "create_source_tables",
     "chunk_source",
     "embed_source",
     "failed_report",

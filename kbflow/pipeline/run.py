@@ -63,6 +63,23 @@ def prepare_lake(lake: Lake) -> dict[str, int]:
     return repair_duplicates(lake)
 
 
+#: the tables each source's steps write (load, chunk, embed)
+SOURCE_TABLES = (S.DOCUMENTS, S.CHUNKS, S.EMBEDDINGS)
+
+
+def create_source_tables(lake: Lake) -> None:
+    """Create the tables the per-source steps write, where missing, before workers write them side by side.
+
+    Two processes that find a table missing both create it, and one that
+    finds the other's create half done (a folder, no version yet) replaces
+    it: if the first had already committed its rows, they were gone, and its
+    report still said they were added. Created here, once, no worker ever
+    creates a table.
+    """
+    for name in SOURCE_TABLES:
+        lake.table(name)
+
+
 def finish_index(lake: Lake, settings: Settings):
     """Sync the search table, then mark every source that did not fail as indexed (one registry commit).
 
