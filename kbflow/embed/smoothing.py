@@ -131,8 +131,9 @@ def _channel_max(model: Any, tensors: list[str], batches: Iterable[dict[str, np.
 def smooth_model(
     source: str, target: str, batches: Callable[[], Iterable[dict[str, np.ndarray]]], alpha: float = ALPHA
 ) -> int:
-    """Write ``source``'s graph to ``target`` with the inputs of its widening matrix products smoothed
-    (``batches()`` yields the graph's feeds for :data:`CALIBRATION_TEXTS`); returns how many inputs it smoothed."""
+    """Write ``source``'s graph to ``target`` with the inputs of its constant matrix products smoothed, all but
+    the narrowing ones (``batches()`` yields the graph's feeds for :data:`CALIBRATION_TEXTS`); returns how many
+    inputs it smoothed."""
     onnx = require("onnx")
     numpy_helper = require("onnx.numpy_helper")
     model = onnx.load(source)
