@@ -51,7 +51,7 @@ def _quantize(source: str, target: str) -> None:
 def test_smoothing_keeps_the_fp32_product_and_cuts_the_int8_error(tmp_path):
     plain, smoothed = str(tmp_path / "plain.onnx"), str(tmp_path / "smoothed.onnx")
     _graph(plain)
-    assert smooth_model(plain, smoothed, lambda: [{"x": _inputs(1)}]) == 1  # the widening product only
+    assert smooth_model(plain, smoothed, [{"x": _inputs(1)}]) == 1  # the widening product only
     graph = onnx.load(smoothed).graph
     assert [n.op_type for n in graph.node] == ["Mul", "MatMul", "Relu", "MatMul"]
     x = _inputs(2)  # other texts than the calibration's
@@ -83,7 +83,7 @@ def test_a_weight_two_products_share_is_left_alone(tmp_path):
     graph = helper.make_graph(nodes, "shared", inputs, outputs, [w])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), plain)
     # one scale cannot suit two inputs: scaling the shared rows for one would change the other's product
-    assert smooth_model(plain, smoothed, lambda: [{"a": _inputs(1), "b": _inputs(2)}]) == 0
+    assert smooth_model(plain, smoothed, [{"a": _inputs(1), "b": _inputs(2)}]) == 0
     feeds = {"a": _inputs(3), "b": _inputs(4)}
     run = [ort.InferenceSession(p, providers=["CPUExecutionProvider"]).run(None, feeds) for p in (plain, smoothed)]
     assert all(np.array_equal(x, y) for x, y in zip(*run))
