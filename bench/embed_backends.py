@@ -21,7 +21,10 @@ quantization), all with the same model:
    word pieces), 256-token prose (abstracts the model's window truncates) and
    PDF chunks (kbflow's chunks of the ``bench/pdfpages`` PDFs, from ``../shared/datasets/pdfs``), each backend at
    its own batch size (``--batch-sizes`` adds ONNX at others), rounds rotated,
-   medians;
+   medians; then each one's useful model work in GFLOP/s (the FLOPs of the
+   real tokens, padding not counted) as a share of this machine's fp32 matrix
+   product (PyTorch, the model's widest product): how much an fp32 runtime
+   could still gain;
 
 and last, the backend the rule picks as the default: the fastest whose
 nDCG@10 is within 0.005 of torch on both sets in both modes.
@@ -49,6 +52,7 @@ from kbflow import schema as S  # noqa: E402
 from kbflow.chunk.context import embed_keys, embed_texts  # noqa: E402
 from kbflow.config import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
 from kbflow.embed.base import get_embedder  # noqa: E402
+from kbflow.embed.onnx import BATCH_SIZE  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
 from kbflow.evaluate.evaluate import config_for, evaluate_dataset  # noqa: E402
 
@@ -109,8 +113,43 @@ def length_buckets(datasets: str, per_bucket: int, rng: random.Random) -> dict[s
     return {k: rng.sample(v, min(per_bucket, len(v))) for k, v in buckets.items()}
 
 
+def model_flops(model, texts: list[str]) -> float:
+    """The floating-point operations a BERT-style encoder spends on ``texts`` at their real token counts (the
+    model's window truncating; padding not counted): per layer and token, the four ``h x h`` products of attention,
+    the two ``h x ff`` of the feed-forward block, and ``2 n h`` for the scores and the weighted sum."""
+    config = model[0].auto_model.config
+    layers, h, ff = config.num_hidden_layers, config.hidden_size, config.intermediate_size
+    window = model.max_seq_length
+    counts = [min(len(ids), window) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"]]
+    return float(sum(2 * layers * (n * (4 * h * h + 2 * h * ff) + 2 * n * n * h) for n in counts))
+
+
+def matmul_ceiling(model, threads: int | None, rounds: int = 7) -> float:
+    """This machine's fp32 matrix-product speed, GFLOP/s: the model's widest product (8 texts of 256 tokens times
+    the ``h x ff`` weight) in PyTorch (its oneDNN/MKL kernels), median of ``rounds``."""
+    import torch
+
+    config = model[0].auto_model.config
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        a = torch.randn(8 * 256, config.hidden_size)
+        b = torch.randn(config.hidden_size, config.intermediate_size)
+        speeds = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(10):
+                a @ b
+            speeds.append(10 * 2 * a.shape[0] * a.shape[1] * b.shape[1] / (time.perf_counter() - t0) / 1e9)
+    finally:
+        torch.set_num_threads(previous)
+    return statistics.median(speeds[1:])
+
+
 def by_length(datasets: str, backends: tuple[str, ...], args: argparse.Namespace) -> None:
-    """Texts/s per length bucket for raw sentence-transformers and each backend, and the ratio to raw."""
+    """Texts/s per length bucket for raw sentence-transformers and each backend, and the ratio to raw; then the
+    model work each achieves (GFLOP/s) against this machine's fp32 matrix-product speed."""
     buckets = length_buckets(datasets, args.per_bucket, random.Random(7))
     raw = get_embedder(DEFAULT_MODEL, None, "torch").model
     runners = {"raw st.encode": lambda xs: raw.encode(xs, batch_size=32, show_progress_bar=False)}
@@ -141,6 +180,72 @@ def by_length(datasets: str, backends: tuple[str, ...], args: argparse.Namespace
             )
             cells.append(f"{med:9.1f} ({ratio:4.2f}x)")
         print(f"{name:<24}" + "".join(f"{c:>20}" for c in cells))
+    ceiling(raw, buckets, speed, names, args.threads)
+
+
+def ceiling(raw, buckets: dict[str, list[str]], speed: dict, names: list[str], threads: int | None) -> None:
+    """Each runner's useful model work, GFLOP/s (median texts/s times the mean FLOPs of a text of the bucket),
+    and its share of the fp32 matrix-product speed: how far an fp32 runtime could still go on this machine."""
+    peak = matmul_ceiling(raw, threads)
+    work = {bucket: model_flops(raw, texts) / len(texts) / 1e9 for bucket, texts in buckets.items()}
+    print(
+        f"\n== model work, GFLOP/s (share of this machine's fp32 matrix product, {peak:.0f} GFLOP/s on "
+        f"{threads or 'the default'} threads; int8 products can pass it)"
+    )
+    print(f"{'':<24}" + "".join(f"{b:>20}" for b in buckets))
+    for name in names:
+        cells = []
+        for bucket in buckets:
+            rate = statistics.median(speed[(bucket, name)]) * work[bucket]
+            cells.append(f"{rate:9.0f} ({rate / peak:4.0%})")
+        print(f"{name:<24}" + "".join(f"{c:>20}" for c in cells))
+    default = get_embedder(DEFAULT_MODEL, None, DEFAULT_BACKEND, threads)
+    if getattr(default, "_onnx", None) is None:
+        return
+    long = buckets["prose-256"]
+    config = raw[0].auto_model.config
+    h, ff, n = config.hidden_size, config.intermediate_size, raw.max_seq_length
+    per_token = {"products": h * h + 2 * h * ff, "attention": 3 * h * h + 2 * n * h}  # MatMul ops; Attention op
+    total = sum(per_token.values())
+    print(
+        f"\nwhere the default's time goes on {len(long)} texts of 256+ word pieces (onnxruntime's profile; of the "
+        f"model's FLOPs at {n} tokens the MatMul ops hold {per_token['products'] / total:.1%}, the Attention ops, "
+        f"their query/key/value product included, {per_token['attention'] / total:.1%}, the rest none)"
+    )
+    for op, share in op_split(default, long):
+        print(f"  {op:<28} {share:6.1%}")
+
+
+def op_split(embedder, texts: list[str], top: int = 6) -> list[tuple[str, float]]:
+    """The share of an ONNX backend's kernel time each operator type takes on ``texts`` (a profiled session on
+    the same export, options and batches as the backend's own)."""
+    import collections
+    import json
+
+    import onnxruntime as ort
+
+    onnx = embedder._onnx  # the backend's OnnxEmbedder: its export folder and tokenizing session
+    inner = onnx.session
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.enable_profiling = True
+    options.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), "kbflow-embed-profile")
+    threads = inner.session.get_session_options().intra_op_num_threads
+    if threads:
+        options.intra_op_num_threads = threads
+    session = ort.InferenceSession(os.path.join(onnx.folder, "model.onnx"), options, providers=["CPUExecutionProvider"])
+    for feeds in inner.batches(sorted(texts, key=len), embedder.batch_size or BATCH_SIZE):
+        session.run(None, feeds)
+    path = session.end_profiling()
+    with open(path, encoding="utf-8") as fh:
+        events = json.load(fh)
+    os.remove(path)
+    spent: collections.Counter = collections.Counter()
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            spent[e["args"]["op_name"]] += e["dur"]
+    total = sum(spent.values()) or 1
+    return [(op, t / total) for op, t in spent.most_common(top)]
 
 
 def throughput(embedders: dict, texts: list[str], slices: int) -> dict[str, list[float]]:
