@@ -50,13 +50,47 @@ from kbflow.retrieve.retriever import Retriever  # noqa: E402
 from kbflow.terms import TOKEN_PATTERN  # noqa: E402
 
 
+def bm25s_run(texts, cids, doc_of, queries: dict[str, str], depth: int, stemmer, stopwords) -> dict:
+    """bm25s's ranking of the chunk texts for each query, as documents."""
+    import bm25s
+
+    def tokenize(items):
+        return bm25s.tokenize(
+            items, lower=True, token_pattern=TOKEN_PATTERN, stopwords=stopwords, stemmer=stemmer, show_progress=False
+        )
+
+    retr = bm25s.BM25()
+    retr.index(tokenize(texts), show_progress=False)
+    idx, _ = retr.retrieve(tokenize(list(queries.values())), k=depth, show_progress=False)
+    return {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(queries, idx)}
+
+
+def okapi_run(texts, cids, doc_of, queries: dict[str, str], depth: int, tokens) -> dict:
+    """rank_bm25's Okapi BM25 (k1 1.2, b 0.75) ranking for each query, as documents."""
+    import rank_bm25
+
+    okapi = rank_bm25.BM25Okapi([tokens(t) for t in texts], k1=1.2, b=0.75)
+    run = {}
+    for q, text in queries.items():
+        top = np.argsort(-okapi.get_scores(tokens(text)), kind="stable")[:depth]
+        run[q] = as_run(ranked_docs((cids[i] for i in top), doc_of))
+    return run
+
+
+def exact_dense_run(table, retriever, cids, doc_of, queries: dict[str, str], depth: int) -> dict:
+    """An exact cosine scan of the lake's vectors for each query, as documents."""
+    vectors = np.stack(table.column(S.VECTOR).to_numpy(zero_copy_only=False)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    qvec = np.stack([retriever.embedder.embed_query(text) for text in queries.values()]).astype(np.float32)
+    order = np.argsort(-(qvec @ vectors.T), axis=1, kind="stable")[:, :depth]
+    return {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(queries, order)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("datasets", nargs="+")
     ap.add_argument("--eval-home", default=None, help="where the eval lakes live (default: ./data/eval)")
     args = ap.parse_args()
-    import bm25s
-    import rank_bm25
     import Stemmer
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -84,50 +118,13 @@ def main() -> None:
         table = retriever.dataset.to_table(columns=[S.CHUNK_ID, S.TEXT, S.LOCATOR, S.VECTOR])
         cids = table.column(S.CHUNK_ID).to_pylist()
         texts = table.column(S.TEXT).to_pylist()
-        recs = table.column(S.LOCATOR).combine_chunks().field("record_id").to_pylist()
-        doc_of = dict(zip(cids, recs))
+        doc_of = dict(zip(cids, table.column(S.LOCATOR).combine_chunks().field("record_id").to_pylist()))
         depth = min(len(cids), 3 * DOCS_PER_QUERY)
-
-        retr = bm25s.BM25()
-        retr.index(
-            bm25s.tokenize(
-                texts,
-                lower=True,
-                token_pattern=TOKEN_PATTERN,
-                stopwords=stopwords,
-                stemmer=stemmer,
-                show_progress=False,
-            ),
-            show_progress=False,
-        )
-        qids = list(ds.queries)
-        qtok = bm25s.tokenize(
-            [ds.queries[q] for q in qids],
-            lower=True,
-            token_pattern=TOKEN_PATTERN,
-            stopwords=stopwords,
-            stemmer=stemmer,
-            show_progress=False,
-        )
-        idx, _ = retr.retrieve(qtok, k=depth, show_progress=False)
-        bm25_run = {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(qids, idx)}
-
-        okapi = rank_bm25.BM25Okapi([tokens(t) for t in texts], k1=1.2, b=0.75)
-        okapi_run = {}
-        for q in qids:
-            top = np.argsort(-okapi.get_scores(tokens(ds.queries[q])), kind="stable")[:depth]
-            okapi_run[q] = as_run(ranked_docs((cids[i] for i in top), doc_of))
-
-        vectors = np.stack(table.column(S.VECTOR).to_numpy(zero_copy_only=False)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        qvec = np.stack([retriever.embedder.embed_query(ds.queries[q]) for q in qids]).astype(np.float32)
-        sims = qvec @ vectors.T
-        order = np.argsort(-sims, axis=1, kind="stable")[:, :depth]
-        dense_run = {q: as_run(ranked_docs((cids[i] for i in row), doc_of)) for q, row in zip(qids, order)}
-
-        ref_bm25 = score_run(ds.qrels, bm25_run)[0]["ndcg@10"]
-        ref_okapi = score_run(ds.qrels, okapi_run)[0]["ndcg@10"]
-        ref_dense = score_run(ds.qrels, dense_run)[0]["ndcg@10"]
+        queries = dict(ds.queries)
+        ref_bm25 = score_run(ds.qrels, bm25s_run(texts, cids, doc_of, queries, depth, stemmer, stopwords))[0]
+        ref_okapi = score_run(ds.qrels, okapi_run(texts, cids, doc_of, queries, depth, tokens))[0]
+        ref_dense = score_run(ds.qrels, exact_dense_run(table, retriever, cids, doc_of, queries, depth))[0]
+        ref_bm25, ref_okapi, ref_dense = ref_bm25["ndcg@10"], ref_okapi["ndcg@10"], ref_dense["ndcg@10"]
         print(
             f"{ds.name:10s} {ours['bm25']:11.4f} {ref_bm25:7.4f} {ours['bm25'] - ref_bm25:+7.4f} "
             f"{ref_okapi:9.4f} {ours['bm25'] - ref_okapi:+7.4f} "

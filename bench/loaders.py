@@ -129,13 +129,22 @@ def long_pdf(path: str, pages: int = 300) -> str:
 
 def speed(repeat: int = 3) -> None:
     """Pages/s with one worker process and with the default pool, and resolve times, in one run."""
-    import statistics
     import tempfile
-
-    from kbflow.sources.pdf import parse as pdfparse
 
     work = tempfile.mkdtemp(prefix="kbflow-pdfbench-")
     big = long_pdf(os.path.join(work, "filing-300p.pdf"))
+    parse_rates(big, repeat)
+    lake, row = resolve_times(work, big)
+    cli_resolve(lake, row, repeat)
+    check_counts(lake)
+
+
+def parse_rates(big: str, repeat: int) -> None:
+    """Pages/s of the 300-page PDF and of the shared PDF folder, one worker against the default pool."""
+    import statistics
+
+    from kbflow.sources.pdf import parse as pdfparse
+
     folder = [f for f in sorted(glob.glob(os.path.join(SHARED, "pdfs", "*.pdf"))) if "password" not in f]
     pool = pdfparse.pdf_workers()
     print(f"\nPDF parsing: pages/s, median of {repeat} runs (workers: 1 vs {pool}, the machine's usable CPUs)")
@@ -153,23 +162,21 @@ def speed(repeat: int = 3) -> None:
             f"pages/s ({rates[pool] / rates[1]:.2f}x)"
         )
 
-    # resolve: the cited page alone (with the lake's page layout) against the whole document
+
+def resolve_times(work: str, big: str):
+    """Ingest the 300-page PDF, then resolve one chunk of a late page with the lake (that page parsed) and
+    without it (the document parsed); returns the lake and the chunk's row."""
     from kbflow import pipeline
     from kbflow.lake import Lake
     from kbflow.records import Citation as C
     from kbflow.retrieve.resolver import resolve as resolve_citation
+    from kbflow.sources.pdf import parse as pdfparse
 
     lake = Lake(os.path.join(work, "lake"))
     lake.register(Source("filing", "pdf", big))
     pipeline.ingest(lake, {"model": "hash:64", "lake": lake.uri})
-    rows = [
-        r
-        for r in lake.scan(
-            "chunks", ["source_id", "source_type", "uri", "locator", "title", "content_hash", "chunk_hash", "text"]
-        ).to_pylist()
-        if r["locator"]["page"] >= 250
-    ]
-    row = rows[0]
+    columns = ["source_id", "source_type", "uri", "locator", "title", "content_hash", "chunk_hash", "text"]
+    row = next(r for r in lake.scan("chunks", columns).to_pylist() if r["locator"]["page"] >= 250)
     citation = C.from_row(row)
     t0 = time.perf_counter()
     assert resolve_citation(citation, lake=lake) == row["text"]
@@ -182,6 +189,12 @@ def speed(repeat: int = 3) -> None:
         f"\nresolve one chunk of p.{row['locator']['page']} of the 300-page PDF: with the lake (parses that page) "
         f"{page_s:.2f} s; without it (parses the document) {doc_s:.2f} s"
     )
+    return lake, row
+
+
+def cli_resolve(lake, row: dict, repeat: int) -> None:
+    """The whole ``kbflow resolve CHUNK_ID`` command on a chunk of ``row``'s page, process start included."""
+    import statistics
     import subprocess
 
     chunk_id = next(r["chunk_id"] for r in lake.scan("chunks", ["chunk_id", "locator"]).to_pylist()
@@ -197,14 +210,19 @@ def speed(repeat: int = 3) -> None:
         f"`kbflow resolve CHUNK_ID` on that chunk, the whole command (process start included): "
         f"median {statistics.median(runs):.2f} s of {repeat}"
     )
+
+
+def check_counts(lake) -> None:
+    """The ``locators_resolve`` check on the lake: its time, and how many pages and documents it parsed."""
     from kbflow.checks import check_locators
+    from kbflow.sources.pdf import parse as pdfparse
 
     pages_parsed, documents_parsed = [], []
     parse_page, whole = pdfparse.parse_page, pdfparse._whole_document
 
-    def counting_page(page):
-        pages_parsed.append(page.page_number)
-        return parse_page(page)
+    def counting_page(doc, number, *args, **kwargs):
+        pages_parsed.append(number)
+        return parse_page(doc, number, *args, **kwargs)
 
     def counting_document(*args):
         documents_parsed.append(args[0])

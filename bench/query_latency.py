@@ -220,7 +220,7 @@ def signals(r: Retriever, queries: list[str]) -> None:
     )
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--queries", type=int, default=200)
@@ -254,6 +254,86 @@ def main() -> None:
         help="retrieval settings (search() keywords) to time against the defaults, e.g. min_depth=200",
     )
     args = ap.parse_args()
+    if args.lake and len(args.sizes) != 1:
+        ap.error("--lake reuses one lake: give one size")
+    return args
+
+
+def synthetic_lake(args: argparse.Namespace, n: int, vocab, proj) -> Lake:
+    """The lake of ``n`` synthetic chunks: the one ``--lake`` names (checked) or a fresh one, its vector index
+    dropped where ``--segment-rows`` asks for other segments."""
+    if args.lake:
+        lake = Lake(args.lake, create=False)
+        if lake.table(S.CHUNKS).count_rows() != n:
+            sys.exit(f"{args.lake}: not a synthetic lake of {n} chunks")
+    else:
+        lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
+        build(lake, n, vocab, proj, pdf=args.pdf)
+    if args.segment_rows:
+        search_index.VECTOR_SEGMENT_ROWS = args.segment_rows
+        if args.lake and lake.has_table(S.SEARCH):
+            ds = lake.dataset(S.SEARCH)
+            if any(ix["name"] == search_index.VECTOR_INDEX for ix in ds.list_indices()):
+                ds.drop_index(search_index.VECTOR_INDEX)
+    return lake
+
+
+def modes(r: Retriever, queries: list[str], pdf: bool) -> None:
+    """p50/p95 per mode (and the time per step), then hybrid with a scope and kind filter."""
+    for mode in ("hybrid", "dense", "bm25"):
+        for q in queries[:10]:
+            r.search(q, k=10, mode=mode)
+        lat, split = [], {}
+        for q in queries:
+            hits = r.search(q, k=10, mode=mode)
+            lat.append(hits.latency_ms)
+            for step, ms in hits.timings.items():
+                split.setdefault(step, []).append(ms)
+        steps = "  ".join(f"{step} {statistics.median(ms):.1f}" for step, ms in split.items())
+        print(
+            f"  {mode:<6} k=10  p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms  "
+            f"({len(lat)} queries; median ms per step: {steps})"
+        )
+    lat = [r.search(q, k=10, scope="proj", kinds="pdf" if pdf else "doc").latency_ms for q in queries]
+    print(f"  hybrid+filters    p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms")
+
+
+def batch_rate(r: Retriever, queries: list[str]) -> None:
+    """Queries/s of ``search_many`` against a loop of ``search``, median of 3 rounds."""
+    rounds = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for q in queries:
+            r.search(q, k=10)
+        one = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        r.search_many(queries, k=10)
+        many = time.perf_counter() - t0
+        rounds.append((len(queries) / one, len(queries) / many))
+    loop, batch = statistics.median(x for x, _ in rounds), statistics.median(y for _, y in rounds)
+    print(
+        f"  batch: search_many {batch:6.1f} queries/s against {loop:6.1f} one by one "
+        f"({batch / loop:.2f}x; hybrid, median of 3 rounds)"
+    )
+
+
+def ann_report(r: Retriever, proj, recall_queries: int) -> None:
+    """The ANN index's segments and its recall@10 against an exact scan (where the lake has one)."""
+    if r.exact:
+        return
+    from kbflow.retrieve.table import ANN_MIN_EF
+
+    segments = sum(ix["name"] == search_index.VECTOR_INDEX for ix in r.dataset.list_indices())
+    print(
+        f"  ANN index: {segments} IVF_HNSW_SQ segments of <= {search_index.VECTOR_SEGMENT_ROWS} rows, "
+        f"cosine; queried with ef = max({ANN_MIN_EF}, depth), no refine (kbflow.retrieve.table)"
+    )
+    recall, leg = recall_at_10(r, proj, recall_queries)
+    print(f"  ANN recall@10 against an exact scan: {recall:.3f} ({recall_queries} queries; dense leg p50 {leg:.1f} ms)")
+
+
+def main() -> None:
+    args = parse_args()
     vocab = words, weights = vocabulary(args.vocab)
     proj = projection()
     print(f"synthetic text: {args.vocab} distinct words, Zipf-distributed; {args.queries} queries of 2-8 words")
@@ -264,24 +344,10 @@ def main() -> None:
     settings = {"retrieval": {"log_queries": False}}
     if args.backend:
         settings["backend"] = args.backend
-    if args.lake and len(args.sizes) != 1:
-        ap.error("--lake reuses one lake: give one size")
     for n in args.sizes:
         t0 = time.perf_counter()
-        if args.lake:
-            lake = Lake(args.lake, create=False)
-            if lake.table(S.CHUNKS).count_rows() != n:
-                ap.error(f"{args.lake}: not a synthetic lake of {n} chunks")
-        else:
-            lake = Lake(os.path.join(tempfile.mkdtemp(prefix="kbflow-qbench-"), "lake"))
-            build(lake, n, vocab, proj, pdf=args.pdf)
+        lake = synthetic_lake(args, n, vocab, proj)
         built = time.perf_counter() - t0
-        if args.segment_rows:
-            search_index.VECTOR_SEGMENT_ROWS = args.segment_rows
-            if args.lake and lake.has_table(S.SEARCH):
-                ds = lake.dataset(S.SEARCH)
-                if any(ix["name"] == search_index.VECTOR_INDEX for ix in ds.list_indices()):
-                    ds.drop_index(search_index.VECTOR_INDEX)
         t0 = time.perf_counter()
         result = sync_search_table(lake, DEFAULT_MODEL)
         indexed = time.perf_counter() - t0
@@ -297,56 +363,12 @@ def main() -> None:
             f"indexes: {sorted(result.indexes)}; query backend {r.query_backend}"
         )
         print(f"  dense leg: {dense_leg}; first dense query {first * 1000:.0f} ms")
-        for mode in ("hybrid", "dense", "bm25"):
-            for q in queries[:10]:
-                r.search(q, k=10, mode=mode)
-            lat, split = [], {}
-            for q in queries:
-                hits = r.search(q, k=10, mode=mode)
-                lat.append(hits.latency_ms)
-                for step, ms in hits.timings.items():
-                    split.setdefault(step, []).append(ms)
-            steps = "  ".join(f"{step} {statistics.median(ms):.1f}" for step, ms in split.items())
-            print(
-                f"  {mode:<6} k=10  p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms  "
-                f"({len(lat)} queries; median ms per step: {steps})"
-            )
-        lat = []
-        for q in queries:
-            lat.append(r.search(q, k=10, scope="proj", kinds="pdf" if args.pdf else "doc").latency_ms)
-        print(f"  hybrid+filters    p50 {statistics.median(lat):6.1f} ms  p95 {pct(lat, 0.95):6.1f} ms")
+        modes(r, queries, args.pdf)
         signals(r, queries)
         if args.vs:
             versus(r, queries, args.vs)
-        rounds = []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            for q in queries:
-                r.search(q, k=10)
-            one = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            r.search_many(queries, k=10)
-            many = time.perf_counter() - t0
-            rounds.append((len(queries) / one, len(queries) / many))
-        loop, batch = statistics.median(x for x, _ in rounds), statistics.median(y for _, y in rounds)
-        print(
-            f"  batch: search_many {batch:6.1f} queries/s against {loop:6.1f} one by one "
-            f"({batch / loop:.2f}x; hybrid, median of 3 rounds)"
-        )
-        if not r.exact:
-            from kbflow.retrieve.table import ANN_MIN_EF
-
-            segments = sum(ix["name"] == search_index.VECTOR_INDEX for ix in r.dataset.list_indices())
-            print(
-                f"  ANN index: {segments} IVF_HNSW_SQ segments of <= {search_index.VECTOR_SEGMENT_ROWS} rows, "
-                "cosine; queried with "
-                f"ef = max({ANN_MIN_EF}, depth), no refine (kbflow.retrieve.table)"
-            )
-            recall, leg = recall_at_10(r, proj, args.recall_queries)
-            print(
-                f"  ANN recall@10 against an exact scan: {recall:.3f} "
-                f"({args.recall_queries} queries; dense leg p50 {leg:.1f} ms)"
-            )
+        batch_rate(r, queries)
+        ann_report(r, proj, args.recall_queries)
 
 
 if __name__ == "__main__":
