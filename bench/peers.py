@@ -15,12 +15,14 @@ Indexes the same corpus and runs the same judged queries, one at a time, with
 - ``bm25s``: BM25 alone (English stemming and stop words).
 
 Every dense leg uses the same model (all-MiniLM-L6-v2 from the installed
-weights). For each: index time (embedding the corpus included), the texts it
+weights). Each system has its model loaded and first indexes the corpus's
+first 3 documents off the clock, so no clock counts imports or first-call
+setup. For each: index time (embedding the corpus included), the texts it
 embedded, query p50 and p95 (query embedding included) and nDCG@10 over the
 dataset's judged queries; documents are ranked by their best chunk where a
-tool chunks. Last, kbflow's index time as a share of the fastest hybrid
-peer's (the target: at most 0.8), and the word pieces the model read for
-kbflow and for each peer.
+tool chunks. Last, for each kbflow backend run, kbflow's index time as a
+share of the fastest hybrid peer's (the target: at most 0.8), and the word
+pieces the model read for kbflow and for each peer.
 
 The peers live in the optional ``bench`` extra (``pip install -e '.[bench]'``),
 never in kbflow's default install.
@@ -81,6 +83,24 @@ def lake_texts(lake: str) -> list[str]:
     """The distinct texts a kbflow lake embedded (context header and chunk text)."""
     rows = Lake(lake).scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH, S.CONTEXT, S.TEXT])
     return list(dict(zip(embed_keys(rows).to_pylist(), embed_texts(rows))).values())
+
+
+def warm_dataset(dataset, work: str, n: int = 3):
+    """A BEIR dataset of the corpus's first ``n`` documents (and one query judged against the first), written
+    under ``work``: what each system indexes once before its clock, so no clock counts imports or first-call
+    setup (the peers' imports happen before theirs; kbflow loads its storage libraries lazily)."""
+    root = os.path.join(work, "warm-up")
+    os.makedirs(os.path.join(root, "qrels"), exist_ok=True)
+    with open(dataset.corpus, encoding="utf-8") as fh:
+        lines = [fh.readline() for _ in range(n)]
+    with open(os.path.join(root, "corpus.jsonl"), "w", encoding="utf-8") as out:
+        out.writelines(lines)
+    first = str(json.loads(lines[0])["_id"])
+    with open(os.path.join(root, "queries.jsonl"), "w", encoding="utf-8") as out:
+        out.write(json.dumps({"_id": "q", "text": "warm up"}) + "\n")
+    with open(os.path.join(root, "qrels", "test.tsv"), "w", encoding="utf-8") as out:
+        out.write(f"query-id\tcorpus-id\tscore\nq\t{first}\t1\n")
+    return load_beir(root, "test")
 
 
 def timed(search, queries: dict[str, str]) -> tuple[dict[str, dict[str, float]], list[float]]:
@@ -188,6 +208,7 @@ def main() -> None:
     qrels = {q: dataset.qrels[q] for q in queries}
     work = tempfile.mkdtemp(prefix="kbflow-peers-")
     ids, texts = corpus(dataset)
+    warm = warm_dataset(dataset, work)
     print(f"{dataset.name}: {len(ids)} documents, {len(queries)} judged queries; model {DEFAULT_MODEL}")
     rows = []
     pieces: dict[str, int] = {}
@@ -197,8 +218,10 @@ def main() -> None:
             settings = Settings.coerce({"backend": backend, "retrieval": {"log_queries": False}})
             lake = os.path.join(work, f"kbflow-{backend}")
             config = config_for(settings, mode="hybrid")
-            # the model is loaded before the clock, as the peers' is; the clock covers the whole ingest
+            # the model is loaded and a few documents ingested before the clock, as the peers' are; the clock
+            # covers the whole ingest
             get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
+            prepare_lake(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{backend}")), config))
             t0 = time.perf_counter()
             prepare_lake(dataset, settings_for(replace(settings, lake=lake), config))
             built = time.perf_counter() - t0
@@ -221,7 +244,9 @@ def main() -> None:
         model, model_path = st_model()
         for name in args.peers.split(","):
             build = {"lancedb": peer_lancedb, "txtai": peer_txtai, "bm25s": peer_bm25s}[name]
-            built, search = build(ids, texts, work, model_path if name == "txtai" else model)
+            peer_model = model_path if name == "txtai" else model
+            build(ids[:3], texts[:3], tempfile.mkdtemp(dir=work), peer_model)  # warm-up, as kbflow's
+            built, search = build(ids, texts, work, peer_model)
             for text in list(queries.values())[:5]:  # warm up
                 search(text)
             run, lat = timed(search, queries)
@@ -234,18 +259,19 @@ def main() -> None:
     print(f"\n{'system':<18} {'index s':>8} {'texts':>7} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
     for name, built, p50, p95, ndcg, embedded in rows:
         print(f"{name:<18} {built:8.1f} {embedded:7d} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
-    ours = rows[0]
     hybrid = [r for r in rows if r[0] in ("lancedb", "txtai")]
     if hybrid:
         fastest = min(hybrid, key=lambda r: r[2])
         quickest = min(hybrid, key=lambda r: r[1])
         best = max(hybrid, key=lambda r: r[4])
-        print(
-            f"\n{ours[0]} against the hybrid peers: index {ours[1]:.1f} s vs the fastest's {quickest[1]:.1f} "
-            f"({quickest[0]}), {ours[1] / quickest[1]:.2f}x (target <= 0.8); "
-            f"p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} ({fastest[0]}), {fastest[2] / ours[2]:.2f}x; "
-            f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]}), {ours[4] - best[4]:+.4f}"
-        )
+        print()
+        for ours in (r for r in rows if r[0].startswith("kbflow")):
+            print(
+                f"{ours[0]} against the hybrid peers: index {ours[1]:.1f} s vs the fastest's {quickest[1]:.1f} "
+                f"({quickest[0]}), {ours[1] / quickest[1]:.2f}x (target <= 0.8); "
+                f"p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} ({fastest[0]}), {fastest[2] / ours[2]:.2f}x; "
+                f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]}), {ours[4] - best[4]:+.4f}"
+            )
     if pieces:
         pieces["peers"] = word_pieces(texts)
         print(
