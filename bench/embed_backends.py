@@ -127,7 +127,8 @@ def model_flops(model, texts: list[str]) -> float:
 
 def matmul_ceiling(model, threads: int | None, rounds: int = 7) -> float:
     """This machine's fp32 matrix-product speed, GFLOP/s: the model's widest product (8 texts of 256 tokens times
-    the ``h x ff`` weight) in PyTorch (its oneDNN/MKL kernels), median of ``rounds``."""
+    the ``h x ff`` weight) in PyTorch (its oneDNN/MKL kernels), median of ``rounds`` rounds of 10 but the first
+    (a warm-up)."""
     import torch
 
     config = model[0].auto_model.config
