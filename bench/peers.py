@@ -17,17 +17,21 @@ Indexes the same corpus and runs the same judged queries, one at a time, with
 Every dense leg uses the same model (all-MiniLM-L6-v2 from the installed
 weights). Each system has its model loaded and first indexes the corpus's
 first 3 documents off the clock, so no clock counts imports or first-call
-setup. For each: index time (embedding the corpus included), the texts it
-embedded, query p50 and p95 (query embedding included) and nDCG@10 over the
-dataset's judged queries; documents are ranked by their best chunk where a
+setup (the script prints what importing LanceDB's library costs, which
+kbflow's lake does on first use). For each: index time (embedding the
+corpus included), the texts it embedded, query p50 and p95 (query
+embedding included) and nDCG@10 over the dataset's judged queries; documents are ranked by their best chunk where a
 tool chunks. Last, for each kbflow backend run, kbflow's index time as a
 share of the fastest hybrid peer's (the target: at most 0.8), and the word
-pieces the model read for kbflow and for each peer.
+pieces the model read for kbflow and for each peer. ``--profile`` then
+ingests once more per kbflow backend under cProfile and prints where the
+time goes (the model, tokenizing, chunking, the search table, calibration).
 
 The peers live in the optional ``bench`` extra (``pip install -e '.[bench]'``),
 never in kbflow's default install.
 
     python bench/peers.py ../shared/datasets/cranfield [--queries N] [--peers lancedb,txtai,bm25s]
+    python bench/peers.py ../shared/datasets/cranfield --peers lancedb --backends onnx,onnx-int8 --profile
 """
 
 from __future__ import annotations
@@ -101,6 +105,34 @@ def warm_dataset(dataset, work: str, n: int = 3):
     with open(os.path.join(root, "qrels", "test.tsv"), "w", encoding="utf-8") as out:
         out.write(f"query-id\tcorpus-id\tscore\nq\t{first}\t1\n")
     return load_beir(root, "test")
+
+
+#: the parts of an ingest ``--profile`` reports: (label, file name ends with, function name)
+PARTS = (
+    ("onnxruntime's run (the model)", "onnxruntime_inference_collection.py", "run"),
+    ("tokenizing", "~", "<method 'encode_batch' of 'tokenizers.Tokenizer' objects>"),
+    ("chunking", "pipeline/chunking.py", "chunk_source"),
+    ("search table and indexes", "pipeline/run.py", "finish_index"),
+    ("the lake's calibration", "pipeline/run.py", "calibrate"),
+)
+
+
+def profile_ingest(dataset, settings, config, lake: str) -> None:
+    """One more ingest of ``dataset`` into a fresh ``lake`` under cProfile (its clock is not the table's):
+    the whole time and the cumulative seconds of :data:`PARTS`."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    t0 = time.perf_counter()
+    profiler.runcall(prepare_lake, dataset, settings_for(replace(settings, lake=lake), config))
+    whole = time.perf_counter() - t0
+    stats = pstats.Stats(profiler).stats  # (file, line, function) -> (calls, calls, own s, cumulative s, callers)
+    parts = []
+    for label, path, function in PARTS:
+        seconds = sum(v[3] for (f, _, fn), v in stats.items() if fn == function and f.endswith(path))
+        parts.append(f"{label} {seconds:.1f} s")
+    print(f"kbflow ({settings.backend}) ingest under cProfile: {whole:.1f} s; " + ", ".join(parts))
 
 
 def timed(search, queries: dict[str, str]) -> tuple[dict[str, dict[str, float]], list[float]]:
@@ -196,66 +228,35 @@ def peer_bm25s(ids, texts, work, _model):
     return built, search
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("dataset", help="a BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
-    ap.add_argument("--queries", type=int, default=None, help="the first N judged queries (default: all)")
-    ap.add_argument("--peers", default=",".join(PEERS))
-    ap.add_argument("--backends", default=None, help=f"kbflow backends to run (default: {DEFAULT_BACKEND},torch)")
-    args = ap.parse_args()
-    dataset = load_beir(args.dataset, "test")
-    queries = dict(list(dataset.queries.items())[: args.queries or None])
-    qrels = {q: dataset.qrels[q] for q in queries}
-    work = tempfile.mkdtemp(prefix="kbflow-peers-")
-    ids, texts = corpus(dataset)
-    warm = warm_dataset(dataset, work)
-    print(f"{dataset.name}: {len(ids)} documents, {len(queries)} judged queries; model {DEFAULT_MODEL}")
-    rows = []
-    pieces: dict[str, int] = {}
-    try:
-        backends = (args.backends or ",".join(dict.fromkeys([DEFAULT_BACKEND, "torch"]))).split(",")
-        for backend in backends:
-            settings = Settings.coerce({"backend": backend, "retrieval": {"log_queries": False}})
-            lake = os.path.join(work, f"kbflow-{backend}")
-            config = config_for(settings, mode="hybrid")
-            # the model is loaded and a few documents ingested before the clock, as the peers' are; the clock
-            # covers the whole ingest
-            get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
-            prepare_lake(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{backend}")), config))
-            t0 = time.perf_counter()
-            prepare_lake(dataset, settings_for(replace(settings, lake=lake), config))
-            built = time.perf_counter() - t0
-            runs, _ = evaluate_dataset(dataset, [config], settings, lake=lake, limit=args.queries, save=False)
-            run = runs[0]
-            embedded = Lake(lake).table(S.EMBEDDINGS).count_rows()
-            if backend == backends[0]:
-                pieces["kbflow"] = word_pieces(lake_texts(lake))
-            rows.append(
-                (
-                    f"kbflow ({backend})",
-                    built,
-                    run.latency_ms["p50"],
-                    run.latency_ms["p95"],
-                    run.metrics["ndcg@10"],
-                    embedded,
-                )
-            )
-            print(f"  {rows[-1][0]} done", file=sys.stderr)
-        model, model_path = st_model()
-        for name in args.peers.split(","):
-            build = {"lancedb": peer_lancedb, "txtai": peer_txtai, "bm25s": peer_bm25s}[name]
-            peer_model = model_path if name == "txtai" else model
-            build(ids[:3], texts[:3], tempfile.mkdtemp(dir=work), peer_model)  # warm-up, as kbflow's
-            built, search = build(ids, texts, work, peer_model)
-            for text in list(queries.values())[:5]:  # warm up
-                search(text)
-            run, lat = timed(search, queries)
-            ndcg = score_run(qrels, run)[0]["ndcg@10"]
-            embedded = len(texts) if name != "bm25s" else 0
-            rows.append((name, built, statistics.median(lat), float(np.percentile(lat, 95)), ndcg, embedded))
-            print(f"  {name} done", file=sys.stderr)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def run_kbflow(dataset, backend: str, work: str, warm, args: argparse.Namespace) -> tuple:
+    """kbflow's row on ``backend``: the whole ingest timed (the model loaded and the warm-up corpus ingested
+    before the clock, as the peers' are), then the judged queries (and the profiled ingest, with ``--profile``)."""
+    settings = Settings.coerce({"backend": backend, "retrieval": {"log_queries": False}})
+    lake = os.path.join(work, f"kbflow-{backend}")
+    config = config_for(settings, mode="hybrid")
+    get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
+    prepare_lake(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{backend}")), config))
+    t0 = time.perf_counter()
+    prepare_lake(dataset, settings_for(replace(settings, lake=lake), config))
+    built = time.perf_counter() - t0
+    runs, _ = evaluate_dataset(dataset, [config], settings, lake=lake, limit=args.queries, save=False)
+    run = runs[0]
+    embedded = Lake(lake).table(S.EMBEDDINGS).count_rows()
+    print(f"  kbflow ({backend}) done", file=sys.stderr)
+    if args.profile:
+        profile_ingest(dataset, settings, config, os.path.join(work, f"profile-{backend}"))
+    return (
+        f"kbflow ({backend})",
+        built,
+        run.latency_ms["p50"],
+        run.latency_ms["p95"],
+        run.metrics["ndcg@10"],
+        embedded,
+    )
+
+
+def report(rows: list[tuple], pieces: dict[str, int], texts: list[str]) -> None:
+    """The table, each kbflow backend against the hybrid peers, and the word pieces each side read."""
     print(f"\n{'system':<18} {'index s':>8} {'texts':>7} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
     for name, built, p50, p95, ndcg, embedded in rows:
         print(f"{name:<18} {built:8.1f} {embedded:7d} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
@@ -282,6 +283,53 @@ def main() -> None:
     for r in rows:
         if r[0] == "bm25s":
             print(f"bm25s (keywords only, no model): p50 {r[2]:.2f} ms, nDCG@10 {r[4]:.4f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dataset", help="a BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
+    ap.add_argument("--queries", type=int, default=None, help="the first N judged queries (default: all)")
+    ap.add_argument("--peers", default=",".join(PEERS))
+    ap.add_argument("--backends", default=None, help=f"kbflow backends to run (default: {DEFAULT_BACKEND},torch)")
+    ap.add_argument(
+        "--profile", action="store_true", help="then ingest once more per backend under cProfile: where the time goes"
+    )
+    args = ap.parse_args()
+    dataset = load_beir(args.dataset, "test")
+    queries = dict(list(dataset.queries.items())[: args.queries or None])
+    qrels = {q: dataset.qrels[q] for q in queries}
+    work = tempfile.mkdtemp(prefix="kbflow-peers-")
+    ids, texts = corpus(dataset)
+    warm = warm_dataset(dataset, work)
+    print(f"{dataset.name}: {len(ids)} documents, {len(queries)} judged queries; model {DEFAULT_MODEL}")
+    t0 = time.perf_counter()
+    import lancedb  # noqa: F401  (kbflow's lake imports it on first use; the warm-ups keep that off the clocks)
+
+    print(f"LanceDB's Python library imported in {time.perf_counter() - t0:.2f} s, before any clock")
+    rows = []
+    pieces: dict[str, int] = {}
+    try:
+        backends = (args.backends or ",".join(dict.fromkeys([DEFAULT_BACKEND, "torch"]))).split(",")
+        for backend in backends:
+            rows.append(run_kbflow(dataset, backend, work, warm, args))
+            if backend == backends[0]:
+                pieces["kbflow"] = word_pieces(lake_texts(os.path.join(work, f"kbflow-{backend}")))
+        model, model_path = st_model()
+        for name in args.peers.split(","):
+            build = {"lancedb": peer_lancedb, "txtai": peer_txtai, "bm25s": peer_bm25s}[name]
+            peer_model = model_path if name == "txtai" else model
+            build(ids[:3], texts[:3], tempfile.mkdtemp(dir=work), peer_model)  # warm-up, as kbflow's
+            built, search = build(ids, texts, work, peer_model)
+            for text in list(queries.values())[:5]:  # warm up
+                search(text)
+            run, lat = timed(search, queries)
+            ndcg = score_run(qrels, run)[0]["ndcg@10"]
+            embedded = len(texts) if name != "bm25s" else 0
+            rows.append((name, built, statistics.median(lat), float(np.percentile(lat, 95)), ndcg, embedded))
+            print(f"  {name} done", file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report(rows, pieces, texts)
 
 
 if __name__ == "__main__":

@@ -299,8 +299,8 @@ def _quantize(fp32: str, out: str) -> None:
             src = os.path.join(fp32, name)
             (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, os.path.join(out, name))
     smoothed = os.path.join(out, "smoothed.onnx")
-    calibration = _Session(fp32, threads=None)
-    smooth_model(os.path.join(fp32, "model.onnx"), smoothed, calibration.batches(CALIBRATION_TEXTS, BATCH_SIZE))
+    feeds = _Feeds(fp32).batches(CALIBRATION_TEXTS, BATCH_SIZE)  # smooth_model runs the graph itself
+    smooth_model(os.path.join(fp32, "model.onnx"), smoothed, feeds)
     disabled = logging.root.manager.disable
     logging.disable(logging.WARNING)  # onnxruntime logs advice about calibration, which dynamic quantization skips
     try:
@@ -331,11 +331,10 @@ def _write_meta(out: str, meta: dict[str, Any]) -> None:
         json.dump(meta, fh, indent=1)
 
 
-class _Session:
-    """One exported folder: its tokenizer and an onnxruntime session."""
+class _Feeds:
+    """One exported folder's tokenizer: texts as the graph's inputs (no onnxruntime session)."""
 
-    def __init__(self, folder: str, threads: int | None) -> None:
-        ort = require("onnxruntime")
+    def __init__(self, folder: str) -> None:
         tokenizers = require("tokenizers")
         with open(os.path.join(folder, "meta.json"), encoding="utf-8") as fh:
             self.meta = json.load(fh)
@@ -350,16 +349,6 @@ class _Session:
             pad_id = tok.token_to_id(config["pad_token"]) or 0
         tok.no_padding()  # each batch is padded to its own longest text (:meth:`_feeds`)
         self.tokenizer, self.pad_id = tok, pad_id
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # idle pool threads must not spin: on a small machine they steal the cores Lance and the caller need
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if threads:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(
-            os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
 
     def _feeds(self, encodings: list[Any]) -> dict[str, np.ndarray]:
         """The graph's inputs for one batch: ids, mask and type ids padded to the batch's longest text."""
@@ -383,6 +372,24 @@ class _Session:
         encodings = self.tokenizer.encode_batch(list(texts))
         for i in range(0, len(encodings), batch_size):
             yield self._feeds(encodings[i : i + batch_size])
+
+
+class _Session(_Feeds):
+    """One exported folder: its tokenizer and an onnxruntime session."""
+
+    def __init__(self, folder: str, threads: int | None) -> None:
+        super().__init__(folder)
+        ort = require("onnxruntime")
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # idle pool threads must not spin: on a small machine they steal the cores Lance and the caller need
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(
+            os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
 
     def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """Unit vectors of ``texts``: tokenized once, sorted by their number of tokens (not characters: code
