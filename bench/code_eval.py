@@ -9,6 +9,7 @@ mode over the sets that decide defaults (codesearch, CoSQA, Cranfield).
     python bench/code_eval.py                                  # all sets, hybrid dense bm25
     python bench/code_eval.py --sets codesearch,identifiers --modes hybrid
     python bench/code_eval.py --set context=false              # an ingest or retrieval key of kbflow eval
+    python bench/code_eval.py --set bm25_weight=0.25 --paired  # and a paired test against the defaults
 
 The sets:
 
@@ -35,6 +36,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
 from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate_dataset  # noqa: E402
+from kbflow.evaluate.paired import paired_runs  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
 #: name -> (folder, split); ``{shared}`` is --datasets
@@ -59,39 +61,46 @@ def _value(text: str):
     return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
-def main() -> int:
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--sets", default="codesearch,identifiers,cosqa,cranfield", help="comma-separated: " + ",".join(SETS)
     )
     ap.add_argument("--modes", default="hybrid,dense,bm25")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a kbflow eval configuration key")
+    ap.add_argument(
+        "--paired",
+        action="store_true",
+        help="also run every set and mode with the defaults (or the --base keys) and print a paired test of "
+        "the --set runs against them: the nDCG@10 difference, its 95%% interval and the randomization p-value",
+    )
+    ap.add_argument("--base", action="append", default=[], metavar="KEY=VALUE", help="a key of the --paired baseline")
     ap.add_argument("--datasets", default=SHARED, help="the shared datasets folder [../shared/datasets]")
     ap.add_argument("--eval-home", default=None, help="where the eval lakes live [$KBFLOW_EVAL_HOME or data/eval]")
     ap.add_argument("--json", action="store_true", help="one JSON object per set and mode")
-    args = ap.parse_args()
-    overrides = dict(kv.split("=", 1) for kv in args.set)
-    overrides = {k: _value(v) for k, v in overrides.items()}
-    modes = args.modes.split(",")
-    rows = []
-    for name in args.sets.split(","):
-        root, split = SETS[name]
-        root = root.replace("{shared}", args.datasets)
-        if not os.path.isdir(root):
-            print(f"{name}: {root} not found, skipped", file=sys.stderr)
-            continue
-        dataset = load_beir(root, split=split)
-        settings = Settings.coerce(None, lake=eval_lake_uri(dataset, args.eval_home))
-        configs = [config_for(settings, mode=m, **overrides) for m in modes]
-        runs, _ = evaluate_dataset(
-            dataset, configs, settings, lake=settings.lake, save=False, log=lambda line: print(line, file=sys.stderr)
-        )
-        for run in runs:
-            rows.append({"set": name, "mode": run.config["mode"], "queries": run.queries, **run.metrics})
-    if args.json:
-        for row in rows:
-            print(json.dumps(row))
-        return 0
+    return ap.parse_args()
+
+
+def _overrides(pairs: list[str]) -> dict:
+    return {k: _value(v) for k, v in (kv.split("=", 1) for kv in pairs)}
+
+
+def evaluate_set(dataset, modes: list[str], overrides: dict, eval_home: str | None) -> list:
+    """One unsaved run per mode of ``dataset`` with ``overrides`` (its eval lake brought up to date first)."""
+    settings = Settings.coerce(None, lake=eval_lake_uri(dataset, eval_home))
+    configs = [config_for(settings, mode=m, **overrides) for m in modes]
+    runs, _ = evaluate_dataset(
+        dataset, configs, settings, lake=settings.lake, save=False, log=lambda line: print(line, file=sys.stderr)
+    )
+    return runs
+
+
+def paired_lines(name: str, runs: list, base_runs: list) -> list[str]:
+    """One line per mode: the --set run against its baseline on the same queries."""
+    return [f"{name:12s} {run.config['mode']:7s} {paired_runs(run, base).line()}" for run, base in zip(runs, base_runs)]
+
+
+def report(rows: list[dict], overrides: dict, modes: list[str], paired: list[str]) -> None:
     if overrides:
         print("settings:", ", ".join(f"{k}={v}" for k, v in overrides.items()))
     print(f"{'set':12s} {'mode':7s} {'queries':>7s} " + " ".join(f"{m:>10s}" for m in METRICS))
@@ -102,6 +111,34 @@ def main() -> int:
         deciding = [r["ndcg@10"] for r in rows if r["mode"] == mode and r["set"] in DECIDING]
         if len(deciding) == len(DECIDING):
             print(f"mean nDCG@10 over {', '.join(DECIDING)} ({mode}): {statistics.mean(deciding):.4f}")
+    if paired:
+        print("\nagainst the baseline (A = these settings, B = the baseline), nDCG@10:")
+        for line in paired:
+            print(line)
+
+
+def main() -> int:
+    args = parse_args()
+    overrides, base = _overrides(args.set), _overrides(args.base)
+    modes = args.modes.split(",")
+    rows, paired = [], []
+    for name in args.sets.split(","):
+        root, split = SETS[name]
+        root = root.replace("{shared}", args.datasets)
+        if not os.path.isdir(root):
+            print(f"{name}: {root} not found, skipped", file=sys.stderr)
+            continue
+        dataset = load_beir(root, split=split)
+        runs = evaluate_set(dataset, modes, overrides, args.eval_home)
+        for run in runs:
+            rows.append({"set": name, "mode": run.config["mode"], "queries": run.queries, **run.metrics})
+        if args.paired:
+            paired += paired_lines(name, runs, evaluate_set(dataset, modes, base, args.eval_home))
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    report(rows, overrides, modes, paired)
     return 0
 
 

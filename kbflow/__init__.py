@@ -41,6 +41,7 @@ _EXPORTS = {
     "EvalRun": "kbflow.evaluate.runs",
     "load_runs": "kbflow.evaluate.runs",
     "compare_runs": "kbflow.evaluate.runs",
+    "paired_runs": "kbflow.evaluate.paired",
     "DatasetError": "kbflow.errors",
     "ingest": "kbflow.pipeline",
     "run_ingest": "kbflow.pipeline",
@@ -141,6 +142,7 @@ __all__ = [
     "list_keys",
     "load_beir",
     "load_runs",
+    "paired_runs",
     "remove_source",
     "resolve",
     "revoke_key",
@@ -194,6 +196,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from kbflow.evaluate.beir import load_beir
     from kbflow.evaluate.evaluate import evaluate_dataset
+    from kbflow.evaluate.paired import paired_runs
     from kbflow.evaluate.runs import EvalRun, compare_runs, load_runs
     from kbflow.keys import ApiKey, create_key, list_keys, revoke_key
     from kbflow.lake.lake import Lake

@@ -128,6 +128,13 @@ def test_eval_cli_stores_runs_and_compares(tmp_path):
     cmp = run_cli("eval", str(data), "--eval-lake", lake, "--compare", lines[1]["run_id"], lines[2]["run_id"])
     assert cmp.exit_code == 0, cmp.output
     assert "A wins" in cmp.output and "A loses" in cmp.output
+    assert "paired randomization p" in cmp.output and "over 3 queries" in cmp.output
+    as_json = run_cli(
+        "eval", str(data), "--eval-lake", lake, "--compare", lines[1]["run_id"], lines[2]["run_id"], "--json"
+    )
+    test = json.loads(as_json.stdout.splitlines()[0])
+    assert test["side"] == "test" and test["queries"] == 3 and 0 < test["p_value"] <= 1
+    assert test["delta"] == pytest.approx(lines[1]["metrics"]["ndcg@10"] - lines[2]["metrics"]["ndcg@10"])
     bad = run_cli("eval", str(data), "--eval-lake", lake, "--compare", "zzzz", lines[2]["run_id"])
     assert bad.exit_code == 1 and "no run with id 'zzzz'" in bad.output
 

@@ -54,5 +54,6 @@ def test_evaluate_retrieval_runs(tmp_path, monkeypatch):
     nb = _run("evaluate_retrieval.ipynb")
     text = _text(nb)
     assert "minieval: 16 judged queries" in text and "runs stored" in text
+    assert "hybrid against dense: A - B:" in text and "paired randomization" in text
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert images, "the sweep plot is shown"

@@ -1,4 +1,4 @@
-"""Retrieval evaluation: BEIR datasets, ranx metrics, stored runs, comparisons and sweeps.
+"""Retrieval evaluation: BEIR datasets, ranx metrics, stored runs, comparisons with a paired test, and sweeps.
 
 The names below load on first use, so ``kbflow --help`` (which registers the
 ``eval`` command) does not import numpy or pyarrow.
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 __all__ = [
     "METRICS",
     "BeirDataset",
+    "PairedTest",
     "EvalRun",
     "QueryDelta",
     "compare",
@@ -23,6 +24,8 @@ __all__ = [
     "load_beir",
     "load_runs",
     "load_sweep",
+    "paired_runs",
+    "paired_test",
     "prepare_lake",
     "save_runs",
     "score_run",
@@ -32,6 +35,7 @@ _MODULES = {
     "kbflow.evaluate.beir": ("BeirDataset", "load_beir"),
     "kbflow.evaluate.evaluate": ("config_for", "eval_lake_uri", "evaluate", "evaluate_dataset", "prepare_lake"),
     "kbflow.evaluate.metrics": ("METRICS", "score_run"),
+    "kbflow.evaluate.paired": ("PairedTest", "paired_runs", "paired_test"),
     "kbflow.evaluate.runs": ("EvalRun", "QueryDelta", "compare", "load_runs", "save_runs"),
     "kbflow.evaluate.sweep": ("expand_grid", "load_sweep"),
 }
@@ -55,5 +59,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.beir import BeirDataset, load_beir
     from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate, evaluate_dataset, prepare_lake
     from kbflow.evaluate.metrics import METRICS, score_run
+    from kbflow.evaluate.paired import PairedTest, paired_runs, paired_test
     from kbflow.evaluate.runs import EvalRun, QueryDelta, compare, load_runs, save_runs
     from kbflow.evaluate.sweep import expand_grid, load_sweep

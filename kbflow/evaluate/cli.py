@@ -24,6 +24,8 @@ def _configs(settings, sweep_file: str | None, mode: str, overrides: dict) -> li
 
 def _compare(settings, dataset, compare, metric: str, top_n: int, as_json: bool) -> None:
     """``--compare``: where one stored run wins and loses against the other, per query."""
+    from kbflow.errors import DatasetError
+    from kbflow.evaluate.paired import paired_runs
     from kbflow.evaluate.runs import compare as compare_runs
     from kbflow.evaluate.runs import load_runs
     from kbflow.lake import Lake
@@ -31,7 +33,12 @@ def _compare(settings, dataset, compare, metric: str, top_n: int, as_json: bool)
     lake = Lake(settings.lake, create=False)
     a, b = load_runs(lake, compare)
     wins, losses = compare_runs(a, b, dataset.queries, dataset.qrels, metric=metric, n=top_n)
+    try:
+        test, untested = paired_runs(a, b, metric=metric), None
+    except DatasetError as exc:  # different queries (a --limit run): the per-query lists still stand
+        test, untested = None, f"no paired test: {exc}"
     if as_json:
+        click.echo(json.dumps({"side": "test", **test.to_json()} if test else {"side": "test", "error": untested}))
         for label, rows in (("wins", wins), ("losses", losses)):
             for r in rows:
                 click.echo(
@@ -51,6 +58,7 @@ def _compare(settings, dataset, compare, metric: str, top_n: int, as_json: bool)
         return
     click.echo(f"A = {a.run_id} {a.config}\nB = {b.run_id} {b.config}")
     click.echo(f"{metric}: A {a.metrics[metric]:.4f}, B {b.metrics[metric]:.4f} over {a.queries} queries")
+    click.echo(test.line() if test else untested)
     for label, rows in ((f"A wins ({len(wins)} shown)", wins), (f"A loses ({len(losses)} shown)", losses)):
         click.echo(f"\n{label}")
         for r in rows:
@@ -184,9 +192,9 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
     nargs=2,
     default=None,
     metavar="RUN_A RUN_B",
-    help="Compare two stored runs per query (ids or unique prefixes) instead of evaluating.",
+    help="Compare two stored runs (ids or unique prefixes) instead of evaluating: a paired test, then per query.",
 )
-@click.option("--metric", default="ndcg@10", show_default=True, help="Metric --compare ranks queries by.")
+@click.option("--metric", default="ndcg@10", show_default=True, help="Metric --compare tests and ranks queries by.")
 @click.option("-n", "top_n", default=10, show_default=True, help="Queries listed each way by --compare.")
 @click.option(
     "--eval-lake",
@@ -240,7 +248,7 @@ def eval_command(
       kbflow eval ../shared/datasets/cranfield                   # hybrid, dense and bm25
       kbflow eval DATA --mode hybrid --fusion convex --dense-weight 0.7 --bm25-weight 0.3
       kbflow eval DATA --sweep sweep.yaml                        # a grid, ranked by nDCG@10
-      kbflow eval DATA --compare 3f2a 9c1d                       # where one run wins and loses
+      kbflow eval DATA --compare 3f2a 9c1d                       # is it real? where one run wins and loses
     """
     from kbflow.config import Settings
     from kbflow.evaluate.beir import load_beir
