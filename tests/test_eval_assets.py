@@ -115,3 +115,7 @@ def test_labels_and_reports():
     assert runs_frame(runs)["config"].to_list() == ["dense_x3_t200", "hybrid_convex_d1-b0.5_x3_t200"]
     lines = markdown_table(runs).splitlines()
     assert "| 1 | `dense_x3_t200` | **0.6000** |" in lines[2]
+    # a cell per column: the head, its rule and every row agree (the vs #1 cell: no per-query scores here)
+    assert len({line.count("|") for line in lines}) == 1 and "vs #1 (p)" in lines[0]
+    cells = [c.strip() for c in lines[3].split("|")]
+    assert cells[3:5] == ["0.4000", "0.5000"] and cells[10] == "-" and cells[11] == "1.0"

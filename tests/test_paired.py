@@ -107,3 +107,20 @@ def test_stored_runs_are_tested_on_the_metric_asked():
         paired_runs(a, b, metric="recall@5")
     with pytest.raises(DatasetError, match="different datasets"):
         paired_runs(a, _run({"mode": "dense"}, b.per_query, dataset="other"))
+
+
+def test_a_sweep_is_told_its_ties_with_the_best():
+    from kbflow.evaluate.paired import versus_best
+
+    rng = random.Random(7)
+    best = {f"q{i}": {"ndcg@10": rng.random()} for i in range(100)}
+    near = {q: {"ndcg@10": s["ndcg@10"] - (0.3 if q == "q1" else 0.0)} for q, s in best.items()}
+    far = {q: {"ndcg@10": max(0.0, s["ndcg@10"] - 0.2)} for q, s in best.items()}
+    runs = [_run({"w": 1}, near), _run({"w": 2}, best), _run({"w": 3}, far), _run({"w": 4}, {})]
+    runs[1].metrics["ndcg@10"] = 0.5
+    vs = versus_best(runs)
+    assert vs[runs[1].run_id] == ""
+    assert vs[runs[0].run_id] == "-0.0030 (p 1.000)"  # one query: never significant
+    assert vs[runs[2].run_id].endswith("(p < 0.001)*")
+    assert vs[runs[3].run_id] == "-"  # no per-query scores stored
+    assert versus_best([]) == {}

@@ -82,7 +82,9 @@ def _print_runs(runs, lake, dataset, swept: bool, as_json: bool, tag, limit) -> 
         f"{dataset.name} ({dataset.split}, {runs[0].queries} queries), lake {lake.uri} "
         f"search version {runs[0].lake_version}"
     )
-    for line in _table(runs):
+    from kbflow.evaluate.paired import versus_best
+
+    for line in _table(runs, versus_best(runs) if swept else None):
         click.echo(line)
     if dataset.groups:
         from kbflow.evaluate.financebench import page_report
@@ -98,7 +100,8 @@ def _print_runs(runs, lake, dataset, swept: bool, as_json: bool, tag, limit) -> 
             click.echo(flag.line())
 
 
-def _table(runs) -> list[str]:
+def _table(runs, vs: dict[str, str] | None = None) -> list[str]:
+    """One line per run; with ``vs`` (a sweep) each run's nDCG@10 difference from the best and its p-value."""
     from kbflow.evaluate.evaluate import slug
 
     head = (
@@ -106,7 +109,7 @@ def _table(runs) -> list[str]:
         f"{'tokens':>6s} {'cx':>2s} {'tab':>3s} {'model':>16s} {'rerank':>10s} {'doc':>4s} {'page':>4s} "
         f"{'ndcg@10':>7s} {'R@5':>6s} "
         f"{'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'hit@3':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
-    )
+    ) + ("  vs #1 (p)" if vs is not None else "")
     lines = [head]
     for r in runs:
         c, m = r.config, r.metrics
@@ -122,6 +125,7 @@ def _table(runs) -> list[str]:
             f"{c.get('page_weight') or 0:4g} {m['ndcg@10']:7.4f} {_num(m, 'recall@5')} "
             f"{m['recall@10']:6.4f} {m['recall@100']:6.4f} {m['mrr@10']:6.4f} {_num(m, 'hit_rate@3')} "
             f"{r.latency_ms['p50']:7.1f} {r.latency_ms['p95']:7.1f}"
+            + (f"  {vs.get(r.run_id, '-')}" if vs is not None else "")
         )
     return lines
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from kbflow._lazy import require
 from kbflow.errors import DatasetError
 
-__all__ = ["PairedTest", "paired_runs", "paired_test"]
+__all__ = ["PairedTest", "paired_runs", "paired_test", "versus_best"]
 
 #: rounds of the randomization test and of the bootstrap
 ROUNDS = 10_000
@@ -71,6 +71,11 @@ class PairedTest:
             f"{p} over {self.queries} queries ({self.wins} won, {self.losses} lost, "
             f"{self.ties} tied): {verdict} at 0.05"
         )
+
+    def cell(self) -> str:
+        """A table cell: the difference and its p-value, ``*`` where significant (``-0.0089 (p 0.012)*``)."""
+        p = "< 0.001" if self.p_value < 0.001 else f"{self.p_value:.3f}"
+        return f"{self.delta:+.4f} (p {p})" + ("*" if self.significant() else "")
 
     def to_json(self) -> dict[str, float | int | str | bool]:
         return {
@@ -189,3 +194,21 @@ def paired_runs(a, b, metric: str = "ndcg@10", rounds: int = ROUNDS, seed: int =
         scores.append(got)
     scores_a, scores_b = scores
     return paired_test(scores_a, scores_b, metric=metric, rounds=rounds, seed=seed)
+
+
+def versus_best(runs, metric: str = "ndcg@10") -> dict[str, str]:
+    """For a sweep: each run's :meth:`PairedTest.cell` against the run with the best ``metric`` (run id ->
+    cell; ``""`` for the best itself, ``"-"`` where no test applies: no per-query scores, other queries)."""
+    if not runs:
+        return {}
+    best = max(runs, key=lambda r: r.metrics.get(metric) or 0.0)
+    out = {}
+    for r in runs:
+        if r is best:
+            out[r.run_id] = ""
+            continue
+        try:
+            out[r.run_id] = paired_runs(r, best, metric=metric).cell()
+        except DatasetError:
+            out[r.run_id] = "-"
+    return out

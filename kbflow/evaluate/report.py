@@ -18,10 +18,22 @@ from collections.abc import Sequence
 
 from kbflow._lazy import require
 from kbflow.evaluate.metrics import METRICS
+from kbflow.evaluate.paired import versus_best
 from kbflow.evaluate.runs import EvalRun
 from kbflow.evaluate.sweep import config_labels
 
 __all__ = ["markdown_table", "plot_runs", "runs_frame"]
+
+#: the column head of each metric
+_HEADS = {
+    "ndcg@10": "nDCG@10",
+    "recall@10": "R@10",
+    "recall@100": "R@100",
+    "mrr@10": "MRR@10",
+    "recall@5": "R@5",
+    "hit_rate@3": "hit@3",
+    "hit_rate@5": "hit@5",
+}
 
 
 def _ranked(runs: Sequence[EvalRun], metric: str) -> list[tuple[str, EvalRun]]:
@@ -50,15 +62,20 @@ def runs_frame(runs: Sequence[EvalRun], metric: str = "ndcg@10"):
 
 
 def markdown_table(runs: Sequence[EvalRun], metric: str = "ndcg@10") -> str:
-    """A Markdown table of ``runs``, best ``metric`` first (the best row's metric in bold)."""
-    head = "| # | configuration | nDCG@10 | R@10 | R@100 | MRR@10 | p50 ms | p95 ms | search version |"
-    lines = [head, "|---|---|---|---|---|---|---|---|---|"]
+    """A Markdown table of ``runs``, best ``metric`` first (the best row's metric in bold), each run's
+    difference from the best with its paired test's p-value (``*``: significant at 0.05,
+    :mod:`kbflow.evaluate.paired`)."""
+    vs = versus_best(runs, metric)
+    metrics = " | ".join(_HEADS[m] for m in METRICS)
+    head = f"| # | configuration | {metrics} | vs #1 (p) | p50 ms | p95 ms | search version |"
+    lines = [head, "|" + "---|" * (len(METRICS) + 6)]
     for i, (label, r) in enumerate(_ranked(runs, metric), start=1):
         values = [f"{r.metrics[m]:.4f}" if r.metrics.get(m) is not None else "-" for m in METRICS]
         if i == 1:
             values[METRICS.index(metric)] = f"**{values[METRICS.index(metric)]}**"
         lines.append(
-            f"| {i} | `{label}` | {' | '.join(values)} | {r.latency_ms['p50']:.1f} | {r.latency_ms['p95']:.1f} "
+            f"| {i} | `{label}` | {' | '.join(values)} | {vs[r.run_id] or '-'} | {r.latency_ms['p50']:.1f} "
+            f"| {r.latency_ms['p95']:.1f} "
             f"| {r.lake_version} |"
         )
     return "\n".join(lines)
