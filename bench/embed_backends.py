@@ -1,8 +1,9 @@
 """The embedding backends side by side, in one run: throughput, query latency, vectors, nDCG@10.
 
-For ``torch`` (sentence-transformers, fp32), ``onnx`` (the same graph on
-onnxruntime) and ``onnx-int8`` (int8 weights, dynamic per-channel
-quantization), all with the same model:
+For ``torch`` (sentence-transformers, fp32), ``onnx`` (the same graph,
+exported, on OpenVINO where installed, else onnxruntime) and ``onnx-int8``
+(int8 weights, dynamic per-channel quantization, on onnxruntime), all with
+the same model:
 
 1. sentences/s on the same 5,000 real chunk texts (the embed texts of the
    Cranfield and CoSQA eval lakes, seeded sample), measured slice by slice with
@@ -20,7 +21,8 @@ quantization), all with the same model:
    code (CoSQA functions), 100-token prose (Cranfield abstracts of 80-130
    word pieces), 256-token prose (abstracts the model's window truncates) and
    PDF chunks (kbflow's chunks of the ``bench/pdfpages`` PDFs, from ``../shared/datasets/pdfs``), each backend at
-   its own batch size (``--batch-sizes`` adds ONNX at others), rounds rotated,
+   its own batch size (``--batch-sizes`` adds ONNX at others), ``onnx`` on
+   both runtimes where OpenVINO runs it (``onnx [onnxruntime]``), rounds rotated,
    medians; then each one's useful model work in GFLOP/s (the FLOPs of the
    real tokens, padding not counted) as a share of this machine's fp32 matrix
    product (PyTorch, the model's widest product): how much an fp32 runtime
@@ -156,7 +158,11 @@ def by_length(datasets: str, backends: tuple[str, ...], args: argparse.Namespace
     raw = get_embedder(DEFAULT_MODEL, None, "torch").model
     runners = {"raw st.encode": lambda xs: raw.encode(xs, batch_size=32, show_progress_bar=False)}
     for b in backends:
-        runners[f"kbflow {b}"] = get_embedder(DEFAULT_MODEL, None, b, args.threads).embed
+        embedder = get_embedder(DEFAULT_MODEL, None, b, args.threads)
+        runtime = getattr(getattr(embedder, "_onnx", None), "runtime", None)
+        runners[f"kbflow {b}" + (f" [{runtime}]" if runtime == "openvino" else "")] = embedder.embed
+        if runtime == "openvino":  # the same graph on onnxruntime, side by side
+            runners[f"kbflow {b} [onnxruntime]"] = onnxruntime_embed(args.threads)
     for size in (int(x) for x in args.batch_sizes.split(",") if x):
         for b in backends:
             if b != "torch":
@@ -185,6 +191,15 @@ def by_length(datasets: str, backends: tuple[str, ...], args: argparse.Namespace
     ceiling(raw, buckets, speed, names, args.threads)
 
 
+def onnxruntime_embed(threads: int | None):
+    """The default model's fp32 ONNX export on onnxruntime (the ``onnx`` backend's runtime without OpenVINO)."""
+    from kbflow.embed.models import resolve_model
+    from kbflow.embed.onnx import OnnxEmbedder
+
+    base_id, target = resolve_model(DEFAULT_MODEL)
+    return OnnxEmbedder(base_id, target, quantized=False, threads=threads, runtime="onnxruntime").embed
+
+
 def ceiling(raw, buckets: dict[str, list[str]], speed: dict, names: list[str], threads: int | None) -> None:
     """Each runner's useful model work, GFLOP/s (median texts/s times the mean FLOPs of a text of the bucket),
     and its share of the fp32 matrix-product speed: how far an fp32 runtime could still go on this machine."""
@@ -210,33 +225,31 @@ def ceiling(raw, buckets: dict[str, list[str]], speed: dict, names: list[str], t
     per_token = {"products": h * h + 2 * h * ff, "attention": 3 * h * h + 2 * n * h}  # MatMul ops; Attention op
     total = sum(per_token.values())
     print(
-        f"\nwhere the default's time goes on {len(long)} texts of 256+ word pieces (onnxruntime's profile; of the "
-        f"model's FLOPs at {n} tokens the MatMul ops hold {per_token['products'] / total:.1%}, the Attention ops, "
-        f"their query/key/value product included, {per_token['attention'] / total:.1%}, the rest none)"
+        f"\nwhere the default's time goes on {len(long)} texts of 256+ word pieces (onnxruntime's profile of its "
+        f"graph; of the model's FLOPs at {n} tokens the MatMul ops hold {per_token['products'] / total:.1%}, the "
+        f"Attention ops, their query/key/value product included, {per_token['attention'] / total:.1%}, the rest none)"
     )
-    for op, share in op_split(default, long):
+    for op, share in op_split(default, long, threads):
         print(f"  {op:<28} {share:6.1%}")
 
 
-def op_split(embedder, texts: list[str], top: int = 6) -> list[tuple[str, float]]:
-    """The share of an ONNX backend's kernel time each operator type takes on ``texts`` (a profiled session on
-    the same export, options and batches as the backend's own)."""
+def op_split(embedder, texts: list[str], threads: int | None, top: int = 6) -> list[tuple[str, float]]:
+    """The share of an ONNX backend's kernel time each operator type takes on ``texts`` (a profiled onnxruntime
+    session on the same export, options and batches as the backend's own)."""
     import collections
     import json
 
     import onnxruntime as ort
 
-    onnx = embedder._onnx  # the backend's OnnxEmbedder: its export folder and tokenizing session
-    inner = onnx.session
+    onnx = embedder._onnx  # the backend's OnnxEmbedder: its export folder and tokenizer
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.enable_profiling = True
     options.profile_file_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), "kbflow-embed-profile")
-    threads = inner.session.get_session_options().intra_op_num_threads
     if threads:
         options.intra_op_num_threads = threads
     session = ort.InferenceSession(os.path.join(onnx.folder, "model.onnx"), options, providers=["CPUExecutionProvider"])
-    for feeds in inner.batches(sorted(texts, key=len), embedder.batch_size or BATCH_SIZE):
+    for feeds in onnx.tokens.batches(sorted(texts, key=len), embedder.batch_size or BATCH_SIZE):
         session.run(None, feeds)
     path = session.end_profiling()
     with open(path, encoding="utf-8") as fh:

@@ -11,6 +11,10 @@ ratio of wall times per backend; the target for the default backend: ingest
 <= 0.8 x raw torch encode (faster than the model it wraps).
 
     python bench/ingest_throughput.py [--corpus corpus.jsonl] [--limit N] [--backends torch,onnx]
+    python bench/ingest_throughput.py --backends onnx,onnx@onnxruntime    # onnx on each runtime
+
+A backend named ``onnx@RUNTIME`` runs with ``$KBFLOW_ONNX_RUNTIME=RUNTIME``
+(``openvino`` or ``onnxruntime``); a plain name with the variable unset.
 """
 
 from __future__ import annotations
@@ -45,6 +49,25 @@ def generated_corpus(path: str, n: int) -> None:
             fh.write(json.dumps({"_id": f"g{i}", "title": f"Doc {i}", "text": body}) + "\n")
 
 
+def backend_of(spec: str) -> str:
+    """``onnx@onnxruntime`` -> ``onnx``, with $KBFLOW_ONNX_RUNTIME set to the runtime (unset for a plain name)."""
+    from kbflow.embed.openvino import RUNTIME_ENV
+
+    backend, _, runtime = spec.partition("@")
+    if runtime:
+        os.environ[RUNTIME_ENV] = runtime
+    else:
+        os.environ.pop(RUNTIME_ENV, None)
+    return backend
+
+
+def runtime_of(backend: str) -> str:
+    from kbflow.embed.base import get_embedder
+
+    onnx = getattr(get_embedder(DEFAULT_MODEL, 32, backend), "_onnx", None)
+    return f" on {onnx.runtime}" if onnx is not None else ""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", default=SHARED if os.path.exists(SHARED) else None)
@@ -71,8 +94,9 @@ def main() -> None:
     from kbflow.pipeline import run_ingest
 
     backends = args.backends.split(",") if args.backends else list(BACKENDS)
-    for backend in backends:  # exports happen once per machine: outside the clock
-        get_embedder(DEFAULT_MODEL, 32, backend)
+    for spec in backends:  # exports (and OpenVINO's check) happen once per machine: outside the clock
+        get_embedder(DEFAULT_MODEL, 32, backend_of(spec))
+        get_embedder.cache_clear()
     model = get_embedder(DEFAULT_MODEL, 32, "torch").model
     results, texts, chunks, raw = {}, None, 0, []
 
@@ -81,14 +105,17 @@ def main() -> None:
         model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         raw.append(time.perf_counter() - t0)
 
-    for backend in backends:
-        lake = Lake(os.path.join(work, f"lake-{backend}"))
+    for spec in backends:
+        backend = backend_of(spec)
+        lake = Lake(os.path.join(work, f"lake-{spec}"))
         lake.register(Source("bench", "jsonl", corpus))
         settings = Settings.coerce(None, lake=lake.uri, model=DEFAULT_MODEL, backend=backend)
         get_embedder.cache_clear()  # the ingest loads its model, as a fresh process would
         t0 = time.perf_counter()
         summary = run_ingest(settings)
-        results[backend] = (time.perf_counter() - t0, all(c["passed"] for c in summary.checks))
+        seconds = time.perf_counter() - t0
+        label = spec if "@" in spec else spec + runtime_of(backend)
+        results[label] = (seconds, all(c["passed"] for c in summary.checks))
         assert summary.sources[0].status == "new", summary
         if texts is None:
             rows = lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH, S.CONTEXT, S.TEXT])
@@ -108,10 +135,10 @@ def main() -> None:
         f"raw SentenceTransformer.encode (torch), same texts: {raw_s:8.1f} s  {len(texts) / raw_s:7.1f} texts/s "
         f"(runs: {', '.join(f'{x:.1f}' for x in raw)} s)"
     )
-    for backend, (seconds, passed) in results.items():
-        mark = "  <- default" if backend == DEFAULT_BACKEND else ""
+    for spec, (seconds, passed) in results.items():
+        mark = "  <- default" if spec.split()[0] == DEFAULT_BACKEND else ""
         print(
-            f"kbflow ingest, backend {backend:<9}: {seconds:8.1f} s  {chunks / seconds:7.1f} chunks/s  "
+            f"kbflow ingest, backend {spec:<24}: {seconds:8.1f} s  {chunks / seconds:7.1f} chunks/s  "
             f"ratio to raw torch encode {seconds / raw_s:.3f}  checks {'passed' if passed else 'FAILED'}{mark}"
         )
     print(f"target: the default backend's ratio <= 0.8; peak RSS {rss:.0f} MiB")

@@ -228,25 +228,31 @@ def peer_bm25s(ids, texts, work, _model):
     return built, search
 
 
-def run_kbflow(dataset, backend: str, work: str, warm, args: argparse.Namespace) -> tuple:
-    """kbflow's row on ``backend``: the whole ingest timed (the model loaded and the warm-up corpus ingested
-    before the clock, as the peers' are), then the judged queries (and the profiled ingest, with ``--profile``)."""
+def run_kbflow(dataset, spec: str, work: str, warm, args: argparse.Namespace) -> tuple:
+    """kbflow's row on backend ``spec`` (``onnx@onnxruntime``: a backend on a runtime): the whole ingest timed
+    (the model loaded and the warm-up corpus ingested before the clock, as the peers' are), then the judged
+    queries (and the profiled ingest, with ``--profile``)."""
+    sys.path.insert(0, HERE)
+    from ingest_throughput import backend_of, runtime_of
+
+    backend = backend_of(spec)
+    get_embedder.cache_clear()
     settings = Settings.coerce({"backend": backend, "retrieval": {"log_queries": False}})
-    lake = os.path.join(work, f"kbflow-{backend}")
+    lake = os.path.join(work, f"kbflow-{spec}")
     config = config_for(settings, mode="hybrid")
     get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
-    prepare_lake(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{backend}")), config))
+    prepare_lake(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{spec}")), config))
     t0 = time.perf_counter()
     prepare_lake(dataset, settings_for(replace(settings, lake=lake), config))
     built = time.perf_counter() - t0
     runs, _ = evaluate_dataset(dataset, [config], settings, lake=lake, limit=args.queries, save=False)
     run = runs[0]
     embedded = Lake(lake).table(S.EMBEDDINGS).count_rows()
-    print(f"  kbflow ({backend}) done", file=sys.stderr)
+    print(f"  kbflow ({spec}) done", file=sys.stderr)
     if args.profile:
-        profile_ingest(dataset, settings, config, os.path.join(work, f"profile-{backend}"))
+        profile_ingest(dataset, settings, config, os.path.join(work, f"profile-{spec}"))
     return (
-        f"kbflow ({backend})",
+        f"kbflow ({spec if '@' in spec else spec + runtime_of(backend)})",
         built,
         run.latency_ms["p50"],
         run.latency_ms["p95"],
@@ -257,9 +263,9 @@ def run_kbflow(dataset, backend: str, work: str, warm, args: argparse.Namespace)
 
 def report(rows: list[tuple], pieces: dict[str, int], texts: list[str]) -> None:
     """The table, each kbflow backend against the hybrid peers, and the word pieces each side read."""
-    print(f"\n{'system':<18} {'index s':>8} {'texts':>7} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
+    print(f"\n{'system':<36} {'index s':>8} {'texts':>7} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
     for name, built, p50, p95, ndcg, embedded in rows:
-        print(f"{name:<18} {built:8.1f} {embedded:7d} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
+        print(f"{name:<36} {built:8.1f} {embedded:7d} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
     hybrid = [r for r in rows if r[0] in ("lancedb", "txtai")]
     if hybrid:
         fastest = min(hybrid, key=lambda r: r[2])
@@ -290,7 +296,11 @@ def main() -> None:
     ap.add_argument("dataset", help="a BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
     ap.add_argument("--queries", type=int, default=None, help="the first N judged queries (default: all)")
     ap.add_argument("--peers", default=",".join(PEERS))
-    ap.add_argument("--backends", default=None, help=f"kbflow backends to run (default: {DEFAULT_BACKEND},torch)")
+    ap.add_argument(
+        "--backends",
+        default=None,
+        help=f"kbflow backends to run, onnx@onnxruntime for one on a runtime (default: {DEFAULT_BACKEND},torch)",
+    )
     ap.add_argument(
         "--profile", action="store_true", help="then ingest once more per backend under cProfile: where the time goes"
     )
@@ -310,10 +320,10 @@ def main() -> None:
     pieces: dict[str, int] = {}
     try:
         backends = (args.backends or ",".join(dict.fromkeys([DEFAULT_BACKEND, "torch"]))).split(",")
-        for backend in backends:
-            rows.append(run_kbflow(dataset, backend, work, warm, args))
-            if backend == backends[0]:
-                pieces["kbflow"] = word_pieces(lake_texts(os.path.join(work, f"kbflow-{backend}")))
+        for spec in backends:
+            rows.append(run_kbflow(dataset, spec, work, warm, args))
+            if spec == backends[0]:
+                pieces["kbflow"] = word_pieces(lake_texts(os.path.join(work, f"kbflow-{spec}")))
         model, model_path = st_model()
         for name in args.peers.split(","):
             build = {"lancedb": peer_lancedb, "txtai": peer_txtai, "bm25s": peer_bm25s}[name]

@@ -9,6 +9,7 @@ import pytest
 
 from kbflow.config import DEFAULT_MODEL, Settings
 from kbflow.embed.base import get_embedder, model_id_of
+from kbflow.embed.models import resolve_model
 from kbflow.embed.sentence_transformers import resolve_id, split_space
 from kbflow.errors import ConfigError, EmbedError
 
@@ -74,25 +75,90 @@ def test_onnx_gives_torchs_vectors_and_int8_stays_close_under_its_own_id(embedde
 def test_onnx_batches_texts_by_their_tokens_not_their_characters(embedders):
     """Code packs several characters into a token: batches are cut from texts sorted by token count, each padded
     only to its own longest text, and a text's vector does not depend on the batch it ran in."""
-    session = embedders["onnx"]._onnx.session
+    onnx = embedders["onnx"]._onnx
     texts = [
         "x = {k: v for k, v in d.items() if v}",  # short in characters, long in tokens
         "a plain sentence of words that is longer in characters than the code above it",
         "ok",
         "def f(a, b): return [(i, j) for i in a for j in b if i != j and (i, j) not in seen]",
     ]
-    tokens = [len(e.ids) for e in session.tokenizer.encode_batch(texts)]
+    tokens = [len(e.ids) for e in onnx.tokens.tokenizer.encode_batch(texts)]
     widths = []
-    run = session.session.run
+    run = onnx.run
     try:
-        session.session.run = lambda names, feeds: widths.append(feeds["input_ids"].shape) or run(names, feeds)
-        together = session.embed(texts, 2)
+        onnx.run = lambda feeds: widths.append(feeds["input_ids"].shape) or run(feeds)
+        together = onnx.embed(texts, 2)
     finally:
-        session.session.run = run
+        onnx.run = run
     by_tokens = sorted(tokens)
     assert [w for _, w in widths] == [by_tokens[1], by_tokens[3]]  # each pair padded to its longer text only
-    alone = np.stack([session.embed([t], 1)[0] for t in texts])
+    alone = np.stack([onnx.embed([t], 1)[0] for t in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_fp32_onnx_runs_on_openvino_with_onnxruntimes_vectors(embedders, monkeypatch):
+    pytest.importorskip("openvino")
+    from kbflow.embed.onnx import OnnxEmbedder
+    from kbflow.embed.openvino import RUNTIME_ENV
+
+    onnx = embedders["onnx"]._onnx
+    assert onnx.runtime == "openvino"  # the default where the package is installed (a core dependency)
+    assert [n for n in os.listdir(onnx.folder) if n.startswith("openvino-")]  # its check passed, once
+    monkeypatch.setenv(RUNTIME_ENV, "onnxruntime")
+    base_id, target = resolve_model(DEFAULT_MODEL)
+    ort = OnnxEmbedder(base_id, target, quantized=False, threads=None)
+    assert ort.runtime == "onnxruntime" and ort.folder == onnx.folder
+    a, b = onnx.embed(TEXTS), ort.embed(TEXTS)
+    assert np.sum(a * b, axis=1).min() >= 0.9999
+    assert embedders["onnx-int8"]._onnx.runtime == "onnxruntime"  # int8 kernels are onnxruntime's
+    # queries from several threads at once (a server's): each thread has its own infer request
+    from concurrent.futures import ThreadPoolExecutor
+
+    serial = np.stack([embedders["onnx"].embed_query(t) for t in TEXTS * 4])
+    with ThreadPoolExecutor(4) as pool:
+        together = np.stack(list(pool.map(embedders["onnx"].embed_query, TEXTS * 4)))
+    assert np.allclose(serial, together, atol=1e-5)
+    monkeypatch.setenv(RUNTIME_ENV, "tensorrt")
+    with pytest.raises(ConfigError, match="KBFLOW_ONNX_RUNTIME='tensorrt' is not a runtime"):
+        OnnxEmbedder(base_id, target, quantized=False, threads=None)
+    with pytest.raises(ConfigError, match="onnx-int8 runs on onnxruntime only"):
+        OnnxEmbedder(base_id, target, quantized=True, threads=None, runtime="openvino")
+
+
+def test_openvino_that_fails_falls_back_to_onnxruntime_unless_asked_for(embedders, monkeypatch, caplog):
+    pytest.importorskip("openvino")
+    from kbflow.embed import openvino
+    from kbflow.embed.onnx import OnnxEmbedder
+
+    base_id, target = resolve_model(DEFAULT_MODEL)
+
+    class Broken:
+        def __init__(self, folder, threads):
+            raise EmbedError(f"OpenVINO cannot compile {folder}/model.onnx (RuntimeError: no CPU plugin)")
+
+    monkeypatch.setattr(openvino, "OpenVinoRunner", Broken)
+    with caplog.at_level("WARNING"):
+        fallback = OnnxEmbedder(base_id, target, quantized=False, threads=None, runtime="auto")
+    assert fallback.runtime == "onnxruntime" and fallback.embed(TEXTS[:2]).shape == (2, 384)
+    assert "no CPU plugin" in caplog.text and "on onnxruntime instead" in caplog.text
+    with pytest.raises(EmbedError, match="no CPU plugin"):
+        OnnxEmbedder(base_id, target, quantized=False, threads=None, runtime="openvino")
+
+
+def test_openvinos_check_refuses_other_vectors_and_remembers_a_pass(tmp_path):
+    from kbflow.embed.openvino import checked
+
+    class Runner:
+        version = "0.test"
+
+    same = np.eye(3, dtype=np.float32)
+    with pytest.raises(EmbedError, match="does not reproduce onnxruntime's vectors"):
+        checked(str(tmp_path), Runner(), lambda r: same, lambda: np.roll(same, 1, axis=0))
+    assert not list(tmp_path.iterdir())
+    checked(str(tmp_path), Runner(), lambda r: same, lambda: same)
+    assert (tmp_path / "openvino-0.test.checked").exists()
+    # a passed check is not run again
+    checked(str(tmp_path), Runner(), lambda r: 1 / 0, lambda: 1 / 0)
 
 
 def test_the_export_is_cached_and_checked(embedders):
@@ -222,3 +288,12 @@ def test_a_graph_the_optimizer_cannot_fuse_runs_unfused(monkeypatch, tmp_path, c
     caplog.clear()
     assert konnx._fuse(bert("t5"), str(tmp_path / "model.onnx")) is None  # not a BERT-style encoder: not tried
     assert caplog.text == ""
+
+
+def test_an_openvino_batch_that_fails_names_the_way_out(embedders):
+    pytest.importorskip("openvino")
+    onnx = embedders["onnx"]._onnx
+    runner = onnx.run.__self__  # the OpenVinoRunner of the default backend
+    bad = {"input_ids": np.zeros((2, 5, 3), dtype=np.int64)}  # no graph takes this
+    with pytest.raises(EmbedError, match="KBFLOW_ONNX_RUNTIME=onnxruntime"):
+        runner.run(bad)

@@ -23,7 +23,9 @@ vectors fell to 0.9946 mean cosine to torch's and CoSQA's dense nDCG@10 by
 
 After the export a search or an ingest needs neither torch nor the
 transformers model: the tokenizer runs from its ``tokenizer.json`` with the
-``tokenizers`` library and the graph in one onnxruntime session.
+``tokenizers`` library, and the graph in one OpenVINO compiled model (fp32,
+where installed and checked: :mod:`kbflow.embed.openvino`) or one onnxruntime
+session (int8 always).
 
 Vector spaces: fp32 ONNX vectors equal PyTorch's (mean cosine 1.00000 on
 2,000 real chunks, ``python bench/embed_backends.py``; every export is checked
@@ -45,7 +47,7 @@ import shutil
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -54,7 +56,7 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.config import SPACES
 from kbflow.embed.smoothing import ALPHA, CALIBRATION_TEXTS, narrows, smooth_model
-from kbflow.errors import EmbedError
+from kbflow.errors import ConfigError, EmbedError, MissingDependencyError
 
 __all__ = ["BATCH_SIZE", "EXPORT_REVISION", "QUANTIZED_OPS", "OnnxEmbedder", "cache_root", "export"]
 
@@ -373,6 +375,21 @@ class _Feeds:
         for i in range(0, len(encodings), batch_size):
             yield self._feeds(encodings[i : i + batch_size])
 
+    def embed_with(
+        self, run: Callable[[dict[str, np.ndarray]], np.ndarray], texts: Sequence[str], batch_size: int
+    ) -> np.ndarray:
+        """Unit vectors of ``texts``, each batch's feeds given to ``run`` (a runtime's forward pass): tokenized
+        once, sorted by their number of tokens (not characters: code packs two to five characters into a
+        token), so a batch holds texts of one length and little padding."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        for i in range(0, len(order), batch_size):
+            idx = order[i : i + batch_size]
+            out[idx] = run(self._feeds([encodings[j] for j in idx]))
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
 
 class _Session(_Feeds):
     """One exported folder: its tokenizer and an onnxruntime session."""
@@ -391,28 +408,57 @@ class _Session(_Feeds):
             os.path.join(folder, "model.onnx"), options, providers=["CPUExecutionProvider"]
         )
 
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        return self.session.run(None, feeds)[0]
+
     def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        """Unit vectors of ``texts``: tokenized once, sorted by their number of tokens (not characters: code
-        packs two to five characters into a token), so a batch holds texts of one length and little padding."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
-        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
-        for i in range(0, len(order), batch_size):
-            idx = order[i : i + batch_size]
-            out[idx] = self.session.run(None, self._feeds([encodings[j] for j in idx]))[0]
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1.0, norms)
+        return self.embed_with(self.run, texts, batch_size)
 
 
 class OnnxEmbedder:
-    """A model's cached ONNX export (exported on first use) in one onnxruntime session."""
+    """A model's cached ONNX export (exported on first use), run by OpenVINO (fp32, where installed and
+    checked: :mod:`kbflow.embed.openvino`) or by onnxruntime. ``runtime``: ``auto``, ``openvino`` or
+    ``onnxruntime`` (``None``: ``$KBFLOW_ONNX_RUNTIME``, else ``auto``); :attr:`runtime` says which runs it."""
 
-    def __init__(self, model_id: str, target: str, quantized: bool, threads: int | None) -> None:
+    def __init__(
+        self, model_id: str, target: str, quantized: bool, threads: int | None, runtime: str | None = None
+    ) -> None:
+        from kbflow.embed.openvino import runtime_choice
+
+        choice = runtime_choice(runtime)
+        if quantized and choice == "openvino":
+            raise ConfigError("onnx-int8 runs on onnxruntime only (its graph is quantized for its int8 kernels)")
         self.folder = export(model_id, target, quantized)
-        self.session = _Session(self.folder, threads)
-        self.dim = self.session.dim
+        self.tokens = _Feeds(self.folder)
+        self.dim = self.tokens.dim
+        self.runtime = "onnxruntime"
+        run = None if quantized or choice == "onnxruntime" else self._openvino(threads, choice)
+        self.run = run or _Session(self.folder, threads).run
+
+    def _openvino(self, threads: int | None, choice: str) -> Callable[[dict[str, np.ndarray]], np.ndarray] | None:
+        """OpenVINO's forward pass, checked against onnxruntime's once per export; ``None`` (auto) where it
+        is not installed or fails, which the log says."""
+        from kbflow.embed import openvino as ov
+
+        if choice == "auto" and not ov.available():
+            return None
+        try:
+            runner = ov.OpenVinoRunner(self.folder, threads)
+            ov.checked(
+                self.folder,
+                runner,
+                lambda r: self.tokens.embed_with(r.run, _PROBES, BATCH_SIZE),
+                lambda: _Session(self.folder, threads=1).embed(_PROBES, BATCH_SIZE),
+            )
+        except (EmbedError, MissingDependencyError) as exc:
+            if choice == "openvino":
+                raise
+            log.warning("%s; running the ONNX graph on onnxruntime instead (the same vectors)", exc)
+            return None
+        self.runtime = "openvino"
+        return runner.run
 
     def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self.session.embed(list(texts), batch_size or BATCH_SIZE)
+        return self.tokens.embed_with(self.run, list(texts), batch_size or BATCH_SIZE)

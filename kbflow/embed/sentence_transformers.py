@@ -1,7 +1,8 @@
 """sentence-transformers models: the offline default, a local path, or a hub id, on a chosen backend.
 
 Backends (:data:`kbflow.config.BACKENDS`): ``torch`` (sentence-transformers itself), ``onnx``
-(the same graph on onnxruntime, identical vectors) and ``onnx-int8`` (weights
+(the same graph exported, run by OpenVINO or onnxruntime, identical vectors:
+:mod:`kbflow.embed.openvino`) and ``onnx-int8`` (weights
 quantized to int8: faster, vectors moved a little, stored under their own
 ``model_id``; :mod:`kbflow.embed.onnx`).
 """
