@@ -23,7 +23,7 @@ def _configs(settings, sweep_file: str | None, mode: str, overrides: dict) -> li
 
 
 def _compare(settings, dataset, compare, metric: str, top_n: int, as_json: bool) -> None:
-    """``--compare``: where one stored run wins and loses against the other, per query."""
+    """``--compare``: whether two stored runs differ (a paired test), then where one wins and loses, per query."""
     from kbflow.errors import DatasetError
     from kbflow.evaluate.paired import paired_runs
     from kbflow.evaluate.runs import compare as compare_runs
