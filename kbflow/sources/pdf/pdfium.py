@@ -127,18 +127,28 @@ def _chars(page: Any, textpage: Any) -> tuple[list[dict[str, Any]], float, float
     to_display, width, height = display_transform(page)
     rotation = page.get_rotation() % 360
     raw = textpage.raw
+    # the raw calls, one rectangle re-used: pypdfium2's get_charbox allocates one per character
+    unicode, angle, loose_box = (
+        pdfium_c.FPDFText_GetUnicode,
+        pdfium_c.FPDFText_GetCharAngle,
+        pdfium_c.FPDFText_GetLooseCharBox,
+    )
+    rect = pdfium_c.FS_RECTF()
     out: list[dict[str, Any]] = []
     for i in range(textpage.count_chars()):
-        code = pdfium_c.FPDFText_GetUnicode(raw, i)
+        code = unicode(raw, i)
         if code in (0, 0xFFFE, 0xFFFF):
             continue
         text = chr(code)
         if text.isspace():
             out.append({"text": " "})
             continue
-        if not _upright(pdfium_c.FPDFText_GetCharAngle(raw, i), rotation):
+        turn = angle(raw, i)
+        if (turn or rotation) and not _upright(turn, rotation):  # most characters: 0 on an unrotated page
             continue
-        x0, y0, x1, y1 = to_display(*textpage.get_charbox(i, loose=True))
+        if not loose_box(raw, i, rect):
+            raise SourceError(f"pdfium could not give the box of character {i}")
+        x0, y0, x1, y1 = to_display(rect.left, rect.bottom, rect.right, rect.top)
         if x1 <= x0 and y1 <= y0:
             continue
         out.append({"text": text, "x0": x0, "x1": x1, "top": y0, "bottom": y1, "size": y1 - y0})
