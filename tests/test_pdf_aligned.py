@@ -181,3 +181,32 @@ def test_a_grid_of_figures_without_labels_stays_prose():
     names = ("Revenue", "Cost of sales", "Gross profit", "Selling expenses", "Interest", "Net income")
     labelled = grid + [word(name, 52, 100 + 13 * i) for i, name in enumerate(names)]
     assert len(aligned_tables(_raw_lines(labelled), 612)) == 1
+
+
+def test_words_go_to_the_cells_their_centers_are_in_as_a_scan_of_every_word_would_put_them():
+    """The row-by-row matching (a table's words narrowed to each row's band first) puts every word where a
+    check of every word against every cell does, edges and empty cells included."""
+    import random
+
+    from kbflow.sources.pdf.aligned import _filled_rows
+    from kbflow.sources.pdf.layout import _cell_text, _center_in, _row_cells
+
+    rng = random.Random(11)
+    for _ in range(40):
+        words = []
+        for i in range(rng.randint(0, 60)):
+            x, y = rng.choice([rng.uniform(0, 100), 50.0]), rng.choice([rng.uniform(0, 100), 40.0])
+            words.append({"text": f"w{i}", "x0": x - 2, "x1": x + 2, "top": y - 3, "bottom": y + 3})
+        rows = []
+        for top in (0.0, 40.0, 70.0):  # rows sharing an edge at y=40 (a word centred there is in both)
+            bottom = {0.0: 40.0, 40.0: 70.0, 70.0: 100.0}[top]
+            cells = [[0.0, top, 50.0, bottom], [50.0, top, 100.0, bottom], None]
+            rng.shuffle(cells)
+            rows.append({"cells": cells, "bbox": [0.0, top, 100.0, bottom]})
+        centers = [((w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2, w) for w in words]
+        for row in rows:
+            brute = [_cell_text([w for w in words if _center_in(w, c)]) if c is not None else "" for c in row["cells"]]
+            assert _row_cells(row["cells"], centers) == brute
+        table = {"bbox": [0.0, 0.0, 100.0, 100.0], "rows": rows}
+        filled = [sum(1 for c in row["cells"] if c and any(_center_in(w, c) for w in words)) >= 2 for row in rows]
+        assert _filled_rows(table, words) == sum(filled)
