@@ -111,13 +111,21 @@ def test_fp32_onnx_runs_on_openvino_with_onnxruntimes_vectors(embedders, monkeyp
     a, b = onnx.embed(TEXTS), ort.embed(TEXTS)
     assert np.sum(a * b, axis=1).min() >= 0.9999
     assert embedders["onnx-int8"]._onnx.runtime == "onnxruntime"  # int8 kernels are onnxruntime's
+    # a search's query runs on onnxruntime (OpenVINO's threads wake slower between searches), a batch on OpenVINO
+    from kbflow.embed.onnx import QUERY_TEXTS
+
+    assert onnx._run_for(QUERY_TEXTS) != onnx.run and onnx._run_for(QUERY_TEXTS + 1) == onnx.run
+    assert ort._run_for(1) == ort.run  # without OpenVINO there is one runtime
     # queries from several threads at once (a server's): each thread has its own infer request
     from concurrent.futures import ThreadPoolExecutor
 
-    serial = np.stack([embedders["onnx"].embed_query(t) for t in TEXTS * 4])
+    batches = [TEXTS[i : i + 3] for i in range(len(TEXTS))] * 4  # 3 texts: OpenVINO's infer requests
+    serial = [onnx.embed(b) for b in batches]
     with ThreadPoolExecutor(4) as pool:
-        together = np.stack(list(pool.map(embedders["onnx"].embed_query, TEXTS * 4)))
-    assert np.allclose(serial, together, atol=1e-5)
+        together = list(pool.map(onnx.embed, batches))
+    assert all(np.allclose(a, b, atol=1e-5) for a, b in zip(serial, together))
+    queries = np.stack([embedders["onnx"].embed_query(t) for t in TEXTS])
+    assert np.sum(queries * onnx.embed(TEXTS), axis=1).min() >= 0.9999  # either runtime: the same vectors
     monkeypatch.setenv(RUNTIME_ENV, "tensorrt")
     with pytest.raises(ConfigError, match="KBFLOW_ONNX_RUNTIME='tensorrt' is not a runtime"):
         OnnxEmbedder(base_id, target, quantized=False, threads=None)

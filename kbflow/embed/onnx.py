@@ -71,6 +71,11 @@ QUANTIZED_OPS = ("MatMul", "Attention")
 #: texts per forward pass when the caller sets none: small batches of texts sorted by token count run faster on a CPU
 #: than 32 (less padding, activations that stay in cache; ``python bench/embed_backends.py --batch-sizes``)
 BATCH_SIZE = 8
+#: calls of this many texts or fewer (a search's query) run on onnxruntime even where OpenVINO runs the batches:
+#: between searches OpenVINO's threads wake slower (the query's embedding 7.1 ms against 5.6 on onnxruntime in
+#: ``python bench/query_latency.py --sizes 10000``, with and without ``KBFLOW_ONNX_RUNTIME=onnxruntime``), while
+#: on a batch it is the faster (``bench/embed_backends.py``)
+QUERY_TEXTS = 2
 #: ``config.model_type`` values whose layers onnxruntime's BERT optimizer fuses
 _FUSABLE = ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "camembert")
 #: an fp32 export must give vectors this close to PyTorch's (mean cosine on the probe texts) to be used
@@ -432,8 +437,21 @@ class OnnxEmbedder:
         self.tokens = _Feeds(self.folder)
         self.dim = self.tokens.dim
         self.runtime = "onnxruntime"
+        self.threads = threads
         run = None if quantized or choice == "onnxruntime" else self._openvino(threads, choice)
         self.run = run or _Session(self.folder, threads).run
+        self._queries: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    def _run_for(self, texts: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+        """The forward pass for ``texts`` texts: a search's query or two on onnxruntime where OpenVINO runs the
+        batches (its threads wake slower between searches, :data:`QUERY_TEXTS`), the same vectors either way."""
+        if self.runtime != "openvino" or texts > QUERY_TEXTS:
+            return self.run
+        with self._lock:
+            if self._queries is None:
+                self._queries = _Session(self.folder, self.threads).run
+        return self._queries
 
     def _openvino(self, threads: int | None, choice: str) -> Callable[[dict[str, np.ndarray]], np.ndarray] | None:
         """OpenVINO's forward pass, checked against onnxruntime's once per export; ``None`` (auto) where it
@@ -461,4 +479,4 @@ class OnnxEmbedder:
     def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         if not len(texts):
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self.tokens.embed_with(self.run, list(texts), batch_size or BATCH_SIZE)
+        return self.tokens.embed_with(self._run_for(len(texts)), list(texts), batch_size or BATCH_SIZE)
