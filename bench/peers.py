@@ -49,6 +49,7 @@ from dataclasses import replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.append(HERE)  # the other bench scripts (ingest_throughput's backend specs), after every package
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LANCE_LOG", "error")  # LanceDB's hybrid query warns on stderr per query otherwise
 
@@ -232,7 +233,6 @@ def run_kbflow(dataset, spec: str, work: str, warm, args: argparse.Namespace) ->
     """kbflow's row on backend ``spec`` (``onnx@onnxruntime``: a backend on a runtime): the whole ingest timed
     (the model loaded and the warm-up corpus ingested before the clock, as the peers' are), then the judged
     queries (and the profiled ingest, with ``--profile``)."""
-    sys.path.insert(0, HERE)
     from ingest_throughput import backend_of, runtime_of
 
     backend = backend_of(spec)

@@ -3,13 +3,15 @@
 OpenVINO reads the exported graph as it is (its ONNX front end knows
 onnxruntime's fused BERT operators) and compiles it for the CPU in fp32. On
 this project's 2-core x86 machine it ran all-MiniLM-L6-v2 about 1.2x faster
-than onnxruntime on every text length, batch or single query, with vectors
-equal to six decimals (``python bench/embed_backends.py --only-lengths``
-measures both runtimes side by side). So the ``onnx`` backend runs on
+than onnxruntime on every text length, with vectors equal to six decimals
+(``python bench/embed_backends.py --only-lengths`` measures both runtimes
+side by side). So the ``onnx`` backend runs on
 OpenVINO where the package is installed (a core dependency), and on
 onnxruntime where it is not; the vectors, and so the lake's ``model_id``,
 are the same either way. ``onnx-int8`` stays on onnxruntime, whose int8
-kernels its graph was quantized for.
+kernels its graph was quantized for. A search's query or two still runs on
+onnxruntime (:data:`kbflow.embed.onnx.QUERY_TEXTS`): between searches
+OpenVINO's threads wake slower.
 
 ``KBFLOW_ONNX_RUNTIME`` picks the runtime: ``auto`` (the default: OpenVINO
 where it loads and passes its check, else onnxruntime), ``openvino`` (an
@@ -24,7 +26,6 @@ falls back to onnxruntime and logs why).
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable
@@ -37,8 +38,6 @@ from kbflow._lazy import require
 from kbflow.errors import ConfigError, EmbedError
 
 __all__ = ["MIN_COSINE", "RUNTIME_ENV", "RUNTIMES", "OpenVinoRunner", "runtime_choice"]
-
-log = logging.getLogger(__name__)
 
 #: the environment variable that picks the runtime of the fp32 ``onnx`` backend
 RUNTIME_ENV = "KBFLOW_ONNX_RUNTIME"

@@ -180,12 +180,9 @@ def paired_runs(a, b, metric: str = "ndcg@10", rounds: int = ROUNDS, seed: int =
         The runs are of different datasets or splits, were scored on different
         queries, or ``metric`` is not one ``kbflow eval`` reports (or stored).
     """
-    from kbflow.evaluate.metrics import METRICS
+    from kbflow.evaluate.runs import comparable
 
-    if metric not in METRICS:
-        raise DatasetError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
-    if a.dataset != b.dataset or a.split != b.split:
-        raise DatasetError(f"runs {a.run_id} and {b.run_id} are on different datasets ({a.dataset}, {b.dataset})")
+    comparable(a, b, metric)
     scores = []
     for run in (a, b):
         got = {q: s.get(metric) for q, s in run.per_query.items()}

@@ -21,7 +21,7 @@ from kbflow.errors import DatasetError
 from kbflow.evaluate.metrics import METRICS
 from kbflow.lake.lake import Lake, now
 
-__all__ = ["EvalRun", "QueryDelta", "compare", "compare_runs", "config_key", "load_runs", "save_runs"]
+__all__ = ["EvalRun", "QueryDelta", "comparable", "compare", "compare_runs", "config_key", "load_runs", "save_runs"]
 
 
 def config_key(config: Mapping[str, Any]) -> str:
@@ -161,6 +161,15 @@ class QueryDelta:
         return self.a - self.b
 
 
+def comparable(a: EvalRun, b: EvalRun, metric: str) -> None:
+    """Raise :class:`DatasetError` unless ``a`` and ``b`` are runs of one dataset and split and ``metric`` is
+    one ``kbflow eval`` reports (what :func:`compare` and :func:`kbflow.evaluate.paired.paired_runs` need)."""
+    if metric not in METRICS:
+        raise DatasetError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+    if a.dataset != b.dataset or a.split != b.split:
+        raise DatasetError(f"runs {a.run_id} and {b.run_id} are on different datasets ({a.dataset}, {b.dataset})")
+
+
 def compare(
     a: EvalRun,
     b: EvalRun,
@@ -174,10 +183,7 @@ def compare(
     ``queries`` and ``qrels`` (from the dataset) add the query text and the
     relevant documents to each row.
     """
-    if metric not in METRICS:
-        raise DatasetError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
-    if a.dataset != b.dataset or a.split != b.split:
-        raise DatasetError(f"runs {a.run_id} and {b.run_id} are on different datasets ({a.dataset}, {b.dataset})")
+    comparable(a, b, metric)
     queries = queries or {}
     qrels = qrels or {}
     rows = [

@@ -253,19 +253,10 @@ def with_aligned_tables(
 
 def _filled_rows(table: dict[str, Any], words: Sequence[Word]) -> int:
     """Rows of a ruled table with words in two cells or more."""
-    inside = [w for w in words if _center(w, table["bbox"])]
-    centers = [((w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2) for w in inside]
-    filled = 0
-    for row in table["rows"]:
-        cells = [c for c in row["cells"] if c is not None]
-        if len(cells) < 2:
-            continue
-        # the words of the row's band only: a statement's 60 rows x 6 cells x every word was a page's slowest step
-        top, bottom = min(c[1] for c in cells), max(c[3] for c in cells)
-        band = [(x, y) for x, y in centers if top <= y <= bottom]
-        if sum(1 for c in cells if any(c[0] <= x <= c[2] and c[1] <= y <= c[3] for x, y in band)) >= 2:
-            filled += 1
-    return filled
+    from kbflow.sources.pdf.layout import cell_words, word_centers
+
+    centers = word_centers([w for w in words if _center(w, table["bbox"])])
+    return sum(1 for row in table["rows"] if sum(1 for ws in cell_words(row["cells"], centers) if ws) >= 2)
 
 
 def _center(w: Word, box: Sequence[float]) -> bool:

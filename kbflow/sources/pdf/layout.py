@@ -114,19 +114,27 @@ def _center_in(w: dict[str, Any], box: list[float] | tuple[float, ...]) -> bool:
     return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
-def _row_cells(cells: list[Any], centers: list[tuple[float, float, dict[str, Any]]]) -> list[str]:
-    """Each cell's text: the words whose center is in the cell (``None``: an empty cell). The words are first
-    narrowed to the row's band, so a table of R rows, C columns and W words costs R x W + C x (words in a row),
-    not R x C x W (statements of 60 rows and 6 columns made that a page's slowest step)."""
+def word_centers(words: list[dict[str, Any]]) -> list[tuple[float, float, dict[str, Any]]]:
+    """``(x, y, word)`` of each word's center, as :func:`_center_in` computes it."""
+    return [((w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2, w) for w in words]
+
+
+def cell_words(cells: list[Any], centers: list[tuple[float, float, dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """The words of each cell of one table row: those whose center is in the cell (``None``: an empty cell).
+    The words are first narrowed to the row's band, so a table of R rows, C columns and W words costs
+    R x W + C x (words in a row), not R x C x W (statements of 60 rows and 6 columns made that a page's
+    slowest step)."""
     present = [c for c in cells if c is not None]
     if not present:
-        return ["" for _ in cells]
+        return [[] for _ in cells]
     top, bottom = min(c[1] for c in present), max(c[3] for c in present)
     band = [(x, y, w) for x, y, w in centers if top <= y <= bottom]
-    return [
-        _cell_text([w for x, y, w in band if c[0] <= x <= c[2] and c[1] <= y <= c[3]]) if c is not None else ""
-        for c in cells
-    ]
+    return [[w for x, y, w in band if c[0] <= x <= c[2] and c[1] <= y <= c[3]] if c is not None else [] for c in cells]
+
+
+def _row_cells(cells: list[Any], centers: list[tuple[float, float, dict[str, Any]]]) -> list[str]:
+    """Each cell's text (``""`` for an empty cell)."""
+    return [_cell_text(words) if c is not None else "" for c, words in zip(cells, cell_words(cells, centers))]
 
 
 def _cell_text(words: list[dict[str, Any]]) -> str:
@@ -146,7 +154,7 @@ def split_tables(
     out: list[TableText] = []
     for table in sorted(tables, key=lambda t: (round(t["bbox"][1], 1), round(t["bbox"][0], 1))):
         inside = [w for w in prose if _center_in(w, table["bbox"])]
-        centers = [((w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2, w) for w in inside]
+        centers = word_centers(inside)
         rows: list[list[str]] = []
         boxes: list[list[float]] = []
         for row in table["rows"]:
