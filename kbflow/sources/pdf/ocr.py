@@ -65,8 +65,9 @@ def needs_ocr(words: list[dict[str, Any]]) -> bool:
     text = "".join(w["text"] for w in words)
     if not text.strip():
         return True
-    letters = sum(ch.isalnum() for ch in text)
-    junk = sum(ch == "\ufffd" or unicodedata.category(ch) in ("Co", "Cc", "Cn") for ch in text)
+    counts = collections.Counter(text)  # each distinct character judged once: a page has thousands, of a hundred kinds
+    letters = sum(n for ch, n in counts.items() if ch.isalnum())
+    junk = sum(n for ch, n in counts.items() if ch == "\ufffd" or unicodedata.category(ch) in ("Co", "Cc", "Cn"))
     return letters < len(text) / 3 or junk > len(text) / 5
 
 

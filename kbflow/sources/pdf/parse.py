@@ -152,20 +152,31 @@ def _document(path: str) -> Document:
     return pdf
 
 
-def _parse_task(path: str, numbers: list[int], ocr: bool = True) -> list[tuple[int, dict[str, Any] | None, str | None]]:
-    """``(page number, parsed page or None, error or None)`` for pages ``numbers`` (1-based) of ``path``."""
-    out: list[tuple[int, dict[str, Any] | None, str | None]] = []
+#: one parsed page as the workers hand it over: (page number, the page as JSON or None, error or None, the keys
+#: of its edge lines, for the header/footer decision)
+Parsed = tuple[int, str | None, str | None, list[str]]
+
+
+def _encoded(number: int, raw: dict[str, Any]) -> Parsed:
+    """A parsed page as JSON (spilled as it is) with its edge lines' keys, both made where it was parsed."""
+    prose, _ = split_tables(raw["words"], raw["tables"])
+    return number, json.dumps(raw), None, _edge_keys(_raw_lines(prose), raw["height"])
+
+
+def _parse_task(path: str, numbers: list[int], ocr: bool = True, tables: bool = True) -> list[Parsed]:
+    """Pages ``numbers`` (1-based) of ``path``, each parsed (:func:`_encoded`) or with the reason it failed."""
+    out: list[Parsed] = []
     try:
         pdf = _document(path)
     except (SourceError, OSError) as exc:
-        return [(n, None, str(exc)) for n in numbers]
+        return [(n, None, str(exc), []) for n in numbers]
     for n in numbers:
         try:
-            out.append((n, parse_page(pdf, n, ocr=ocr), None))
+            out.append(_encoded(n, parse_page(pdf, n, tables=tables, ocr=ocr)))
         except SourceError as exc:  # says what and why already (an OCR engine missing or failing)
-            out.append((n, None, str(exc).removeprefix(f"{path}: ").removeprefix(f"p.{n}: ")))
+            out.append((n, None, str(exc).removeprefix(f"{path}: ").removeprefix(f"p.{n}: "), []))
         except Exception as exc:
-            out.append((n, None, " ".join(f"{type(exc).__name__}: {exc}".split())[:300]))
+            out.append((n, None, " ".join(f"{type(exc).__name__}: {exc}".split())[:300], []))
     return out
 
 
@@ -182,18 +193,24 @@ class _Worker:
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
 
-    def send(self, path: str, numbers: list[int], ocr: bool = True) -> None:
+    def send(self, path: str, numbers: list[int], ocr: bool = True, tables: bool = True) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"path": path, "pages": numbers, "ocr": ocr}) + "\n")
+        self.proc.stdin.write(json.dumps({"path": path, "pages": numbers, "ocr": ocr, "tables": tables}) + "\n")
         self.proc.stdin.flush()
 
-    def receive(self, numbers: list[int]) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+    def receive(self, numbers: list[int]) -> list[Parsed]:
+        """The task's pages, one line each (:func:`~kbflow.sources.pdf.worker.main`)."""
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:  # the worker died (killed, out of memory): its pages are reported, the others go on
-            code = self.proc.poll()
-            return [(n, None, f"the PDF worker process died (exit status {code})") for n in numbers]
-        return [tuple(r) for r in json.loads(line)]  # type: ignore[misc]  # the worker's (page, parsed, error) triples
+        out: list[Parsed] = []
+        for n in numbers:
+            line = self.proc.stdout.readline()
+            if not line:  # the worker died (killed, out of memory): its pages are reported, the others go on
+                out.append((n, None, f"the PDF worker process died (exit status {self.proc.poll()})", []))
+                continue
+            head, _, body = line.rstrip("\n").partition("\t")
+            number, error, edges = json.loads(head)
+            out.append((number, body or None, error, edges))
+        return out
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -226,15 +243,15 @@ def _stop_pool() -> None:
 
 
 def parse_document(
-    path: str, pages: int, workers: int | None = None, ocr: bool = True
-) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    path: str, pages: int, workers: int | None = None, ocr: bool = True, tables: bool = True
+) -> Iterator[Parsed]:
     """Every page of ``path`` in order, as :func:`_parse_task` gives it, parsed by ``workers`` processes."""
     workers = pdf_workers() if workers is None else workers
     tasks = [list(range(i, min(i + PAGES_PER_TASK, pages + 1))) for i in range(1, pages + 1, PAGES_PER_TASK)]
     if workers <= 1 or pages < POOL_MIN_PAGES:
         try:
             for numbers in tasks:
-                yield from _parse_task(path, numbers, ocr)
+                yield from _parse_task(path, numbers, ocr, tables)
         finally:
             for pdf in _open_docs.values():
                 pdf.close()
@@ -244,7 +261,7 @@ def parse_document(
     pending: deque = deque()  # (worker, pages) in submission order; each worker answers its tasks in order
     for i, numbers in enumerate(tasks):
         worker = pool[i % len(pool)]
-        worker.send(path, numbers, ocr)
+        worker.send(path, numbers, ocr, tables)
         pending.append((worker, numbers))
         if len(pending) >= 2 * len(pool):
             worker, numbers = pending.popleft()
@@ -337,17 +354,11 @@ def pdf_pages(
     edges: list[list[str]] = []
     failed: list[tuple[int, str]] = []
     with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="kbflow-pdf-") as spill:
-        for done, (number, raw, error) in enumerate(parse_document(path, pages, workers, ocr), start=1):
-            if raw is None:
+        for done, (number, body, error, edge) in enumerate(parse_document(path, pages, workers, ocr, tables), 1):
+            if body is None:
                 failed.append((number, error or "failed to parse"))
-                edges.append([])
-                spill.write("null\n")
-            else:
-                if not tables:
-                    raw["tables"] = []
-                prose, _ = split_tables(raw["words"], raw["tables"])
-                edges.append(_edge_keys(_raw_lines(prose), raw["height"]))
-                spill.write(json.dumps(raw) + "\n")
+            edges.append(edge)
+            spill.write(f"{body or 'null'}\n")
             if on_page is not None:
                 on_page(done, pages)
         if len(failed) == pages:

@@ -121,11 +121,48 @@ def _upright(angle: float, rotation: int) -> bool:
     return min(degrees, 360 - degrees) <= MAX_ANGLE
 
 
-def _chars(page: Any, textpage: Any) -> tuple[list[dict[str, Any]], float, float]:
-    """Every upright, visible character with its box (display space) and size; blanks as word breaks."""
+def _objects_upright(page: Any) -> bool:
+    """Whether every character on an unrotated page is upright, from its text objects' matrices alone.
+
+    pdfium gives each character its text object's matrix, so a page whose text
+    objects all keep their x axis level (``c == 0``, ``a > 0``) has no character
+    to check one by one. A form (whose objects have their own matrices) or any
+    turned object says no, and the characters are checked one by one.
+    """
+    pdfium_c = raw_bindings()
+    if page.get_rotation() % 360:
+        return False
+    matrix = pdfium_c.FS_MATRIX()
+    kinds = (pdfium_c.FPDF_PAGEOBJ_TEXT, pdfium_c.FPDF_PAGEOBJ_FORM)
+    for i in range(pdfium_c.FPDFPage_CountObjects(page.raw)):
+        obj = pdfium_c.FPDFPage_GetObject(page.raw, i)
+        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        if kind not in kinds:
+            continue
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM or not pdfium_c.FPDFPageObj_GetMatrix(obj, matrix):
+            return False
+        if matrix.c != 0 or matrix.a <= 0:
+            return False
+    return True
+
+
+#: the codes pdfium gives for what is not a character
+_NOT_CHARS = frozenset((0, 0xFFFE, 0xFFFF))
+
+
+def _chars(page: Any, textpage: Any) -> tuple[str, Any, Any, float, float]:
+    """``(texts, blanks, boxes, width, height)``: every upright character in text order, blanks as word breaks.
+
+    ``texts`` holds one character each (``" "`` for a blank), ``blanks`` says
+    which are blanks and ``boxes`` is their ``(x0, top, x1, bottom)`` in display
+    space (an array of shape ``(n, 4)``; a blank's box is empty). Characters
+    with an empty box are left out.
+    """
+    np = require("numpy")
     pdfium_c = raw_bindings()
     to_display, width, height = display_transform(page)
     rotation = page.get_rotation() % 360
+    check = not _objects_upright(page)  # most pages: no character needs its own angle
     raw = textpage.raw
     # the raw calls, one rectangle re-used: pypdfium2's get_charbox allocates one per character
     unicode, angle, loose_box = (
@@ -134,82 +171,79 @@ def _chars(page: Any, textpage: Any) -> tuple[list[dict[str, Any]], float, float
         pdfium_c.FPDFText_GetLooseCharBox,
     )
     rect = pdfium_c.FS_RECTF()
-    out: list[dict[str, Any]] = []
+    texts: list[str] = []
+    boxes: list[tuple[float, float, float, float]] = []
+    blank_box = (0.0, 0.0, 0.0, 0.0)
     for i in range(textpage.count_chars()):
         code = unicode(raw, i)
-        if code in (0, 0xFFFE, 0xFFFF):
+        if code in _NOT_CHARS:
             continue
         text = chr(code)
         if text.isspace():
-            out.append({"text": " "})
+            texts.append(" ")
+            boxes.append(blank_box)
             continue
-        turn = angle(raw, i)
-        if (turn or rotation) and not _upright(turn, rotation):  # most characters: 0 on an unrotated page
-            continue
+        if check:
+            turn = angle(raw, i)
+            if (turn or rotation) and not _upright(turn, rotation):
+                continue
         if not loose_box(raw, i, rect):
             raise SourceError(f"pdfium could not give the box of character {i}")
-        x0, y0, x1, y1 = to_display(rect.left, rect.bottom, rect.right, rect.top)
-        if x1 <= x0 and y1 <= y0:
-            continue
-        out.append({"text": text, "x0": x0, "x1": x1, "top": y0, "bottom": y1, "size": y1 - y0})
-    return out, width, height
+        texts.append(text)
+        boxes.append((rect.left, rect.bottom, rect.right, rect.top))
+    blanks = np.array([t == " " for t in texts], dtype=bool)
+    page_boxes = np.array(boxes, dtype=np.float64).reshape(-1, 4)
+    x0, y0, x1, y1 = to_display(page_boxes[:, 0], page_boxes[:, 1], page_boxes[:, 2], page_boxes[:, 3])
+    keep = np.flatnonzero(blanks | ~((x1 <= x0) & (y1 <= y0)))
+    kept = "".join(texts[k] for k in keep) if len(keep) < len(texts) else "".join(texts)
+    return kept, blanks[keep], np.stack([x0, y0, x1, y1], axis=1)[keep], width, height
 
 
-def _lines(chars: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """Characters clustered into lines by their tops (a chain within :data:`Y_TOLERANCE`), each sorted by x.
+def _grouped(texts: str, blanks: Any, boxes: Any) -> list[dict[str, Any]]:
+    """Characters in text order grouped into words, as pdfplumber's ``extract_words`` groups them.
 
-    Blanks stay where they stood in the text (between the characters around
-    them) as word breaks: a blank marks its neighbours as two words.
+    Lines: the characters sorted by top (stably) and cut where a top is more
+    than :data:`Y_TOLERANCE` below the one before; each line sorted by x
+    (stably). A word ends at a line's end, before a character that followed a
+    blank in the text, and before a gap wider than :data:`X_TOLERANCE_RATIO`
+    of the next character's height.
     """
-    visible = []
-    for i, ch in enumerate(chars):
-        if ch["text"] == " ":
-            continue
-        ch = dict(ch)
-        ch["after_blank"] = i > 0 and chars[i - 1]["text"] == " "
-        visible.append(ch)
-    visible.sort(key=lambda c: c["top"])
-    lines: list[list[dict[str, Any]]] = []
-    last = None
-    for ch in visible:
-        if last is None or ch["top"] - last > Y_TOLERANCE:
-            lines.append([])
-        lines[-1].append(ch)
-        last = ch["top"]
-    return [sorted(line, key=lambda c: c["x0"]) for line in lines]
-
-
-def _words(line: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One line's characters (sorted by x) joined into words."""
-    words: list[dict[str, Any]] = []
-    current: list[dict[str, Any]] = []
-    for ch in line:
-        if current:
-            prev = current[-1]
-            gap = ch["x0"] - prev["x1"]
-            if ch["after_blank"] or gap > X_TOLERANCE_RATIO * ch["size"]:
-                words.append(_word(current))
-                current = []
-        current.append(ch)
-    if current:
-        words.append(_word(current))
-    return words
-
-
-def _word(chars: list[dict[str, Any]]) -> dict[str, Any]:
-    top, bottom = chars[0]["top"], chars[0]["bottom"]
-    for c in chars:
-        top, bottom = min(top, c["top"]), max(bottom, c["bottom"])
-    x1 = max(c["x1"] for c in chars)
-    return {"text": "".join(c["text"] for c in chars), "x0": chars[0]["x0"], "x1": x1, "top": top, "bottom": bottom}
+    np = require("numpy")
+    after_blank = np.concatenate([[False], blanks[:-1]])
+    visible = np.flatnonzero(~blanks)
+    if not len(visible):
+        return []
+    x0, top, x1, bottom = (boxes[visible, k] for k in range(4))
+    by_top = np.argsort(top, kind="stable")
+    line = np.concatenate([[0], np.cumsum(np.diff(top[by_top]) > Y_TOLERANCE)])
+    in_line = np.argsort(x0[by_top], kind="stable")
+    by_line = in_line[np.argsort(line[in_line], kind="stable")]  # by line, then by x; ties as sorted by top
+    order, line = by_top[by_line], line[by_line]
+    x0, top, x1, bottom = x0[order], top[order], x1[order], bottom[order]
+    gap = np.empty(len(order), dtype=bool)
+    gap[0] = True
+    gap[1:] = (line[1:] != line[:-1]) | (x0[1:] - x1[:-1] > X_TOLERANCE_RATIO * (bottom[1:] - top[1:]))
+    starts = np.flatnonzero(gap | after_blank[visible][order])
+    text = "".join(texts[k] for k in visible[order].tolist())
+    ends = [*starts[1:].tolist(), len(order)]
+    return [
+        {"text": text[s:e], "x0": a, "x1": b, "top": c, "bottom": d}
+        for s, e, a, b, c, d in zip(
+            starts.tolist(),
+            ends,
+            x0[starts].tolist(),
+            np.maximum.reduceat(x1, starts).tolist(),
+            np.minimum.reduceat(top, starts).tolist(),
+            np.maximum.reduceat(bottom, starts).tolist(),
+        )
+    ]
 
 
 def page_words(page: Any) -> tuple[list[dict[str, Any]], float, float]:
     """``(words, width, height)`` of a pdfium page: each word ``{"text", "x0", "x1", "top", "bottom"}``."""
     textpage = page.get_textpage()
     try:
-        chars, width, height = _chars(page, textpage)
+        texts, blanks, boxes, width, height = _chars(page, textpage)
     finally:
         textpage.close()
-    words = [w for line in _lines(chars) for w in _words(line)]
-    return words, float(width), float(height)
+    return _grouped(texts, blanks, boxes), float(width), float(height)
