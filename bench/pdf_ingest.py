@@ -35,7 +35,7 @@ from kbflow import schema as S  # noqa: E402
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 from kbflow.records import Source  # noqa: E402
-from kbflow.sources.pdf import parse as pdfparse  # noqa: E402
+from kbflow.sources.pdf import pool  # noqa: E402
 
 FILINGS = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets", "financebench-dev", "pdfs")
 
@@ -56,10 +56,10 @@ def parse_alone(folder: str) -> tuple[int, float]:
     """(pages, seconds) of reading every page of every PDF under ``folder`` as the loader does."""
     from kbflow.sources.pdf import pdf_pages
 
+    paths = [os.path.join(folder, name) for name in sorted(os.listdir(folder)) if name.lower().endswith(".pdf")]
     t0, pages = time.perf_counter(), 0
-    for name in sorted(os.listdir(folder)):
-        if name.lower().endswith(".pdf"):
-            pages += sum(1 for _ in pdf_pages(os.path.join(folder, name), on_error=lambda n, e: None))
+    for path, then in zip(paths, [*paths[1:], None]):  # the next file started early, as the loader does
+        pages += sum(1 for _ in pdf_pages(path, on_error=lambda n, e: None, then=then))
     return pages, time.perf_counter() - t0
 
 
@@ -99,7 +99,7 @@ def main() -> None:
     embedder.embed(texts)
     embed_s = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    workers = max((_peak_mib(w.proc.pid) for w in pdfparse._workers), default=0.0)
+    workers = max((_peak_mib(w.proc.pid) for w in pool._workers), default=0.0)
     print(
         f"{pages} pages -> {rows.num_rows} chunks, {len(texts)} distinct texts embedded (backend {args.backend})\n"
         f"embedding those texts alone: {embed_s:.1f} s, {len(texts) / embed_s:.1f} texts/s\n"

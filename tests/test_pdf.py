@@ -137,6 +137,50 @@ def test_worker_processes_read_pages_exactly_as_one_process_does(tmp_path):
     assert seen[-1] == (30, 30)
 
 
+def test_the_next_file_parsed_ahead_reads_as_it_would_alone_and_an_unused_look_ahead_is_given_up(tmp_path):
+    from kbflow.sources.pdf import pool
+
+    paths = []
+    for name, pages in (("a.pdf", 20), ("b.pdf", 24), ("c.pdf", 16)):
+        (tmp_path / name).write_bytes(_long_pdf(pages))
+        paths.append(str(tmp_path / name))
+    a, b, c = paths
+
+    def read(path, **kw):
+        return [(p.page, p.text, p.words) for p, _ in pdfparse.pdf_pages(path, workers=2, **kw)]
+
+    alone = {path: read(path) for path in paths}
+    assert read(a, then=b) == alone[a]
+    assert pool._ahead and pool._ahead[0].key[0] == b and pool._ahead[0].pending  # b's first pages under way
+    assert read(b, then=c) == alone[b]
+    # c was started ahead but a is read instead: c's pages are taken off the workers, a reads as itself
+    assert read(a) == alone[a] and not pool._ahead
+    # a run given up half-way leaves no page of its own behind for the next
+    pages = pdfparse.parse_document(b, 24, workers=2)
+    next(pages)
+    pages.close()
+    assert read(c) == alone[c]
+
+
+def test_a_killed_worker_fails_its_own_pages_only_and_the_next_document_reads_whole(tmp_path):
+    from kbflow.sources.pdf import pool
+
+    path = tmp_path / "long.pdf"
+    path.write_bytes(_long_pdf(24))
+    pages = pdfparse.parse_document(str(path), 24, workers=2)
+    first = next(pages)  # the workers hold the next tasks now
+    victim = pool._workers[1]
+    victim.proc.kill()
+    victim.proc.wait()
+    got = [first, *pages]
+    assert [n for n, *_ in got] == list(range(1, 25))
+    died = [n for n, body, error, _ in got if body is None]
+    assert died and all("worker process died" in error for _, body, error, _ in got if body is None)
+    assert len(died) < 24  # the other worker's pages are read
+    again = [(p.page, p.text) for p, _ in pdfparse.pdf_pages(str(path), workers=2)]
+    assert [n for n, _ in again] == list(range(1, 25)) and victim not in pool._workers
+
+
 def test_a_citation_is_resolved_by_parsing_its_page_only(tmp_path, fast_settings, lake_path, monkeypatch):
     folder = tmp_path / "manuals"
     folder.mkdir()

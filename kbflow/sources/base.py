@@ -138,6 +138,9 @@ class Loader(ABC):
         self.lake_uri: str | None = None
         #: whether :meth:`fingerprint` may keep what it fetched (``False`` for a read-only staleness check)
         self.keep_fetched = True
+        #: while :meth:`load` reads a file, the path of the one it reads next (``None`` at the last): a loader
+        #: may start on it early (the PDF loader's workers parse its first pages)
+        self.upcoming: str | None = None
 
     def report_progress(self, *, files: int = 0, pages: int = 0, total: int | None = None, ocr_pages: int = 0) -> None:
         """Count ``files`` and ``pages`` done (and the files in all, and the pages read by OCR), and tell
@@ -314,7 +317,8 @@ class FileSetLoader(Loader):
         files = self.files(source.uri, source.options)
         loaded = 0
         self.report_progress(total=len(files))
-        for rel, path in files:
+        for i, (rel, path) in enumerate(files):
+            self.upcoming = files[i + 1][1] if i + 1 < len(files) else None
             yield from self.load_one(source, rel, path)
             self.report_progress(files=1)
             loaded += self._loaded

@@ -122,7 +122,8 @@ class PdfLoader(FileSetLoader):
         ocr = bool(source.options.get(OCR_OPTION, True))
         blank: list[int] = []
         sections = page_sections(path)
-        for page, label in pdf_pages(path, on_error=page_failed, on_page=parsed, tables=tables, ocr=ocr):
+        pages = pdf_pages(path, on_error=page_failed, on_page=parsed, tables=tables, ocr=ocr, then=self.upcoming)
+        for page, label in pages:
             page.section = sections[page.page - 1] if page.page <= len(sections) else None
             page.with_tables = tables
             page.heading = page_heading(page.text)

@@ -3,11 +3,12 @@
 A page is parsed once (:func:`parse_page`: its words with their boxes from
 pdfium's C++ core, :mod:`.pdfium`, and the ruled tables pdfplumber's table
 finder builds from the page's straight edges, :mod:`.rules`). Long documents
-are parsed by a pool of worker processes (:mod:`.worker`), a few pages per
-task, at most two tasks per worker in flight: grouping characters into words
-is Python, so only processes use more than one core, and the bounded window
-keeps memory to a few pages per worker. The workers are started once per
-process and reused.
+are parsed by a pool of worker processes (:mod:`.pool`, :mod:`.worker`), a
+few pages per task, at most two tasks per worker in flight: much of a page's
+parse is Python, so only processes use more than one core, and the bounded
+window keeps memory to a few pages per worker. The workers are started once
+per process and reused, and start on the next file while this process builds
+the last one's page texts.
 
 A page that fails to parse is reported and skipped; the document's other
 pages are not lost. Headers and footers need every page, so a document is
@@ -19,24 +20,22 @@ parses only that page, given what the loader decided from the whole document
 
 from __future__ import annotations
 
-import atexit
 import json
 import logging
 import os
-import subprocess
-import sys
 import tempfile
-from collections import deque
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
+from kbflow.sources.pdf import pool
 from kbflow.sources.pdf.aligned import with_aligned_tables
 from kbflow.sources.pdf.layout import PageText, _edge_keys, _raw_lines, line_key, page_text, split_tables
 from kbflow.sources.pdf.ocr import engine, needs_ocr, ocr_page
 from kbflow.sources.pdf.pdfium import display_transform, open_document, outline_sections, page_labels, page_words
+from kbflow.sources.pdf.pool import Parsed, pdf_workers
 from kbflow.sources.pdf.rules import ruled_tables
 
 log = logging.getLogger(__name__)
@@ -56,17 +55,6 @@ __all__ = [
 PAGES_PER_TASK = 4
 #: documents shorter than this are parsed in this process (a pool would cost more than it saves)
 POOL_MIN_PAGES = 12
-
-
-def pdf_workers() -> int:
-    """Worker processes for PDF parsing: ``$KBFLOW_PDF_WORKERS``, else the CPUs this process may use."""
-    env = os.environ.get("KBFLOW_PDF_WORKERS")
-    if env:
-        return max(1, int(env))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def open_pdf(path: str, pages: list[int] | None = None):
@@ -152,11 +140,6 @@ def _document(path: str) -> Document:
     return pdf
 
 
-#: one parsed page as the workers hand it over: (page number, the page as JSON or None, error or None, the keys
-#: of its edge lines, for the header/footer decision)
-Parsed = tuple[int, str | None, str | None, list[str]]
-
-
 def _encoded(number: int, raw: dict[str, Any]) -> Parsed:
     """A parsed page as JSON (spilled as it is) with its edge lines' keys, both made where it was parsed."""
     prose, _ = split_tables(raw["words"], raw["tables"])
@@ -180,66 +163,12 @@ def _parse_task(path: str, numbers: list[int], ocr: bool = True, tables: bool = 
     return out
 
 
-class _Worker:
-    """One ``python -m kbflow.sources.pdf.worker`` subprocess: tasks in on stdin, results out on stdout."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kbflow.sources.pdf.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            bufsize=1,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
-        )
-
-    def send(self, path: str, numbers: list[int], ocr: bool = True, tables: bool = True) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"path": path, "pages": numbers, "ocr": ocr, "tables": tables}) + "\n")
-        self.proc.stdin.flush()
-
-    def receive(self, numbers: list[int]) -> list[Parsed]:
-        """The task's pages, one line each (:func:`~kbflow.sources.pdf.worker.main`)."""
-        assert self.proc.stdout is not None
-        out: list[Parsed] = []
-        for n in numbers:
-            line = self.proc.stdout.readline()
-            if not line:  # the worker died (killed, out of memory): its pages are reported, the others go on
-                out.append((n, None, f"the PDF worker process died (exit status {self.proc.poll()})", []))
-                continue
-            head, _, body = line.rstrip("\n").partition("\t")
-            number, error, edges = json.loads(head)
-            out.append((number, body or None, error, edges))
-        return out
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+def _tasks(pages: int) -> list[list[int]]:
+    return [list(range(i, min(i + PAGES_PER_TASK, pages + 1))) for i in range(1, pages + 1, PAGES_PER_TASK)]
 
 
-_workers: list[_Worker] = []
-
-
-def _pool(size: int) -> list[_Worker]:
-    """``size`` live workers, started once per process and reused."""
-    global _workers
-    _workers = [w for w in _workers if w.alive()]
-    while len(_workers) < size:
-        _workers.append(_Worker())
-    return _workers[:size]
-
-
-@atexit.register
-def _stop_pool() -> None:
-    for worker in _workers:
-        worker.stop()
+def _pooled(pages: int, workers: int) -> bool:
+    return workers > 1 and pages >= POOL_MIN_PAGES
 
 
 def parse_document(
@@ -247,28 +176,28 @@ def parse_document(
 ) -> Iterator[Parsed]:
     """Every page of ``path`` in order, as :func:`_parse_task` gives it, parsed by ``workers`` processes."""
     workers = pdf_workers() if workers is None else workers
-    tasks = [list(range(i, min(i + PAGES_PER_TASK, pages + 1))) for i in range(1, pages + 1, PAGES_PER_TASK)]
-    if workers <= 1 or pages < POOL_MIN_PAGES:
-        try:
-            for numbers in tasks:
-                yield from _parse_task(path, numbers, ocr, tables)
-        finally:
-            for pdf in _open_docs.values():
-                pdf.close()
-            _open_docs.clear()
+    if _pooled(pages, workers):
+        yield from pool.run(path, _tasks(pages), workers, ocr, tables).results()
         return
-    pool = _pool(workers)
-    pending: deque = deque()  # (worker, pages) in submission order; each worker answers its tasks in order
-    for i, numbers in enumerate(tasks):
-        worker = pool[i % len(pool)]
-        worker.send(path, numbers, ocr, tables)
-        pending.append((worker, numbers))
-        if len(pending) >= 2 * len(pool):
-            worker, numbers = pending.popleft()
-            yield from worker.receive(numbers)
-    while pending:
-        worker, numbers = pending.popleft()
-        yield from worker.receive(numbers)
+    try:
+        for numbers in _tasks(pages):
+            yield from _parse_task(path, numbers, ocr, tables)
+    finally:
+        for pdf in _open_docs.values():
+            pdf.close()
+        _open_docs.clear()
+
+
+def parse_ahead(path: str, workers: int | None = None, ocr: bool = True, tables: bool = True) -> None:
+    """Have the workers start on ``path``'s first pages now (the file a loader reads next), if it is long
+    enough for them; a file that cannot be opened is left for its own turn to report."""
+    workers = pdf_workers() if workers is None else workers
+    try:
+        pages, _ = document_info(path)
+    except (SourceError, OSError):
+        return
+    if _pooled(pages, workers):
+        pool.ahead(path, _tasks(pages), workers, ocr, tables)
 
 
 @lru_cache(maxsize=8)
@@ -332,6 +261,7 @@ def pdf_pages(
     on_page: Callable[[int, int], None] | None = None,
     tables: bool = True,
     ocr: bool = True,
+    then: str | None = None,
 ) -> Iterator[tuple[PageText, str | None]]:
     """Yield ``(page text, page label)`` for every page of ``path`` that parses.
 
@@ -341,7 +271,9 @@ def pdf_pages(
     fails to parse goes to ``on_error(page number, reason)`` (raised without
     it); ``on_page(pages parsed, pages)`` reports progress. ``tables=False``
     leaves tables in the prose (no table units); ``ocr=False`` leaves scanned
-    pages empty (their page text has no words).
+    pages empty (their page text has no words). ``then`` names the file the
+    caller reads next: the workers start on it while this one's page texts
+    are built (:func:`parse_ahead`).
 
     Raises
     ------
@@ -361,6 +293,8 @@ def pdf_pages(
             spill.write(f"{body or 'null'}\n")
             if on_page is not None:
                 on_page(done, pages)
+        if then is not None:
+            parse_ahead(then, workers, ocr, tables)
         if len(failed) == pages:
             raise SourceError(f"{path}: no page could be parsed (p.{failed[0][0]}: {failed[0][1]})")
         for number, error in failed:
