@@ -20,9 +20,9 @@ parses only that page, given what the loader decided from the whole document
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import pickle
 import tempfile
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -141,9 +141,9 @@ def _document(path: str) -> Document:
 
 
 def _encoded(number: int, raw: dict[str, Any]) -> Parsed:
-    """A parsed page as JSON (spilled as it is) with its edge lines' keys, both made where it was parsed."""
+    """A parsed page pickled (spilled as it is) with its edge lines' keys, both made where it was parsed."""
     prose, _ = split_tables(raw["words"], raw["tables"])
-    return number, json.dumps(raw), None, _edge_keys(_raw_lines(prose), raw["height"])
+    return number, pickle.dumps(raw, protocol=5), None, _edge_keys(_raw_lines(prose), raw["height"])
 
 
 def _parse_task(path: str, numbers: list[int], ocr: bool = True, tables: bool = True) -> list[Parsed]:
@@ -285,12 +285,13 @@ def pdf_pages(
         raise SourceError(f"{path}: the PDF has no pages")
     edges: list[list[str]] = []
     failed: list[tuple[int, str]] = []
-    with tempfile.TemporaryFile("w+", encoding="utf-8", prefix="kbflow-pdf-") as spill:
+    with tempfile.TemporaryFile("w+b", prefix="kbflow-pdf-") as spill:
         for done, (number, body, error, edge) in enumerate(parse_document(path, pages, workers, ocr, tables), 1):
             if body is None:
                 failed.append((number, error or "failed to parse"))
             edges.append(edge)
-            spill.write(f"{body or 'null'}\n")
+            spill.write(len(body or b"").to_bytes(8, "little"))
+            spill.write(body or b"")
             if on_page is not None:
                 on_page(done, pages)
         if then is not None:
@@ -303,8 +304,9 @@ def pdf_pages(
             on_error(number, error)
         drop = _drop_set(edges)
         spill.seek(0)
-        for number, line in enumerate(spill, start=1):
-            raw = json.loads(line)
+        for number in range(1, pages + 1):
+            size = int.from_bytes(spill.read(8), "little")
+            raw = pickle.loads(spill.read(size)) if size else None  # this run's own pages (see .pool)
             if raw is not None:
                 page = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
                 page.ocr = raw.get("ocr")

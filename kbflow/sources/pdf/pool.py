@@ -1,9 +1,11 @@
 """The PDF worker processes, and the look-ahead that keeps them busy from one document to the next.
 
 Each worker is a ``python -m kbflow.sources.pdf.worker`` subprocess (tasks in on
-stdin, one line a page out on stdout) with a reader thread that takes its lines
-as they come, so a worker never waits on a full pipe while this process builds
-a document's text. A document's tasks go out at most :data:`WINDOW` per worker
+stdin, each page out on stdout as a JSON head line and the parsed page
+pickled: pickle reads and writes a page's thousands of floats several times
+faster than JSON, and only this process's own workers write it) with a reader
+thread that takes the pages as they come, so a worker never waits on a full
+pipe while this process builds a document's text. A document's tasks go out at most :data:`WINDOW` per worker
 ahead of the pages taken, which bounds memory to a few pages per worker.
 
 A loader that knows the next file starts it early (:func:`ahead`): while this
@@ -29,7 +31,7 @@ __all__ = ["WINDOW", "ahead", "pdf_workers", "run"]
 
 #: one parsed page as the workers hand it over: (page number, the page as JSON or None, error or None, the keys
 #: of its edge lines, for the header/footer decision)
-Parsed = tuple[int, str | None, str | None, list[str]]
+Parsed = tuple[int, bytes | None, str | None, list[str]]  # the page pickled
 #: tasks in flight per worker
 WINDOW = 2
 
@@ -53,40 +55,42 @@ class _Worker:
             [sys.executable, "-m", "kbflow.sources.pdf.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            text=True,
-            bufsize=1,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
-        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.pages: queue.Queue[Parsed | None] = queue.Queue()
         self.dead = False
         threading.Thread(target=self._read, name="kbflow-pdf-reader", daemon=True).start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(None)
+        stdout = self.proc.stdout
+        while head := stdout.readline():
+            number, error, edges, size = json.loads(head)
+            body = stdout.read(size) if size else None
+            if body is not None and len(body) < size:  # cut short: the worker died writing it
+                break
+            self.pages.put((number, body, error, edges))
+        self.pages.put(None)
 
     def send(self, path: str, numbers: list[int], ocr: bool, tables: bool) -> None:
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(json.dumps({"path": path, "pages": numbers, "ocr": ocr, "tables": tables}) + "\n")
+            task = {"path": path, "pages": numbers, "ocr": ocr, "tables": tables}
+            self.proc.stdin.write(json.dumps(task).encode() + b"\n")
             self.proc.stdin.flush()
         except OSError:  # it died: its pages are reported as it answers them (receive)
             self.dead = True
 
     def receive(self, numbers: list[int]) -> list[Parsed]:
-        """The task's pages, one line each (:func:`~kbflow.sources.pdf.worker.main`)."""
+        """The task's pages (:func:`~kbflow.sources.pdf.worker.main`)."""
         out: list[Parsed] = []
         for n in numbers:
-            line = None if self.dead else self.lines.get()
-            if line is None:  # the worker died (killed, out of memory): its pages are reported, the others go on
+            page = None if self.dead else self.pages.get()
+            if page is None:  # the worker died (killed, out of memory): its pages are reported, the others go on
                 self.dead = True
                 out.append((n, None, f"the PDF worker process died (exit status {self.proc.poll()})", []))
                 continue
-            head, _, body = line.rstrip("\n").partition("\t")
-            number, error, edges = json.loads(head)
-            out.append((number, body or None, error, edges))
+            out.append(page)
         return out
 
     def alive(self) -> bool:
