@@ -181,6 +181,27 @@ def test_a_killed_worker_fails_its_own_pages_only_and_the_next_document_reads_wh
     assert [n for n, _ in again] == list(range(1, 25)) and victim not in pool._workers
 
 
+def test_pages_prefetched_by_the_running_workers_are_the_pages_parsed_here(tmp_path, monkeypatch):
+    from kbflow.sources.pdf import pool
+
+    path = tmp_path / "long.pdf"
+    path.write_bytes(_long_pdf(20))
+    list(pdfparse.pdf_pages(str(path), workers=2))  # an ingest leaves its workers up
+    assert pool.running() >= 2
+    wanted = {3: [], 7: ["kbflow sample document"], 12: [], 99: []}  # page 99 does not exist
+
+    def prefetched():
+        pdfparse._pages.clear()
+        pdfparse.prefetch_pages(str(path), wanted)
+        return {key[3]: page for key, page in pdfparse._pages.items()}
+
+    by_workers = prefetched()
+    monkeypatch.setattr(pool, "running", lambda: 0)
+    here = prefetched()
+    assert sorted(by_workers) == sorted(here) == [3, 7, 12]
+    assert by_workers == here and here[7].dropped == ["kbflow sample document"]
+
+
 def test_a_citation_is_resolved_by_parsing_its_page_only(tmp_path, fast_settings, lake_path, monkeypatch):
     folder = tmp_path / "manuals"
     folder.mkdir()

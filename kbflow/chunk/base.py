@@ -38,7 +38,7 @@ _TOKEN = re.compile(r"\w{1,8}|[^\w\s]")
 
 def count_tokens(text: str) -> int:
     """A cheap estimate of the number of word-piece tokens in ``text``."""
-    return len(_TOKEN.findall(text))
+    return _TOKEN.subn("", text)[1]  # the count, without a list of the matches
 
 
 def line_starts(text: str) -> list[int]:

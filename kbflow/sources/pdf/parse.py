@@ -24,6 +24,7 @@ import logging
 import os
 import pickle
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import Any
@@ -334,16 +335,31 @@ def prefetch_pages(path: str, wanted: dict[int, list[str]], tables: bool = True)
     }
     if not todo:
         return
+    for number, raw in _parsed_pages(path, sorted(todo), tables):
+        dropped = todo[number]
+        drop = frozenset(line_key(line) for line in dropped)
+        built = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
+        _keep((path, st.st_size, st.st_mtime, number, dropped, tables), built)
+
+
+def _parsed_pages(path: str, numbers: list[int], tables: bool) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Pages ``numbers`` of ``path`` parsed: by the worker processes where they are running already and
+    this is the main thread (an ingest's checks; a server's request threads never share the workers), split
+    among them, a page that fails left out for resolving it alone to say why; else here, with one open of
+    the document."""
+    workers = pool.running() if threading.current_thread() is threading.main_thread() else 0
+    if workers > 1 and len(numbers) > 1:
+        share = -(-len(numbers) // workers)
+        tasks = [numbers[i : i + share] for i in range(0, len(numbers), share)]
+        for number, body, _, _ in pool.run(path, tasks, workers, True, tables).results():
+            if body is not None:
+                yield number, pickle.loads(body)
+        return
     doc = Document(path)
     try:
-        for number in sorted(todo):
-            if not 1 <= number <= len(doc):
-                continue
-            raw = parse_page(doc, number, tables)
-            dropped = todo[number]
-            drop = frozenset(line_key(line) for line in dropped)
-            built = page_text(raw["words"], raw["width"], raw["height"], number, drop, raw["tables"])
-            _keep((path, st.st_size, st.st_mtime, number, dropped, tables), built)
+        for number in numbers:
+            if 1 <= number <= len(doc):
+                yield number, parse_page(doc, number, tables)
     finally:
         doc.close()
 

@@ -27,7 +27,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 
-__all__ = ["WINDOW", "ahead", "pdf_workers", "run"]
+__all__ = ["WINDOW", "ahead", "pdf_workers", "run", "running"]
 
 #: one parsed page as the workers hand it over: (page number, the page as JSON or None, error or None, the keys
 #: of its edge lines, for the header/footer decision)
@@ -118,6 +118,11 @@ def _pool(size: int) -> list[_Worker]:
     while len(_workers) < size:
         _workers.append(_Worker())
     return _workers[:size]
+
+
+def running() -> int:
+    """How many workers are up now (started by an earlier parse in this process)."""
+    return sum(1 for w in _workers if w.alive())
 
 
 @atexit.register
