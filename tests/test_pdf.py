@@ -181,6 +181,31 @@ def test_a_killed_worker_fails_its_own_pages_only_and_the_next_document_reads_wh
     assert [n for n, _ in again] == list(range(1, 25)) and victim not in pool._workers
 
 
+def test_what_a_library_prints_in_a_worker_goes_to_stderr_not_into_the_pages(tmp_path):
+    import pickle
+    import subprocess
+    import sys
+
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(_long_pdf(2))
+    noisy = (
+        "from kbflow.sources.pdf import parse, worker\n"
+        "real = parse._parse_task\n"
+        "parse._parse_task = lambda *a: (print('noise from a library'), real(*a))[1]\n"
+        "worker.main()\n"
+    )
+    task = json.dumps({"path": str(path), "pages": [1, 2], "ocr": False, "tables": True}) + "\n"
+    done = subprocess.run([sys.executable, "-c", noisy], input=task.encode(), capture_output=True, timeout=120)
+    assert done.returncode == 0 and b"noise from a library" in done.stderr
+    out, pages = done.stdout, []
+    while out:
+        head, _, out = out.partition(b"\n")
+        number, error, _, size = json.loads(head)
+        pages.append((number, error, pickle.loads(out[:size])["words"][0]["text"]))
+        out = out[size:]
+    assert pages == [(1, None, "Valves"), (2, None, "Seals")]
+
+
 def test_pages_prefetched_by_the_running_workers_are_the_pages_parsed_here(tmp_path, monkeypatch):
     from kbflow.sources.pdf import pool
 

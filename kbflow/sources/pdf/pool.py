@@ -64,13 +64,17 @@ class _Worker:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         stdout = self.proc.stdout
-        while head := stdout.readline():
-            number, error, edges, size = json.loads(head)
-            body = stdout.read(size) if size else None
-            if body is not None and len(body) < size:  # cut short: the worker died writing it
-                break
-            self.pages.put((number, body, error, edges))
-        self.pages.put(None)
+        try:
+            while head := stdout.readline():
+                number, error, edges, size = json.loads(head)
+                body = stdout.read(size) if size else None
+                if body is not None and len(body) < size:  # cut short: the worker died writing it
+                    break
+                self.pages.put((number, body, error, edges))
+        except (ValueError, TypeError):  # not a page's head: the worker is out of step, and given up
+            self.proc.kill()
+        finally:
+            self.pages.put(None)
 
     def send(self, path: str, numbers: list[int], ocr: bool, tables: bool) -> None:
         assert self.proc.stdin is not None

@@ -13,13 +13,15 @@ guard (no spawn re-importing it).
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 
 def main() -> None:
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")  # the pages go here, and nothing else:
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # what a library prints to stdout lands on stderr
     from kbflow.sources.pdf.parse import _parse_task
 
-    out = sys.stdout.buffer
     for line in sys.stdin:
         task = json.loads(line)
         for number, body, error, edges in _parse_task(task["path"], task["pages"], task["ocr"], task["tables"]):
