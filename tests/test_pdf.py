@@ -181,6 +181,20 @@ def test_a_killed_worker_fails_its_own_pages_only_and_the_next_document_reads_wh
     assert [n for n, _ in again] == list(range(1, 25)) and victim not in pool._workers
 
 
+def test_a_worker_out_of_step_with_its_tasks_fails_their_pages_and_is_replaced(tmp_path):
+    from kbflow.sources.pdf import pool
+
+    path = tmp_path / "long.pdf"
+    path.write_bytes(_long_pdf(12))
+    worker = pool._pool(1)[0]
+    worker.send(str(path), [1, 2], False, True)
+    got = worker.receive([5, 6])  # it answers pages 1 and 2: not what was asked
+    assert [(n, body) for n, body, _, _ in got] == [(5, None), (6, None)]
+    assert all("worker process died" in error for _, _, error, _ in got) and not worker.alive()
+    assert [p.page for p, _ in pdfparse.pdf_pages(str(path), workers=2)] == list(range(1, 13))
+    assert worker not in pool._workers
+
+
 def test_what_a_library_prints_in_a_worker_goes_to_stderr_not_into_the_pages(tmp_path):
     import pickle
     import subprocess

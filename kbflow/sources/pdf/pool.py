@@ -5,8 +5,9 @@ stdin, each page out on stdout as a JSON head line and the parsed page
 pickled: pickle reads and writes a page's thousands of floats several times
 faster than JSON, and only this process's own workers write it) with a reader
 thread that takes the pages as they come, so a worker never waits on a full
-pipe while this process builds a document's text. A document's tasks go out at most :data:`WINDOW` per worker
-ahead of the pages taken, which bounds memory to a few pages per worker.
+pipe while this process builds a document's text. A document's tasks go out
+at most :data:`WINDOW` per worker ahead of the pages taken, which bounds
+memory to a few pages per worker.
 
 A loader that knows the next file starts it early (:func:`ahead`): while this
 process builds one document's page texts (its second pass, which needs every
@@ -29,9 +30,9 @@ from collections.abc import Iterator
 
 __all__ = ["WINDOW", "ahead", "pdf_workers", "run", "running"]
 
-#: one parsed page as the workers hand it over: (page number, the page as JSON or None, error or None, the keys
+#: one parsed page as the workers hand it over: (page number, the page pickled or None, error or None, the keys
 #: of its edge lines, for the header/footer decision)
-Parsed = tuple[int, bytes | None, str | None, list[str]]  # the page pickled
+Parsed = tuple[int, bytes | None, str | None, list[str]]
 #: tasks in flight per worker
 WINDOW = 2
 
@@ -48,7 +49,7 @@ def pdf_workers() -> int:
 
 
 class _Worker:
-    """One worker subprocess, its output read by a thread into a queue of lines (``None``: it exited)."""
+    """One worker subprocess, its output read by a thread into a queue of pages (``None``: it exited)."""
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
@@ -90,6 +91,9 @@ class _Worker:
         out: list[Parsed] = []
         for n in numbers:
             page = None if self.dead else self.pages.get()
+            if page is not None and page[0] != n:  # out of step with its tasks: nothing more it says is trusted
+                self.proc.kill()
+                page = None
             if page is None:  # the worker died (killed, out of memory): its pages are reported, the others go on
                 self.dead = True
                 out.append((n, None, f"the PDF worker process died (exit status {self.proc.poll()})", []))
