@@ -189,7 +189,7 @@ def test_words_go_to_the_cells_their_centers_are_in_as_a_scan_of_every_word_woul
     import random
 
     from kbflow.sources.pdf.aligned import _filled_rows
-    from kbflow.sources.pdf.layout import _cell_text, _center_in, _row_cells
+    from kbflow.sources.pdf.layout import _cell_text, _row_cells, center_in
 
     rng = random.Random(11)
     for _ in range(40):
@@ -205,8 +205,8 @@ def test_words_go_to_the_cells_their_centers_are_in_as_a_scan_of_every_word_woul
             rows.append({"cells": cells, "bbox": [0.0, top, 100.0, bottom]})
         centers = [((w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2, w) for w in words]
         for row in rows:
-            brute = [_cell_text([w for w in words if _center_in(w, c)]) if c is not None else "" for c in row["cells"]]
+            brute = [_cell_text([w for w in words if center_in(w, c)]) if c is not None else "" for c in row["cells"]]
             assert _row_cells(row["cells"], centers) == brute
         table = {"bbox": [0.0, 0.0, 100.0, 100.0], "rows": rows}
-        filled = [sum(1 for c in row["cells"] if c and any(_center_in(w, c) for w in words)) >= 2 for row in rows]
+        filled = [sum(1 for c in row["cells"] if c and any(center_in(w, c) for w in words)) >= 2 for row in rows]
         assert _filled_rows(table, words) == sum(filled)

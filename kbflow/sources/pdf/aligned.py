@@ -37,6 +37,8 @@ from collections.abc import Sequence
 from statistics import median
 from typing import Any
 
+from kbflow.sources.pdf.layout import cell_words, center_in, word_centers
+
 __all__ = ["aligned_tables", "is_figure", "with_aligned_tables"]
 
 #: a figure cell: a number with its sign, parentheses, currency, thousands separators, decimals, percent; or a dash
@@ -253,15 +255,8 @@ def with_aligned_tables(
 
 def _filled_rows(table: dict[str, Any], words: Sequence[Word]) -> int:
     """Rows of a ruled table with words in two cells or more."""
-    from kbflow.sources.pdf.layout import cell_words, word_centers
-
-    centers = word_centers([w for w in words if _center(w, table["bbox"])])
+    centers = word_centers([w for w in words if center_in(w, table["bbox"])])
     return sum(1 for row in table["rows"] if sum(1 for ws in cell_words(row["cells"], centers) if ws) >= 2)
-
-
-def _center(w: Word, box: Sequence[float]) -> bool:
-    x, y = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
-    return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def _within(inner: Sequence[float], outer: Sequence[float], slack: float = 2.0) -> bool:

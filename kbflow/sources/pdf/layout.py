@@ -109,13 +109,13 @@ class PageText:
         return json.dumps(data, separators=(",", ":"))
 
 
-def _center_in(w: dict[str, Any], box: list[float] | tuple[float, ...]) -> bool:
+def center_in(w: dict[str, Any], box: list[float] | tuple[float, ...]) -> bool:
     x, y = (w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2
     return box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def word_centers(words: list[dict[str, Any]]) -> list[tuple[float, float, dict[str, Any]]]:
-    """``(x, y, word)`` of each word's center, as :func:`_center_in` computes it."""
+    """``(x, y, word)`` of each word's center, as :func:`center_in` computes it."""
     return [((w["x0"] + w["x1"]) / 2, (w["top"] + w["bottom"]) / 2, w) for w in words]
 
 
@@ -153,7 +153,7 @@ def split_tables(
     prose = list(words)
     out: list[TableText] = []
     for table in sorted(tables, key=lambda t: (round(t["bbox"][1], 1), round(t["bbox"][0], 1))):
-        inside = [w for w in prose if _center_in(w, table["bbox"])]
+        inside = [w for w in prose if center_in(w, table["bbox"])]
         centers = word_centers(inside)
         rows: list[list[str]] = []
         boxes: list[list[float]] = []

@@ -60,6 +60,8 @@ class _Worker:
         )
         self.pages: queue.Queue[Parsed | None] = queue.Queue()
         self.dead = False
+        #: why it was given up while still running (its pages' error says so), else ``None``
+        self.given_up: str | None = None
         threading.Thread(target=self._read, name="kbflow-pdf-reader", daemon=True).start()
 
     def _read(self) -> None:
@@ -73,7 +75,7 @@ class _Worker:
                     break
                 self.pages.put((number, body, error, edges))
         except (ValueError, TypeError):  # not a page's head: the worker is out of step, and given up
-            self.proc.kill()
+            self.give_up("wrote something that is not a page")
         finally:
             self.pages.put(None)
 
@@ -92,14 +94,20 @@ class _Worker:
         for n in numbers:
             page = None if self.dead else self.pages.get()
             if page is not None and page[0] != n:  # out of step with its tasks: nothing more it says is trusted
-                self.proc.kill()
+                self.give_up(f"answered page {page[0]} when asked for page {n}")
                 page = None
             if page is None:  # the worker died (killed, out of memory): its pages are reported, the others go on
                 self.dead = True
-                out.append((n, None, f"the PDF worker process died (exit status {self.proc.poll()})", []))
+                why = self.given_up or f"died (exit status {self.proc.poll()})"
+                out.append((n, None, f"the PDF worker process {why}", []))
                 continue
             out.append(page)
         return out
+
+    def give_up(self, why: str) -> None:
+        """Kill a worker out of step with its tasks; ``why`` goes into its pages' errors."""
+        self.given_up = self.given_up or f"was stopped: it {why}"
+        self.proc.kill()
 
     def alive(self) -> bool:
         return not self.dead and self.proc.poll() is None
@@ -183,10 +191,7 @@ _ahead: list[Run] = []
 
 def ahead(path: str, tasks: list[list[int]], workers: int, ocr: bool, tables: bool) -> None:
     """Start parsing ``path``'s first pages now, for the :func:`run` that will ask for them."""
-    for stale in _ahead:
-        stale.drain()
-    _ahead.clear()
-    started = Run((path, ocr, tables), tasks, workers)
+    started = run(path, tasks, workers, ocr, tables)  # any other look-ahead given up first
     started.fill()
     _ahead.append(started)
 
