@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from kbflow.errors import ConfigError
+from kbflow.glossary import load_glossary
 
 __all__ = [
     "BACKENDS",
@@ -295,6 +296,14 @@ class RetrievalSettings:
         How much the chunks of one PDF page reinforce each other (each gets
         the normalized scores of its page's two best other candidates); 0:
         off.
+    glossary:
+        Query expansion: a query that names a glossary term ("operating
+        margin", "capex", "PP&E") is searched with the words the documents
+        print instead (the line items and statement titles) appended, on
+        both legs. ``"finance"`` (the default, built in), a path to a file
+        of one ``terms<TAB>expansion`` entry a line, or ``"none"`` (off). A
+        query that names no term is searched as written
+        (:mod:`kbflow.glossary`).
     log_queries:
         Add a row per search to the lake's ``query_log`` (:mod:`kbflow.usage`;
         buffered, never blocking or failing a search). ``kbflow search
@@ -320,6 +329,8 @@ class RetrievalSettings:
     # chosen by bench/sweep_signals.yaml: see docs/evaluation.md
     document_weight: float = 0.5
     page_weight: float = 0.1
+    # chosen on financebench-dev; no query of the other sets names a term: see docs/evaluation.md
+    glossary: str | None = "finance"
     log_queries: bool = True
 
     def __post_init__(self) -> None:
@@ -340,6 +351,7 @@ class RetrievalSettings:
                 raise ConfigError(f"{name} must be a number in 0..10, got {value!r}")
         if self.calibration is not None:
             object.__setattr__(self, "calibration", _calibration(self.calibration))
+        load_glossary(self.glossary)  # a bad name, file or entry fails here, not at the first search
 
     def depth(self, k: int) -> int:
         """Candidates each leg fetches for a top-``k`` request: the fusion window and the score it must beat,

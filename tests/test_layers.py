@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
         "kbflow.registry",
         "kbflow.languages",
         "kbflow.terms",
+        "kbflow.glossary",
         "kbflow.scopes",
         "kbflow._cliopts",
     ),

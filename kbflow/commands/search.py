@@ -57,6 +57,12 @@ def hit_places(hit: Any) -> str:
     default=None,
     help="Drop hits whose relevance (0-1, calibrated for the model) is below this.",
 )
+@click.option(
+    "--glossary",
+    default=None,
+    metavar="NAME|FILE",
+    help="Query expansion: 'finance' (built in), a file of 'terms<TAB>expansion' lines, or 'none' [default: finance].",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option(
     "--prompt",
@@ -89,6 +95,7 @@ def search(
     source_types,
     source_ids,
     min_score,
+    glossary,
     as_json,
     as_prompt,
     version,
@@ -103,7 +110,9 @@ def search(
     likely a real match, 0-1, calibrated for the model; "-" where unknown)
     and its citation. When even the best hit is a weak match, a line says
     so: the lake likely holds no answer. A query made only of code names
-    (Logger.callHandlers, json.dumps) lists their definitions first.
+    (Logger.callHandlers, json.dumps) lists their definitions first. A query
+    naming a glossary term (operating margin, capex, PP&E) is searched with
+    the words it stands for; a line says which.
     """
     from kbflow.retrieve.retriever import Retriever
 
@@ -123,6 +132,7 @@ def search(
         source_types=list(source_types) or None,
         source_ids=list(source_ids) or None,
         min_score=min_score,
+        glossary=glossary,
     )
     from kbflow import usage
 
@@ -136,6 +146,8 @@ def search(
     if as_prompt:
         click.echo(hits.as_prompt())
         return
+    if hits.expansion:
+        click.echo(f"searched with the glossary's words: {hits.expansion}")
     if hits.low_confidence:
         click.echo(f"no good match (confidence {hits.confidence:.2f}): the lake likely holds no answer")
     if not hits:

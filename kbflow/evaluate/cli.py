@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -107,7 +108,7 @@ def _table(runs, vs: dict[str, str] | None = None) -> list[str]:
     head = (
         f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} "
         f"{'tokens':>6s} {'cx':>2s} {'tab':>3s} {'model':>16s} {'rerank':>10s} {'doc':>4s} {'page':>4s} "
-        f"{'ndcg@10':>7s} {'R@5':>6s} "
+        f"{'gloss':>8s} {'ndcg@10':>7s} {'R@5':>6s} "
         f"{'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'hit@3':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
     ) + ("  vs #1 (p)" if vs is not None else "")
     lines = [head]
@@ -122,12 +123,18 @@ def _table(runs, vs: dict[str, str] | None = None) -> list[str]:
             f"{show(c['dense_weight']):>7s} {show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} "
             f"{_yes(c.get('context', True)):>2s} {_yes(c.get('tables', True)):>3s} "
             f"{slug(c['model'])[-16:]:>16s} {_reranker(c):>10s} {c.get('document_weight') or 0:4g} "
-            f"{c.get('page_weight') or 0:4g} {m['ndcg@10']:7.4f} {_num(m, 'recall@5')} "
+            f"{c.get('page_weight') or 0:4g} {_glossary(c):>8s} {m['ndcg@10']:7.4f} {_num(m, 'recall@5')} "
             f"{m['recall@10']:6.4f} {m['recall@100']:6.4f} {m['mrr@10']:6.4f} {_num(m, 'hit_rate@3')} "
             f"{r.latency_ms['p50']:7.1f} {r.latency_ms['p95']:7.1f}"
             + (f"  {vs.get(r.run_id, '-')}" if vs is not None else "")
         )
     return lines
+
+
+def _glossary(config) -> str:
+    """The run's glossary as the table shows it: its name, a file's name, or "-" (off; runs from before it)."""
+    name = config.get("glossary")
+    return "-" if not name or str(name).lower() == "none" else os.path.basename(str(name))[-8:]
 
 
 def _yes(value) -> str:
@@ -185,6 +192,12 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
 )
 @click.option("--rerank-depth", type=int, default=None, help="Candidates the cross-encoder rescores [default: 50].")
 @click.option(
+    "--glossary",
+    default=None,
+    metavar="NAME|FILE",
+    help="Query expansion: 'finance' (built in), a file of 'terms<TAB>expansion' lines, or 'none' [default: finance].",
+)
+@click.option(
     "--sweep",
     "sweep_file",
     type=click.Path(),
@@ -226,6 +239,7 @@ def eval_command(
     backend,
     reranker,
     rerank_depth,
+    glossary,
     sweep_file,
     compare,
     metric,
@@ -268,6 +282,7 @@ def eval_command(
         "fusion": fusion, "rrf_k": rrf_k, "dense_weight": dense_weight, "bm25_weight": bm25_weight,
         "depth_factor": depth_factor, "max_tokens": max_tokens, "model": model, "backend": backend,
         "reranker": reranker, "rerank_depth": rerank_depth, "context": context, "tables": tables,
+        "glossary": glossary,
     }  # fmt: skip
     configs = _configs(settings, sweep_file, mode, overrides)
     show = sys.stderr.isatty() if progress is None else progress

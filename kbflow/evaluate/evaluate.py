@@ -65,6 +65,7 @@ RETRIEVAL_KEYS = (
     "rerank_depth",
     "document_weight",
     "page_weight",
+    "glossary",
 )
 #: ``context``: the chunk context header on or off; ``tables``: PDF tables as their own units, or not looked for;
 #: ``backend``: what runs the model (``onnx-int8`` vectors are their own; ``torch`` and ``onnx`` share a lake)
@@ -310,6 +311,7 @@ def _rank_options(config: Mapping[str, Any], k: int) -> dict[str, Any]:
         "rerank_depth": config.get("rerank_depth"),
         "document_weight": config.get("document_weight"),
         "page_weight": config.get("page_weight"),
+        "glossary": config.get("glossary") or "none",
         "distinct": False,  # every judged document counts, copies included, as BEIR scores them
     }
 

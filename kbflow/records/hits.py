@@ -159,6 +159,9 @@ class Hits(list):
         #: milliseconds per step of the search: ``embed`` (the query embedding), ``dense`` and ``bm25``
         #: (each leg), ``fuse`` (fusion, reranking, code-name lookup), ``take`` (reading the hits' rows)
         self.timings: dict[str, float] = {}
+        #: the words the glossary added to the query both legs searched ("" where the query named no
+        #: glossary term; :mod:`kbflow.glossary`)
+        self.expansion = ""
 
     def __getitem__(self, index):
         item = super().__getitem__(index)

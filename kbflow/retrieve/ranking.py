@@ -15,6 +15,7 @@ from typing import Any
 
 from kbflow import schema as S
 from kbflow.errors import EmbedError
+from kbflow.glossary import expanded_query
 from kbflow.lake.lake import Lake
 from kbflow.retrieve.distinct import distinct
 from kbflow.retrieve.fusion import FUSIONS
@@ -24,7 +25,7 @@ from kbflow.retrieve.symbols import defining, symbol_first
 from kbflow.retrieve.table import Leg
 from kbflow.terms import query_identifiers
 
-__all__ = ["Ranking", "rank", "rerank"]
+__all__ = ["Ranking", "rank", "rerank", "searched_text"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class Ranking:
     also_in: dict[str, list[str]] = field(default_factory=dict, repr=False)
     #: chunk id -> decoded hit row (text and payload) of the candidates read while grouping equal texts
     rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    #: the words the glossary added to the query both legs searched ("" where it named no term;
+    #: :mod:`kbflow.glossary`)
+    expansion: str = ""
 
 
 def _ordered(leg: Leg) -> Leg:
@@ -63,10 +67,18 @@ def _ordered(leg: Leg) -> Leg:
     return [ids[i] for i in order], [row_ids[i] for i in order], [scores[i] for i in order]
 
 
+def searched_text(request: Request) -> tuple[str, str]:
+    """``(text, expansion)``: what both legs search for ``request``, its query with the glossary's expansion of
+    the terms it names (:func:`kbflow.glossary.expanded_query`), and that expansion."""
+    return expanded_query(request.query, request.settings.glossary)
+
+
 def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
     """Rank one request on the retriever ``r``: both legs, fusion, the document and page signals, an optional
-    reranker, symbols first, each text once. ``vector``: the query embedding where it was computed already."""
+    reranker, symbols first, each text once. ``vector``: the embedding of :func:`searched_text` where it was
+    computed already. The signals, the reranker and code names read the query as written."""
     settings, k, depth, query = request.settings, request.k, request.depth, request.query
+    searched, expansion = searched_text(request)
     if r.rows == 0:
         return Ranking([], [], {}, {})
     legs: dict[str, Leg] = {}
@@ -82,7 +94,7 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
     if settings.mode not in ("hybrid", "dense"):
         vector = None
     elif vector is None:
-        vector = r.embedder.embed_query(query)
+        vector = r.embedder.embed_query(searched)
         lap("embed")
     # sequential, dense first: running the keyword leg in a thread beside the model made
     # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
@@ -90,7 +102,7 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
         legs["dense"] = _ordered(r.table.dense(vector, depth, request.filters))
         lap("dense")
     if settings.mode in ("hybrid", "bm25"):
-        legs["bm25"] = _ordered(r.table.bm25(query, depth, request.filters, settings.names_weight))
+        legs["bm25"] = _ordered(r.table.bm25(searched, depth, request.filters, settings.names_weight))
         lap("bm25")
     if settings.mode != "hybrid":
         ids, _, scores = legs[settings.mode]
@@ -130,6 +142,7 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
         timings=timings,
         also_in=grouped.also_in if grouped is not None else {},
         rows=grouped.rows if grouped is not None else {},
+        expansion=expansion,
     )
 
 

@@ -45,6 +45,7 @@ class SearchOptions(TypedDict, total=False):
     distinct: bool
     document_weight: float
     page_weight: float
+    glossary: str | None
 
 
 #: the options that override the retrieval setting of the same name
@@ -58,6 +59,7 @@ OVERRIDES = (
     "distinct",
     "document_weight",
     "page_weight",
+    "glossary",
 )
 
 

@@ -326,8 +326,8 @@ class Retriever:
         distinct:
             Show each text once (default ``True``): equal texts are one hit, the
             other copies in ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
-        document_weight, page_weight:
-            The document and page signals (:mod:`kbflow.retrieve.signals`).
+        document_weight, page_weight, glossary:
+            The document and page signals (:mod:`kbflow.retrieve.signals`), query expansion (:mod:`kbflow.glossary`).
         caller, origin:
             Who asked and from which surface, for the query log
             (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The
@@ -383,7 +383,7 @@ class Retriever:
         share = 0.0
         if dense:
             t0 = time.perf_counter()
-            embedded = self.embedder.embed_queries([requests[i].query for i in dense])
+            embedded = self.embedder.embed_queries([ranking_step.searched_text(requests[i])[0] for i in dense])
             vectors = dict(zip(dense, embedded))
             share = (time.perf_counter() - t0) / len(dense)
         out = []
@@ -452,6 +452,7 @@ class Retriever:
             hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]
         out = Hits(hits, query=request.query, mode=request.settings.mode)
         out.legs = ranked
+        out.expansion = ranking.expansion
         out.confidence = confidence
         out.timings = {**ranking.timings, "take": (time.perf_counter() - t_take) * 1000.0}
         out.latency_ms = (time.perf_counter() - t0) * 1000.0

@@ -104,6 +104,7 @@ class Client:
         hits.query_id = data["query_id"]
         hits.confidence = data["confidence"]
         hits.latency_ms = data["latency_ms"]
+        hits.expansion = data.get("expansion", "")  # a server from before query expansion sends none
         return hits
 
     def cite(self, hits: Iterable[Hit], *, turn_id: str | None = None) -> int:

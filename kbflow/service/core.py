@@ -63,6 +63,7 @@ def hits_dict(hits: Hits, version: int) -> dict[str, Any]:
         "confidence": hits.confidence,
         "low_confidence": hits.low_confidence,
         "latency_ms": hits.latency_ms,
+        "expansion": hits.expansion,
         "version": version,
         "hits": [h.to_dict() for h in hits],
     }
