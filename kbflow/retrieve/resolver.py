@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from kbflow import ids
@@ -148,13 +149,46 @@ def _read_ticket(citation: Citation, lake: Lake | None) -> str:
     raise StaleCitationError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}", None)
 
 
+#: the cited records of each JSONL file :func:`resolve_many` read in one pass (file -> record id -> record)
+_RECORDS: ContextVar[dict[str, dict[str, dict[str, Any]]] | None] = ContextVar("kbflow_records", default=None)
+
+
+def _records_of(path: str, wanted: set[str]) -> dict[str, dict[str, Any]]:
+    """The records of ``path`` whose ``_id`` is in ``wanted`` (the first of each, as the loader keeps), one read."""
+    found: dict[str, dict[str, Any]] = {}
+    for _, obj in iter_records(path, on_problem=lambda lineno, reason: None):
+        rid = str(obj["_id"])
+        if rid in wanted and rid not in found:
+            found[rid] = obj
+            if len(found) == len(wanted):
+                break
+    return found
+
+
 def _read_record(citation: Citation, lake: Lake | None) -> str:
-    record_id = citation.locator.record_id
-    for _, obj in iter_records(citation.uri, on_problem=lambda lineno, reason: None):
-        if str(obj["_id"]) == record_id:
-            text, _field = record_text(obj)
-            return _slice(text, citation, f"{citation.uri} record {record_id}")
-    raise StaleCitationError(f"{citation.uri}: no record with _id {record_id!r}", None)
+    record_id = citation.locator.record_id or ""
+    read = (_RECORDS.get() or {}).get(citation.uri)
+    obj = (read if read is not None else _records_of(citation.uri, {record_id})).get(record_id)
+    if obj is None:
+        raise StaleCitationError(f"{citation.uri}: no record with _id {record_id!r}", None)
+    text, _field = record_text(obj)
+    return _slice(text, citation, f"{citation.uri} record {record_id}")
+
+
+def _prefetch_records(citations: list[Citation]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The cited records of every JSONL file, each file read once (a file that cannot be read is left out:
+    each citation's resolve says why)."""
+    wanted: dict[str, set[str]] = {}
+    for c in citations:
+        if c.locator.kind == "record" and c.locator.record_id is not None:
+            wanted.setdefault(c.uri, set()).add(c.locator.record_id)
+    out = {}
+    for path, record_ids in wanted.items():
+        try:
+            out[path] = _records_of(path, record_ids)
+        except (SourceError, OSError):
+            continue
+    return out
 
 
 #: how each kind of locator reads its text from the source as it is now
@@ -289,7 +323,7 @@ def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
 
 
 def resolve_many(citations: Iterable[Citation], *, lake: Lake | None = None) -> list[str | Exception]:
-    """:func:`resolve` for many citations, grouped by file so a document is parsed at most once.
+    """:func:`resolve` for many citations, grouped by file so a document is parsed (a record set read) at most once.
 
     Returns, in the order given, each citation's text or the error resolving
     it raised (:class:`StaleCitationError`, :class:`ResolveError`).
@@ -298,9 +332,13 @@ def resolve_many(citations: Iterable[Citation], *, lake: Lake | None = None) -> 
     order = sorted(range(len(citations)), key=lambda i: (citations[i].uri, citations[i].locator.path or ""))
     out: list[str | Exception] = [""] * len(citations)
     _prefetch_pdf_pages(citations, lake)
-    for i in order:
-        try:
-            out[i] = resolve(citations[i], lake=lake)
-        except ResolveError as exc:
-            out[i] = exc
+    token = _RECORDS.set(_prefetch_records(citations))
+    try:
+        for i in order:
+            try:
+                out[i] = resolve(citations[i], lake=lake)
+            except ResolveError as exc:
+                out[i] = exc
+    finally:
+        _RECORDS.reset(token)
     return out
