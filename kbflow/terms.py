@@ -23,6 +23,8 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # a word with a case change in it: a lower-case letter or digit before an upper-case one, or an
 # upper-case run before a lower-case letter that does not start the word (HTTPServer, not Server)
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+# a whole word (as _WORD cuts them) with such a change: one scan of a text finds them all, where prose has few
+_CAMEL_WORD = re.compile(r"(?<![^\W_])[^\W_]*?(?:[a-z0-9][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
 
 #: English function words (NLTK's list): not worth ranking by in short texts (claims), nor marking in a hit
 ENGLISH_STOPWORDS = frozenset(
@@ -49,8 +51,10 @@ def split_identifier(word: str) -> list[str]:
 def identifier_words(text: str) -> str:
     """The parts of every identifier in ``text`` with a case change, each once, in order of first use."""
     seen: dict[str, None] = {}
-    for match in _WORD.finditer(text):
-        for part in split_identifier(match.group()):
+    if not _CAMEL.search(text):  # no case change anywhere (most prose): no word has one
+        return ""
+    for match in _CAMEL_WORD.finditer(text):
+        for part in (p.lower() for p in _PART.findall(match.group())):
             if part not in seen:
                 seen[part] = None
                 if len(seen) >= MAX_WORDS:

@@ -27,6 +27,27 @@ def test_identifier_words_once_each_in_order():
     assert identifier_words("plain prose, nothing to split") == ""
 
 
+def _words_one_by_one(text: str) -> str:
+    """identifier_words as first written: every word of the text, split where it has a case change."""
+    import re
+
+    seen: dict[str, None] = {}
+    for word in re.findall(r"[^\W_]+", text):
+        seen.update(dict.fromkeys(split_identifier(word)))
+    return " ".join(list(seen)[:256])
+
+
+def test_identifier_words_finds_the_words_a_word_by_word_scan_finds():
+    import random
+
+    rng = random.Random(7)
+    alphabet = "aZbY9_ .(\n-ÄéÉßǅ" + "xyzXYZ019"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300))) for _ in range(2_000)]
+    texts += ["aB" * 400, "x" * 5_000 + "Y", "__init__ _x_Y a_bC getURL2Path ABC DEF"]
+    for text in texts:
+        assert identifier_words(text) == _words_one_by_one(text), text
+
+
 @pytest.mark.parametrize(
     "query, names",
     [
