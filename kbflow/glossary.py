@@ -16,13 +16,15 @@ hyphen between two words matching either. The built-in
 ``finance`` glossary (:data:`FINANCE`, the default of
 :attr:`kbflow.config.RetrievalSettings.glossary`) covers the standard
 financial metrics and statements; a user's own is a text file with one
-entry a line, the terms, a tab, the expansion (``#`` starts a comment):
+entry a line, the terms, a tab, the expansion (a line starting with ``#``
+is a comment; a term may hold one, ``C#``):
 
 .. code-block:: text
 
     # terms<TAB>what the documents print instead
     churn|attrition	customers lost cancellations
     ARR|annual recurring revenue	subscription revenue
+    C#|csharp	.NET dotnet
 
 ``none`` (or ``None``) turns expansion off.
 """
@@ -136,8 +138,7 @@ def parse_glossary(text: str, name: str) -> Glossary:
     line of a bad entry."""
     entries = []
     for lineno, line in enumerate(text.splitlines(), start=1):
-        line = line.split("#", 1)[0].rstrip() if not line.lstrip().startswith("#") else ""
-        if not line.strip():
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
         terms, tab, expansion = line.partition("\t")
         words = tuple(t.strip() for t in terms.split("|") if t.strip())

@@ -65,10 +65,12 @@ def test_none_turns_expansion_off(off):
 def test_a_users_glossary_file_with_comments_and_its_changes(tmp_path):
     path = tmp_path / "terms.tsv"
     path.write_text(
-        "# churn and friends\nchurn|attrition\tcustomers lost  cancellations\n\nARR\tsubscription revenue # ARR\n"
+        "# churn and friends\nchurn|attrition\tcustomers lost  cancellations\n\n"
+        "  # ARR:\nARR\tsubscription revenue\nC#\tdotnet\n"
     )
     added = expanded_query("What is the churn and ARR?", str(path))[1]
     assert added == "customers lost cancellations subscription revenue"
+    assert expanded_query("a C# service", str(path))[1] == "dotnet"  # '#' inside a term is the term's
     path.write_text("churn\tcustomers lost\n")
     os.utime(path, (1, 1))  # a new version of the file, even within the clock's resolution
     assert expanded_query("What is the churn and ARR?", str(path))[1] == "customers lost"
