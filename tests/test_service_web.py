@@ -80,6 +80,13 @@ def test_the_search_page_shows_the_same_hits_as_the_api(web):
     shown = re.findall(r"href='/chunks/([^?']+)\?", page.text)
     assert shown == [urllib.parse.quote(h["chunk_id"]) for h in api]
     assert "<mark>" in page.text  # the query's words are marked in the texts
+    assert "id=expansion" not in page.text  # the query names no glossary term
+
+
+def test_the_search_page_and_the_api_say_what_the_glossary_added(web):
+    page = _get(web, "/", q="What was the capex?", k=3)
+    assert "searched with the glossary's words: capital expenditures purchases of property" in page.text
+    assert _get(web, "/v1/search", q="What was the capex?", k=3).json()["expansion"].startswith("capital expenditures")
 
 
 @pytest.mark.parametrize(
