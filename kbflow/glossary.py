@@ -41,6 +41,7 @@ from kbflow.errors import ConfigError
 __all__ = ["BUILT_IN", "FINANCE", "Glossary", "expanded_query", "load_glossary"]
 
 #: the built-in finance glossary: standard metrics and statements -> the line items and titles that hold them
+#: (terms that are also everyday words elsewhere, like a bare "EPS" in code, are left out)
 FINANCE: tuple[tuple[str, str], ...] = (
     (
         "operating margin|operating margins|operating profit margin",
@@ -61,7 +62,8 @@ FINANCE: tuple[tuple[str, str], ...] = (
     ("pp&e|ppne", "property plant and equipment net"),
     ("ebitda|ebitdar|adjusted ebitda", "operating income depreciation and amortization"),
     ("ebit|adjusted ebit", "operating income"),
-    ("eps|diluted eps|basic eps", "earnings per share"),
+    # not a bare "eps": code calls its epsilons so
+    ("diluted eps|basic eps", "earnings per share"),
     ("cogs", "cost of goods sold cost of sales"),
     ("dpo|days payable outstanding|days payables outstanding", "accounts payable cost of sales inventories"),
     ("dso|days sales outstanding", "accounts receivable revenue"),
@@ -89,7 +91,8 @@ FINANCE: tuple[tuple[str, str], ...] = (
         "net cash provided by operating activities",
     ),
     ("effective tax rate", "provision for income taxes income before income taxes"),
-    ("top line|topline", "revenue net sales"),
+    # not "top line": the first line of a file or table
+    ("topline", "revenue net sales"),
     ("revenue growth", "total revenue net sales"),
     ("income statement|income statements|p&l", "consolidated statements of operations income"),
     ("balance sheet|balance sheets", "consolidated balance sheets total assets total liabilities"),
@@ -103,7 +106,7 @@ _OFF = ("", "none")
 
 def _term(term: str) -> str:
     """A term as a pattern: its words as written, a space or a hyphen between two words matching either
-    (``top line`` also reads ``top-line``, ``capital-intensive`` also ``capital intensive``)."""
+    (``free cash flow`` also reads ``free-cash-flow``, ``capital-intensive`` also ``capital intensive``)."""
     words = re.split(r"[\s-]+", term.strip())
     return r"[\s-]+".join(re.escape(w) for w in words)
 
