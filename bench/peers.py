@@ -240,7 +240,8 @@ def run_kbflow(dataset, spec: str, work: str, warm, args: argparse.Namespace) ->
     settings = Settings.coerce({"backend": backend, "retrieval": {"log_queries": False}})
     lake = os.path.join(work, f"kbflow-{spec}")
     config = config_for(settings, mode="hybrid")
-    get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
+    embedder = get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
+    embedder.embed(["warm up"] * 8)  # a batch: OpenVINO compiles now, before the clock, as the peers load theirs
     prepare_lake(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{spec}")), config))
     t0 = time.perf_counter()
     prepare_lake(dataset, settings_for(replace(settings, lake=lake), config))

@@ -55,7 +55,7 @@ ENGINES = ("local", "ray", "auto")
 
 #: backends whose vectors differ from torch fp32, and the suffix of their ``model_id``, ``<model>#<space>``: it
 #: names the quantization recipe, so vectors of an earlier recipe are never mixed with the current one's
-#: (``onnx-int8.2``: the feed-forward down projections kept in fp32, :func:`kbflow.embed.onnx._down_projections`;
+#: (``onnx-int8.2``: the feed-forward down projections kept in fp32, :func:`kbflow.embed.smoothing.down_projections`;
 #: ``onnx-int8.3``: the quantized products' inputs smoothed first, :mod:`kbflow.embed.smoothing`)
 SPACES = {"onnx-int8": "onnx-int8.3"}
 #: the backends of :data:`SPACES`

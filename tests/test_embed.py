@@ -86,10 +86,10 @@ def test_onnx_batches_texts_by_their_tokens_not_their_characters(embedders):
     widths = []
     run = onnx.run
     try:
-        onnx.run = lambda feeds: widths.append(feeds["input_ids"].shape) or run(feeds)
+        onnx._run_for = lambda n: lambda feeds: widths.append(feeds["input_ids"].shape) or run(feeds)
         together = onnx.embed(texts, 2)
     finally:
-        onnx.run = run
+        del onnx._run_for  # the class's own again
     by_tokens = sorted(tokens)
     assert [w for _, w in widths] == [by_tokens[1], by_tokens[3]]  # each pair padded to its longer text only
     alone = np.stack([onnx.embed([t], 1)[0] for t in texts])
@@ -151,6 +151,30 @@ def test_openvino_that_fails_falls_back_to_onnxruntime_unless_asked_for(embedder
     assert "no CPU plugin" in caplog.text and "on onnxruntime instead" in caplog.text
     with pytest.raises(EmbedError, match="no CPU plugin"):
         OnnxEmbedder(base_id, target, quantized=False, threads=None, runtime="openvino")
+
+
+def test_openvino_compiles_on_the_first_batch_not_for_a_processs_queries(monkeypatch):
+    pytest.importorskip("openvino")
+    from kbflow.embed import openvino
+    from kbflow.embed.onnx import QUERY_TEXTS, OnnxEmbedder
+
+    made = []
+    real = openvino.OpenVinoRunner
+
+    def counted(folder, threads):
+        made.append(folder)
+        return real(folder, threads)
+
+    monkeypatch.setattr(openvino, "OpenVinoRunner", counted)
+    base_id, target = resolve_model(DEFAULT_MODEL)
+    lazy = OnnxEmbedder(base_id, target, quantized=False, threads=None, runtime="auto")
+    queries = lazy.embed(TEXTS[:QUERY_TEXTS])  # a search's queries: onnxruntime, nothing compiled
+    assert made == [] and queries.shape == (QUERY_TEXTS, 384)
+    batch = lazy.embed(TEXTS)
+    assert len(made) == 1 and lazy.runtime == "openvino" and len(made) == 1  # compiled once, on the batch
+    assert np.sum(batch[:QUERY_TEXTS] * queries, axis=1).min() >= 0.9999
+    OnnxEmbedder(base_id, target, quantized=False, threads=None, runtime="openvino")
+    assert len(made) == 2  # asked for by name: compiled (and any error raised) when made
 
 
 def test_openvinos_check_refuses_other_vectors_and_remembers_a_pass(tmp_path):

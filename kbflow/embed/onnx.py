@@ -16,7 +16,7 @@ input; the vectors' distance to torch's fell about threefold, 1 - cosine
 0.0026 to 0.0008 on 2,000 real chunk texts, ``python bench/embed_backends.py``).
 Two parts stay fp32: the embedding tables (looked up, not multiplied: int8
 there bought no speed and cost about 0.006 nDCG@10) and the feed-forward
-block's narrowing layer (:func:`_down_projections`: with it in int8 the
+block's narrowing layer (:func:`~kbflow.embed.smoothing.down_projections`: with it in int8 the
 vectors fell to 0.9946 mean cosine to torch's and CoSQA's dense nDCG@10 by
 0.008; kept in fp32, for 1.36x torch's throughput instead of 1.68x;
 ``python bench/embed_backends.py``).
@@ -55,7 +55,7 @@ import numpy as np
 
 from kbflow._lazy import require
 from kbflow.config import SPACES
-from kbflow.embed.smoothing import ALPHA, CALIBRATION_TEXTS, narrows, smooth_model
+from kbflow.embed.smoothing import ALPHA, CALIBRATION_TEXTS, down_projections, smooth_model
 from kbflow.errors import ConfigError, EmbedError, MissingDependencyError
 
 __all__ = ["BATCH_SIZE", "EXPORT_REVISION", "QUANTIZED_OPS", "OnnxEmbedder", "cache_root", "export"]
@@ -291,14 +291,6 @@ def _export_checked(model_id: str, target: str, out: str) -> None:
     _write_meta(out, meta)
 
 
-def _down_projections(path: str) -> list[str]:
-    """The matrix products that narrow the hidden state (the feed-forward block's output, 4x wide in, 1x out):
-    the ones :func:`_quantize` keeps in fp32 (:data:`QUANTIZED_OPS`)."""
-    graph = require("onnx").load(path, load_external_data=False).graph
-    shapes = {init.name: tuple(init.dims) for init in graph.initializer}
-    return [node.name for node in graph.node if node.op_type == "MatMul" and narrows(shapes.get(node.input[1], ()))]
-
-
 def _quantize(fp32: str, out: str) -> None:
     q = require("onnxruntime.quantization")
     for name in os.listdir(fp32):
@@ -317,7 +309,7 @@ def _quantize(fp32: str, out: str) -> None:
             per_channel=True,
             weight_type=q.QuantType.QInt8,
             op_types_to_quantize=list(QUANTIZED_OPS),
-            nodes_to_exclude=_down_projections(os.path.join(fp32, "model.onnx")),
+            nodes_to_exclude=down_projections(os.path.join(fp32, "model.onnx")),
             # the fused ops (Attention, SkipLayerNormalization) carry no shape inference: name the float type
             extra_options={"DefaultTensorType": require("onnx").TensorProto.FLOAT},
         )
@@ -423,35 +415,57 @@ class _Session(_Feeds):
 class OnnxEmbedder:
     """A model's cached ONNX export (exported on first use), run by OpenVINO (fp32, where installed and
     checked: :mod:`kbflow.embed.openvino`) or by onnxruntime. ``runtime``: ``auto``, ``openvino`` or
-    ``onnxruntime`` (``None``: ``$KBFLOW_ONNX_RUNTIME``, else ``auto``); :attr:`runtime` says which runs it."""
+    ``onnxruntime`` (``None``: ``$KBFLOW_ONNX_RUNTIME``, else ``auto``); :attr:`runtime` says which runs it.
+
+    Under ``auto`` OpenVINO compiles the graph on the first batch of more than :data:`QUERY_TEXTS` texts, not
+    when the embedder is made: a process that only searches (``kbflow search``, a notebook's retriever)
+    embeds its queries on onnxruntime and never pays the compile."""
 
     def __init__(
         self, model_id: str, target: str, quantized: bool, threads: int | None, runtime: str | None = None
     ) -> None:
         from kbflow.embed.openvino import runtime_choice
 
-        choice = runtime_choice(runtime)
-        if quantized and choice == "openvino":
+        self._choice = runtime_choice(runtime)
+        if quantized and self._choice == "openvino":
             raise ConfigError("onnx-int8 runs on onnxruntime only (its graph is quantized for its int8 kernels)")
         self.folder = export(model_id, target, quantized)
         self.tokens = _Feeds(self.folder)
         self.dim = self.tokens.dim
-        self.runtime = "onnxruntime"
         self.threads = threads
-        run = None if quantized or choice == "onnxruntime" else self._openvino(threads, choice)
-        self.run = run or _Session(self.folder, threads).run
-        self._queries: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
-        self._lock = threading.Lock()
+        self._lock, self._resolving = threading.Lock(), threading.Lock()
+        self._session: _Session | None = None
+        self._batches: tuple[str, Callable[[dict[str, np.ndarray]], np.ndarray]] | None = None
+        self._choice = "onnxruntime" if quantized else self._choice
+        if self._choice == "openvino":  # asked for by name: an error now, not at the first batch
+            self._batch_runtime()
+
+    def _ort(self) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+        """onnxruntime's forward pass (one session, made on first use)."""
+        with self._lock:
+            if self._session is None:
+                self._session = _Session(self.folder, self.threads)
+        return self._session.run
+
+    def _batch_runtime(self) -> tuple[str, Callable[[dict[str, np.ndarray]], np.ndarray]]:
+        """``(runtime, forward pass)`` of batches, resolved once: OpenVINO where chosen and it compiles and passes
+        its check, else onnxruntime."""
+        if self._batches is None:
+            with self._resolving:
+                if self._batches is None:
+                    run = self._openvino(self.threads, self._choice) if self._choice != "onnxruntime" else None
+                    self._batches = ("openvino", run) if run is not None else ("onnxruntime", self._ort())
+        return self._batches
+
+    #: ``"openvino"`` or ``"onnxruntime"``: what runs the batches (OpenVINO's graph compiled if not yet)
+    runtime = property(lambda self: self._batch_runtime()[0])
+    #: the forward pass of a batch (a runtime's ``run(feeds)``)
+    run = property(lambda self: self._batch_runtime()[1])
 
     def _run_for(self, texts: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
-        """The forward pass for ``texts`` texts: a search's query or two on onnxruntime where OpenVINO runs the
-        batches (its threads wake slower between searches, :data:`QUERY_TEXTS`), the same vectors either way."""
-        if self.runtime != "openvino" or texts > QUERY_TEXTS:
-            return self.run
-        with self._lock:
-            if self._queries is None:
-                self._queries = _Session(self.folder, self.threads).run
-        return self._queries
+        """The forward pass for ``texts`` texts: a search's query or two on onnxruntime, whatever runs the batches
+        (OpenVINO's threads wake slower between searches, :data:`QUERY_TEXTS`), the same vectors either way."""
+        return self._ort() if texts <= QUERY_TEXTS else self.run
 
     def _openvino(self, threads: int | None, choice: str) -> Callable[[dict[str, np.ndarray]], np.ndarray] | None:
         """OpenVINO's forward pass, checked against onnxruntime's once per export; ``None`` (auto) where it
@@ -473,7 +487,6 @@ class OnnxEmbedder:
                 raise
             log.warning("%s; running the ONNX graph on onnxruntime instead (the same vectors)", exc)
             return None
-        self.runtime = "openvino"
         return runner.run
 
     def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:

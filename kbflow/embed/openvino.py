@@ -11,7 +11,8 @@ onnxruntime where it is not; the vectors, and so the lake's ``model_id``,
 are the same either way. ``onnx-int8`` stays on onnxruntime, whose int8
 kernels its graph was quantized for. A search's query or two still runs on
 onnxruntime (:data:`kbflow.embed.onnx.QUERY_TEXTS`): between searches
-OpenVINO's threads wake slower.
+OpenVINO's threads wake slower. Under ``auto`` the graph is compiled on the
+first batch, so a process that only searches never compiles it.
 
 ``KBFLOW_ONNX_RUNTIME`` picks the runtime: ``auto`` (the default: OpenVINO
 where it loads and passes its check, else onnxruntime), ``openvino`` (an
