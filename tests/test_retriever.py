@@ -299,3 +299,34 @@ def test_hits_carry_raw_leg_scores_and_a_calibrated_relevance(ingested):
         calibrated.search("fusion", min_score=2)
     with pytest.raises(QueryError, match="rank"):
         calibrated.rank("fusion", min_score=0.5)
+
+
+def test_a_search_of_a_local_lake_never_imports_lancedb(ingested):
+    """Readers open local tables with Lance alone: LanceDB's import is most of a shell search's start-up."""
+    import subprocess
+    import sys
+
+    settings = f"Settings.coerce(None, lake={ingested.uri!r}, model='hash:64')"
+    code = (
+        "import sys; from kbflow import Retriever; from kbflow.config import Settings; "
+        f"r = Retriever.open({ingested.uri!r}, settings={settings}); "
+        "hits = r.search('rank fusion', k=3); assert hits; print('lancedb' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_a_table_from_an_older_kbflow_gets_its_new_columns_when_read(tmp_path):
+    """A table lacking a column added since is opened through LanceDB, which adds the column (as nulls)."""
+    import lance
+    import pyarrow as pa
+
+    from kbflow import schema as S
+    from kbflow.lake import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    old = pa.schema([f for f in S.SCHEMAS[S.CHUNKS] if f.name != S.EMBED_HASH])
+    lance.write_dataset(old.empty_table(), str(tmp_path / "lake" / f"{S.CHUNKS}.lance"))
+    assert S.EMBED_HASH not in lance.dataset(str(tmp_path / "lake" / f"{S.CHUNKS}.lance")).schema.names
+    assert S.EMBED_HASH in lake.dataset(S.CHUNKS).schema.names
+    assert S.EMBED_HASH in lake.dataset(S.CHUNKS).schema.names  # added once, now read by Lance alone

@@ -103,9 +103,19 @@ class Lake:
     def table_names(self) -> list[str]:
         """The tables with at least one committed version (a table whose first write was cut off by a full
         disk or a kill leaves a folder with no version: it does not exist yet)."""
-        listing = self.db.list_tables()
-        names = getattr(listing, "tables", listing)
+        if self.is_local:  # the folder's own listing: a reader need not import LanceDB
+            try:
+                names = [e.removesuffix(".lance") for e in os.listdir(self._root) if e.endswith(".lance")]
+            except FileNotFoundError:
+                names = []
+        else:
+            listing = self.db.list_tables()
+            names = getattr(listing, "tables", listing)
         return sorted(n for n in names if self._committed(n))
+
+    @property
+    def _root(self) -> str:
+        return self.uri.removeprefix("file://")
 
     def _committed(self, name: str) -> bool:
         if not self.is_local:
@@ -255,9 +265,23 @@ class Lake:
         """The latest version of every table in the lake."""
         return {name: self.db.open_table(name).version for name in self.table_names()}
 
+    def _local_dataset(self, name: str):
+        """Local table ``name`` opened by Lance alone (no LanceDB import); ``None`` where the lake is remote, the
+        table has no version, or it lacks a column added since (:meth:`table` adds it)."""
+        if not self.is_local or not self._committed(name):
+            return None
+        ds = require("lance").dataset(
+            os.path.join(self._root, f"{name}.lance"), storage_options=self.storage_options or None
+        )
+        if name in S.SCHEMAS and not {f.name for f in S.SCHEMAS[name]} <= set(ds.schema.names):
+            return None
+        return ds
+
     def dataset(self, name: str, at: int | str | None = None):
         """The Lance dataset of table ``name``, at its latest version or at ``at`` (a version number or a tag)."""
-        ds = self.table(name, create=False).to_lance()
+        ds = self._local_dataset(name)
+        if ds is None:
+            ds = self.table(name, create=False).to_lance()
         if at is None:
             return ds
         try:
