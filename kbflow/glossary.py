@@ -94,8 +94,16 @@ FINANCE: tuple[tuple[str, str], ...] = (
     # not "top line": the first line of a file or table
     ("topline", "revenue net sales"),
     ("revenue growth", "total revenue net sales"),
-    ("income statement|income statements|p&l", "consolidated statements of operations income"),
-    ("balance sheet|balance sheets", "consolidated balance sheets total assets total liabilities"),
+    ("cash conversion cycle", "inventories accounts receivable accounts payable cost of sales revenue"),
+    (
+        "income statement|income statements|p&l|statement of operations|statements of operations|"
+        "statement of income|statements of income|statement of earnings|statements of earnings",
+        "consolidated statements of operations income",
+    ),
+    (
+        "balance sheet|balance sheets|statement of financial position|statements of financial position",
+        "consolidated balance sheets total assets total liabilities",
+    ),
     ("cash flow statement|cash flow statements|statement of cash flows", "consolidated statements of cash flows"),
 )
 

@@ -35,6 +35,9 @@ def test_a_term_adds_the_words_it_stands_for_and_other_queries_stay_as_written()
         ("Did Pfizer grow its PP&E?", "property plant and equipment"),
         ("What was the diluted EPS?", "earnings per share"),
         ("EBITDA by region", "depreciation and amortization"),
+        ("the statement of financial position", "consolidated balance sheets"),  # IFRS's name
+        ("from the consolidated statements of income", "statements of operations"),  # its other name
+        ("FY2021 cash conversion cycle", "inventories accounts receivable accounts payable"),
     ],
 )
 def test_terms_match_as_whole_words_ignoring_case(query, expected):
