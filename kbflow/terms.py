@@ -54,7 +54,7 @@ def identifier_words(text: str) -> str:
     if not _CAMEL.search(text):  # no case change anywhere (most prose): no word has one
         return ""
     for match in _CAMEL_WORD.finditer(text):
-        for part in (p.lower() for p in _PART.findall(match.group())):
+        for part in split_identifier(match.group()):
             if part not in seen:
                 seen[part] = None
                 if len(seen) >= MAX_WORDS:

@@ -133,6 +133,9 @@ def test_a_query_naming_a_term_finds_the_line_item_and_says_what_was_added(state
     assert on.expansion.startswith("capital expenditures purchases of property and equipment")
     plain = statements.search("twelve stores", k=3, mode="bm25")
     assert plain.expansion == "" and _records(plain)[0] == "prose"
+    # the dense leg embeds the expanded query too
+    assert _records(statements.search("capex", k=3, mode="dense", glossary="none"))[0] != "cf"
+    assert _records(statements.search("capex", k=3, mode="dense"))[0] == "cf"
 
 
 def test_search_many_embeds_the_expanded_query_as_search_does(statements):

@@ -120,7 +120,7 @@ class Lake:
     def _committed(self, name: str) -> bool:
         if not self.is_local:
             return True
-        versions = os.path.join(self.uri.removeprefix("file://"), f"{name}.lance", "_versions")
+        versions = os.path.join(self._root, f"{name}.lance", "_versions")
         try:
             return any(entry.endswith(".manifest") for entry in os.listdir(versions))
         except OSError:
@@ -140,7 +140,7 @@ class Lake:
             # another process committed it since has_table: open it (replacing it would drop that process's rows)
             return self.db.open_table(name)
         # a folder without a committed version holds nothing anyone can read: replace it
-        leftover = self.is_local and os.path.isdir(os.path.join(self.uri.removeprefix("file://"), f"{name}.lance"))
+        leftover = self.is_local and os.path.isdir(os.path.join(self._root, f"{name}.lance"))
         return self.db.create_table(name, schema=schema, mode="overwrite" if leftover else "create", exist_ok=True)
 
     def migrate(self) -> list[str]:
