@@ -5,9 +5,14 @@ lines, rectangles and curves that run straight across or down. Reading those
 through pdfminer interprets the whole page in Python (about 0.7 s a page);
 here the same edges come from pdfium's path objects (C++), in the display
 coordinates the words use, and go to pdfplumber's own ``TableFinder`` as
-explicit edges, so snapping, joining, intersections, cells and the "two
-cells at least" rule stay pdfplumber's. ``tests/test_pdf.py`` checks the
-tables against pdfplumber's ``find_tables`` on real PDFs.
+explicit edges, so snapping, joining, intersections and the "two cells at
+least" rule stay pdfplumber's. Only the step from intersections to cells is
+kbflow's (:func:`cells`): pdfplumber's own rescans every later point and
+rebuilds two edge sets for each pair it tries, the largest part of a
+statement page's parse; this one gives the same cells in the same order from
+an index. ``tests/test_pdf.py`` checks the tables against pdfplumber's
+``find_tables`` on real PDFs, and :func:`cells` against pdfplumber's
+``intersections_to_cells``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import Any
 from kbflow._lazy import require
 from kbflow.sources.pdf.pdfium import raw_bindings
 
-__all__ = ["path_edges", "ruled_tables"]
+__all__ = ["cells", "path_edges", "ruled_tables"]
 
 
 #: segments shorter than this (points) are no edge (pdfplumber's ``edge_min_length_prefilter``)
@@ -73,22 +78,30 @@ def _subpaths(obj: Any, matrix: Matrix) -> Iterator[list[tuple[float, float]]]:
     """The path's subpaths as lists of points in page space (a close adds the first point again; a Bézier
     segment ends its subpath there, as its curve is no straight edge)."""
     pdfium_c = raw_bindings()
+    get_segment, get_point, get_type, get_close = (
+        pdfium_c.FPDFPath_GetPathSegment,
+        pdfium_c.FPDFPathSegment_GetPoint,
+        pdfium_c.FPDFPathSegment_GetType,
+        pdfium_c.FPDFPathSegment_GetClose,
+    )
+    starts = (pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_BEZIERTO)
     a, b, c, d, e, f = matrix
     x, y = ctypes.c_float(), ctypes.c_float()
+    x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)  # one pair of pointers for every segment
     points: list[tuple[float, float]] = []
     for i in range(pdfium_c.FPDFPath_CountSegments(obj)):
-        segment = pdfium_c.FPDFPath_GetPathSegment(obj, i)
-        if not pdfium_c.FPDFPathSegment_GetPoint(segment, ctypes.byref(x), ctypes.byref(y)):
+        segment = get_segment(obj, i)
+        if not get_point(segment, x_ref, y_ref):
             continue
-        point = (a * x.value + c * y.value + e, b * x.value + d * y.value + f)
-        kind = pdfium_c.FPDFPathSegment_GetType(segment)
-        if kind == pdfium_c.FPDF_SEGMENT_MOVETO or kind == pdfium_c.FPDF_SEGMENT_BEZIERTO:
+        px, py = x.value, y.value
+        point = (a * px + c * py + e, b * px + d * py + f)
+        if get_type(segment) in starts:
             if len(points) > 1:
                 yield points
             points = [point]
             continue
         points.append(point)
-        if pdfium_c.FPDFPathSegment_GetClose(segment) and points[0] != point:
+        if get_close(segment) and points[0] != point:
             points.append(points[0])
     if len(points) > 1:
         yield points
@@ -138,6 +151,89 @@ def path_edges(page: Any, to_display: Callable[..., tuple[float, float, float, f
     return edges
 
 
+Point = tuple[float, float]
+Box = tuple[float, float, float, float]
+
+
+def _edge_boxes(edges: list[dict[str, Any]]) -> frozenset[Box]:
+    return frozenset((e["x0"], e["top"], e["x1"], e["bottom"]) for e in edges)
+
+
+def cells(intersections: dict[Point, dict[str, list[dict[str, Any]]]]) -> list[Box]:
+    """pdfplumber's ``intersections_to_cells``: the same cells in the same order, each point's edges read once.
+
+    For each intersection point in sorted order, its cell is the first pair (a
+    point below it on a shared vertical edge, then a point right of it on a
+    shared horizontal edge) whose fourth corner is an intersection joined to
+    both; the points below and to the right come from per-column and per-row
+    lists instead of a scan of every later point.
+    """
+    vertical = {p: _edge_boxes(edges["v"]) for p, edges in intersections.items()}
+    horizontal = {p: _edge_boxes(edges["h"]) for p, edges in intersections.items()}
+    points = sorted(intersections)
+    columns: dict[float, list[Point]] = {}
+    rows: dict[float, list[Point]] = {}
+    for point in points:  # sorted by x, then y: a column runs down, a row runs right
+        columns.setdefault(point[0], []).append(point)
+        rows.setdefault(point[1], []).append(point)
+    at_column = {p: i for column in columns.values() for i, p in enumerate(column)}
+    at_row = {p: i for row in rows.values() for i, p in enumerate(row)}
+    found: list[Box] = []
+    for point in points:
+        cell = _smallest_cell(
+            point,
+            columns[point[0]][at_column[point] + 1 :],
+            rows[point[1]][at_row[point] + 1 :],
+            vertical,
+            horizontal,
+        )
+        if cell is not None:
+            found.append(cell)
+    return found
+
+
+def _smallest_cell(
+    point: Point,
+    below: list[Point],
+    right: list[Point],
+    vertical: dict[Point, frozenset[Box]],
+    horizontal: dict[Point, frozenset[Box]],
+) -> Box | None:
+    for down in below:
+        if vertical[point].isdisjoint(vertical[down]):
+            continue
+        for across in right:
+            if horizontal[point].isdisjoint(horizontal[across]):
+                continue
+            corner = (across[0], down[1])
+            if (
+                corner in vertical
+                and not vertical[corner].isdisjoint(vertical[across])
+                and not horizontal[corner].isdisjoint(horizontal[down])
+            ):
+                return (point[0], point[1], corner[0], corner[1])
+    return None
+
+
+@functools.cache
+def _finder() -> type:
+    """pdfplumber's ``TableFinder`` with :func:`cells` for its step from intersections to cells."""
+    table = require("pdfplumber.table")
+
+    class Finder(table.TableFinder):  # type: ignore[misc, name-defined]  # pdfplumber's class, imported lazily
+        def __init__(self, page: Any, settings: dict[str, Any]) -> None:  # pdfplumber 0.11's steps, in its order
+            self.page = page
+            self.settings = table.TableSettings.resolve(settings)
+            self.edges = self.get_edges()
+            self.intersections = table.edges_to_intersections(
+                self.edges, self.settings.intersection_x_tolerance, self.settings.intersection_y_tolerance
+            )
+            self.cells = cells(self.intersections)
+            self.tables = [table.Table(self.page, group) for group in table.cells_to_tables(self.cells)]
+
+    return Finder
+
+
 class _PageBox:
     """What pdfplumber's table finder reads of a page when every edge is given to it: the page's box."""
 
@@ -154,14 +250,13 @@ def ruled_tables(
     horizontal = [e for e in edges if e["orientation"] == "h"]
     if len(vertical) < 2 or len(horizontal) < 2:  # two cells need three edges one way and two the other
         return []
-    table = require("pdfplumber.table")
     settings = {
         "vertical_strategy": "explicit",
         "horizontal_strategy": "explicit",
         "explicit_vertical_lines": vertical,
         "explicit_horizontal_lines": horizontal,
     }
-    finder = table.TableFinder(_PageBox(width, height), settings)  # type: ignore[arg-type]  # pdfplumber reads only the box's size
+    finder = _finder()(_PageBox(width, height), settings)
     return [
         {
             "bbox": list(t.bbox),
