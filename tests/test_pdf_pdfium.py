@@ -80,3 +80,25 @@ def test_an_unrotated_page_with_a_turned_line_checks_every_characters_angle(tmp_
     texts = [w["text"] for w in seen["turned.pdf"][1]]
     assert texts == ["Level", "text", "only"]  # the sideways note left out, as before
     assert texts == [w["text"] for w in seen["plain.pdf"][1]]
+
+
+def test_unchecked_calls_give_what_pypdfium2s_bindings_give(tmp_path):
+    import ctypes
+
+    import pypdfium2
+    import pypdfium2.raw as raw
+
+    path = tmp_path / "p.pdf"
+    path.write_bytes(make_pdf.build(pages=[[(11, "Quarter  Revenue  Cost"), (9, "naïve: 12.5% (in millions)")]]))
+    pdf = pypdfium2.PdfDocument(str(path))
+    textpage = pdf[0].get_textpage()
+    unicode, box = pdfium.unchecked("FPDFText_GetUnicode"), pdfium.unchecked("FPDFText_GetLooseCharBox")
+    theirs, ours = raw.FS_RECTF(), raw.FS_RECTF()
+    count = textpage.count_chars()
+    assert count > 30
+    for i in range(count):
+        assert unicode(textpage.raw, i) == raw.FPDFText_GetUnicode(textpage.raw, i)
+        assert box(textpage.raw, i, ctypes.byref(ours)) == raw.FPDFText_GetLooseCharBox(textpage.raw, i, theirs)
+        assert (ours.left, ours.top, ours.right, ours.bottom) == (theirs.left, theirs.top, theirs.right, theirs.bottom)
+    textpage.close()
+    pdf.close()

@@ -14,6 +14,7 @@ Boxes are in PDF points, from the top-left corner of the page's crop box
 
 from __future__ import annotations
 
+import ctypes
 import math
 from functools import cache
 from typing import Any
@@ -30,6 +31,7 @@ __all__ = [
     "page_labels",
     "page_words",
     "raw_bindings",
+    "unchecked",
 ]
 
 
@@ -37,6 +39,24 @@ __all__ = [
 def raw_bindings() -> Any:
     """pypdfium2's raw bindings (imported on first use, looked up once)."""
     return require("pypdfium2.raw")
+
+
+@cache
+def unchecked(name: str) -> Any:
+    """pypdfium2's raw function ``name`` called without ctypes' argument conversion, and holding the GIL.
+
+    A parse makes a few calls per character and per path segment, each a few
+    instructions of pdfium's: ctypes' checks of the declared argument types
+    and its release of the GIL cost more than the call itself. Only for
+    functions whose arguments are pdfium handles (as pypdfium2 returns them),
+    ``byref`` pointers and ``int``s: a Python ``int`` goes as a C ``int`` and
+    a ``float`` as a ``double``. The result has the binding's declared type.
+    """
+    function = getattr(raw_bindings(), name)
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if not address:
+        raise SourceError(f"pdfium has no function {name}")
+    return ctypes.PYFUNCTYPE(function.restype)(address)
 
 
 #: word splitting tolerance, as a share of the glyph size (an absolute one glues tightly set words)
@@ -133,13 +153,19 @@ def _objects_upright(page: Any) -> bool:
     if page.get_rotation() % 360:
         return False
     matrix = pdfium_c.FS_MATRIX()
+    matrix_ref = ctypes.byref(matrix)
     kinds = (pdfium_c.FPDF_PAGEOBJ_TEXT, pdfium_c.FPDF_PAGEOBJ_FORM)
+    get_object, get_type, get_matrix = (
+        unchecked("FPDFPage_GetObject"),
+        unchecked("FPDFPageObj_GetType"),
+        unchecked("FPDFPageObj_GetMatrix"),
+    )
     for i in range(pdfium_c.FPDFPage_CountObjects(page.raw)):
-        obj = pdfium_c.FPDFPage_GetObject(page.raw, i)
-        kind = pdfium_c.FPDFPageObj_GetType(obj)
+        obj = get_object(page.raw, i)
+        kind = get_type(obj)
         if kind not in kinds:
             continue
-        if kind == pdfium_c.FPDF_PAGEOBJ_FORM or not pdfium_c.FPDFPageObj_GetMatrix(obj, matrix):
+        if kind == pdfium_c.FPDF_PAGEOBJ_FORM or not get_matrix(obj, matrix_ref):
             return False
         if matrix.c != 0 or matrix.a <= 0:
             return False
@@ -164,13 +190,14 @@ def _chars(page: Any, textpage: Any) -> tuple[str, Any, Any, float, float]:
     rotation = page.get_rotation() % 360
     check = not _objects_upright(page)  # most pages: no character needs its own angle
     raw = textpage.raw
-    # the raw calls, one rectangle re-used: pypdfium2's get_charbox allocates one per character
+    # the bare calls, one rectangle re-used: pypdfium2's get_charbox allocates one per character
     unicode, angle, loose_box = (
-        pdfium_c.FPDFText_GetUnicode,
-        pdfium_c.FPDFText_GetCharAngle,
-        pdfium_c.FPDFText_GetLooseCharBox,
+        unchecked("FPDFText_GetUnicode"),
+        unchecked("FPDFText_GetCharAngle"),
+        unchecked("FPDFText_GetLooseCharBox"),
     )
     rect = pdfium_c.FS_RECTF()
+    rect_ref = ctypes.byref(rect)
     texts: list[str] = []
     boxes: list[tuple[float, float, float, float]] = []
     blank_box = (0.0, 0.0, 0.0, 0.0)
@@ -187,7 +214,7 @@ def _chars(page: Any, textpage: Any) -> tuple[str, Any, Any, float, float]:
             turn = angle(raw, i)
             if (turn or rotation) and not _upright(turn, rotation):
                 continue
-        if not loose_box(raw, i, rect):
+        if not loose_box(raw, i, rect_ref):
             raise SourceError(f"pdfium could not give the box of character {i}")
         texts.append(text)
         boxes.append((rect.left, rect.bottom, rect.right, rect.top))

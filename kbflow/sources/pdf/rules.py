@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from kbflow._lazy import require
-from kbflow.sources.pdf.pdfium import raw_bindings
+from kbflow.sources.pdf.pdfium import raw_bindings, unchecked
 
 __all__ = ["cells", "path_edges", "ruled_tables"]
 
@@ -46,32 +46,36 @@ def _compose(inner: Matrix, outer: Matrix) -> Matrix:
     return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
 
 
-def _matrix(obj: Any) -> Matrix:
-    pdfium_c = raw_bindings()
-    m = pdfium_c.FS_MATRIX()
-    if not pdfium_c.FPDFPageObj_GetMatrix(obj, ctypes.byref(m)):
+def _matrix(obj: Any, matrix: Any) -> Matrix:
+    """The object's matrix (``matrix``: an ``FS_MATRIX`` to read it into)."""
+    if not unchecked("FPDFPageObj_GetMatrix")(obj, ctypes.byref(matrix)):
         return _IDENTITY
-    return (m.a, m.b, m.c, m.d, m.e, m.f)
+    return (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
 
 
 def _path_objects(page_raw: Any) -> Iterator[tuple[Any, Matrix]]:
     """Every path object of the page, with the matrix from its space to the page's (forms looked into)."""
     pdfium_c = raw_bindings()
+    get_type, form_count, form_object, page_object = (
+        unchecked("FPDFPageObj_GetType"),
+        unchecked("FPDFFormObj_CountObjects"),
+        unchecked("FPDFFormObj_GetObject"),
+        unchecked("FPDFPage_GetObject"),
+    )
+    path, form = pdfium_c.FPDF_PAGEOBJ_PATH, pdfium_c.FPDF_PAGEOBJ_FORM
+    matrix = pdfium_c.FS_MATRIX()
 
     def walk(count: int, get: Callable[[int], Any], outer: Matrix, depth: int) -> Iterator[tuple[Any, Matrix]]:
         for i in range(count):
             obj = get(i)
-            kind = pdfium_c.FPDFPageObj_GetType(obj)
-            if kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-                yield obj, _compose(_matrix(obj), outer)
-            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < MAX_DEPTH:
-                inner = _compose(_matrix(obj), outer)
-                count_inner = pdfium_c.FPDFFormObj_CountObjects(obj)
-                yield from walk(count_inner, functools.partial(pdfium_c.FPDFFormObj_GetObject, obj), inner, depth + 1)
+            kind = get_type(obj)
+            if kind == path:
+                yield obj, _compose(_matrix(obj, matrix), outer)
+            elif kind == form and depth < MAX_DEPTH:
+                inner = _compose(_matrix(obj, matrix), outer)
+                yield from walk(form_count(obj), functools.partial(form_object, obj), inner, depth + 1)
 
-    yield from walk(
-        pdfium_c.FPDFPage_CountObjects(page_raw), lambda i: pdfium_c.FPDFPage_GetObject(page_raw, i), _IDENTITY, 0
-    )
+    yield from walk(pdfium_c.FPDFPage_CountObjects(page_raw), functools.partial(page_object, page_raw), _IDENTITY, 0)
 
 
 def _subpaths(obj: Any, matrix: Matrix) -> Iterator[list[tuple[float, float]]]:
@@ -79,17 +83,17 @@ def _subpaths(obj: Any, matrix: Matrix) -> Iterator[list[tuple[float, float]]]:
     segment ends its subpath there, as its curve is no straight edge)."""
     pdfium_c = raw_bindings()
     get_segment, get_point, get_type, get_close = (
-        pdfium_c.FPDFPath_GetPathSegment,
-        pdfium_c.FPDFPathSegment_GetPoint,
-        pdfium_c.FPDFPathSegment_GetType,
-        pdfium_c.FPDFPathSegment_GetClose,
+        unchecked("FPDFPath_GetPathSegment"),
+        unchecked("FPDFPathSegment_GetPoint"),
+        unchecked("FPDFPathSegment_GetType"),
+        unchecked("FPDFPathSegment_GetClose"),
     )
     starts = (pdfium_c.FPDF_SEGMENT_MOVETO, pdfium_c.FPDF_SEGMENT_BEZIERTO)
     a, b, c, d, e, f = matrix
     x, y = ctypes.c_float(), ctypes.c_float()
     x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)  # one pair of pointers for every segment
     points: list[tuple[float, float]] = []
-    for i in range(pdfium_c.FPDFPath_CountSegments(obj)):
+    for i in range(unchecked("FPDFPath_CountSegments")(obj)):
         segment = get_segment(obj, i)
         if not get_point(segment, x_ref, y_ref):
             continue
