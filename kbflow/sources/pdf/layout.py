@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kbflow._lazy import require
+
 __all__ = ["PageText", "TableText", "line_key", "page_text", "split_tables"]
 
 #: a vertical strip this wide (points) that no line crosses separates columns
@@ -202,30 +204,35 @@ def _gutters(lines: list[list[dict[str, Any]]], width: float) -> list[tuple[floa
     """Vertical strips in the middle 80% of the page crossed by few lines' words, with text on both sides."""
     if len(lines) < 6:
         return []
+    np = require("numpy")
     step = 1.0
     bins = int(width / step) + 1
-    cover = [0] * bins
-    for line in lines:
-        for w in line:
-            for b in range(max(0, int(w["x0"] / step)), min(bins, int(w["x1"] / step) + 1)):
-                cover[b] += 1
+    x0 = np.fromiter((w["x0"] for line in lines for w in line), dtype=np.float64)
+    x1 = np.fromiter((w["x1"] for line in lines for w in line), dtype=np.float64)
+    # how many words cover each bin: +1 where a word's bins start, -1 past their end (int() truncates: np.trunc)
+    first = np.maximum(0, np.trunc(x0 / step).astype(np.int64))
+    past = np.minimum(bins, np.trunc(x1 / step).astype(np.int64) + 1)
+    spans = past > first
+    delta = np.zeros(bins + 1, dtype=np.int64)
+    np.add.at(delta, first[spans], 1)
+    np.add.at(delta, past[spans], -1)
+    cover = np.cumsum(delta[:bins])
     lo, hi = int(0.1 * width / step), int(0.9 * width / step)
     # full-width lines (titles, centred author lines) may cross a gutter: allow a fifth of a column's cover
-    covered = sorted(c for c in cover[lo : hi + 1] if c)
-    allowed = max(1, len(lines) // 25, int(0.2 * covered[len(covered) // 2])) if covered else 1
-    left = min(int(min(w["x0"] for line in lines for w in line) / step), hi)
-    right = max(int(max(w["x1"] for line in lines for w in line) / step), lo)
+    middle = cover[lo : hi + 1]
+    covered = np.sort(middle[middle > 0])
+    allowed = max(1, len(lines) // 25, int(0.2 * int(covered[len(covered) // 2]))) if len(covered) else 1
+    left = min(int(float(x0.min()) / step), hi)
+    right = max(int(float(x1.max()) / step), lo)
     lo, hi = max(lo, left + 1), min(hi, right - 1)
-    out, start = [], None
-    for b in range(lo, hi + 1):
-        empty = cover[b] <= allowed
-        if empty and start is None:
-            start = b
-        if (not empty or b == hi) and start is not None:
-            end = b if empty else b - 1
+    out = []
+    if hi >= lo:  # runs of bins at most ``allowed`` covered, from ``lo`` to ``hi``
+        empty = np.concatenate([[False], cover[lo : hi + 1] <= allowed, [False]]).astype(np.int8)
+        edges = np.diff(empty)
+        starts, ends = np.flatnonzero(edges == 1) + lo, np.flatnonzero(edges == -1) + lo - 1
+        for start, end in zip(starts.tolist(), ends.tolist()):
             if (end - start + 1) * step >= MIN_GUTTER:
                 out.append((start * step, (end + 1) * step))
-            start = None
     # a gutter must have text on both sides for most of the page
     keep = []
     for g0, g1 in out:
