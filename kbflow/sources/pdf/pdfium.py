@@ -190,36 +190,37 @@ def _chars(page: Any, textpage: Any) -> tuple[str, Any, Any, float, float]:
     rotation = page.get_rotation() % 360
     check = not _objects_upright(page)  # most pages: no character needs its own angle
     raw = textpage.raw
-    # the bare calls, one rectangle re-used: pypdfium2's get_charbox allocates one per character
     unicode, angle, loose_box = (
         unchecked("FPDFText_GetUnicode"),
         unchecked("FPDFText_GetCharAngle"),
         unchecked("FPDFText_GetLooseCharBox"),
     )
-    rect = pdfium_c.FS_RECTF()
-    rect_ref = ctypes.byref(rect)
+    count = textpage.count_chars()
+    # every box is read straight into one array (a blank's stays zero), no Python object per character
+    rects = (pdfium_c.FS_RECTF * count)()
+    size = ctypes.sizeof(pdfium_c.FS_RECTF)
     texts: list[str] = []
-    boxes: list[tuple[float, float, float, float]] = []
-    blank_box = (0.0, 0.0, 0.0, 0.0)
-    for i in range(textpage.count_chars()):
+    rows: list[int] = []
+    for i in range(count):
         code = unicode(raw, i)
         if code in _NOT_CHARS:
             continue
         text = chr(code)
         if text.isspace():
             texts.append(" ")
-            boxes.append(blank_box)
+            rows.append(i)
             continue
         if check:
             turn = angle(raw, i)
             if (turn or rotation) and not _upright(turn, rotation):
                 continue
-        if not loose_box(raw, i, rect_ref):
+        if not loose_box(raw, i, ctypes.byref(rects, i * size)):
             raise SourceError(f"pdfium could not give the box of character {i}")
         texts.append(text)
-        boxes.append((rect.left, rect.bottom, rect.right, rect.top))
+        rows.append(i)
     blanks = np.array([t == " " for t in texts], dtype=bool)
-    page_boxes = np.array(boxes, dtype=np.float64).reshape(-1, 4)
+    # FS_RECTF is (left, top, right, bottom), in page space: as (x0, y0, x1, y1)
+    page_boxes = np.frombuffer(rects, dtype=np.float32).reshape(-1, 4)[rows][:, [0, 3, 2, 1]].astype(np.float64)
     x0, y0, x1, y1 = to_display(page_boxes[:, 0], page_boxes[:, 1], page_boxes[:, 2], page_boxes[:, 3])
     keep = np.flatnonzero(blanks | ~((x1 <= x0) & (y1 <= y0)))
     kept = "".join(texts[k] for k in keep) if len(keep) < len(texts) else "".join(texts)
