@@ -8,8 +8,8 @@ coordinates the words use, and go to pdfplumber's own ``TableFinder`` as
 explicit edges, so snapping, joining, intersections and the "two cells at
 least" rule stay pdfplumber's. Only the step from intersections to cells is
 kbflow's (:func:`cells`): pdfplumber's own rescans every later point and
-rebuilds two edge sets for each pair it tries, the largest part of a
-statement page's parse; this one gives the same cells in the same order from
+rebuilds two edge sets for each pair it tries (about a tenth of the parse
+of a filing's pages); this one gives the same cells in the same order from
 an index. ``tests/test_pdf.py`` checks the tables against pdfplumber's
 ``find_tables`` on real PDFs, and :func:`cells` against pdfplumber's
 ``intersections_to_cells``.
