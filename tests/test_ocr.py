@@ -100,6 +100,23 @@ def test_a_generated_scan_is_read_with_boxes(tmp_path):
     assert 60 < first[2] < 100 and 85 < first[3] < 115 and first[5] < 792
 
 
+def test_a_short_scan_is_read_on_the_workers_a_page_a_task(tmp_path):
+    _tesseract()
+    from kbflow.sources.pdf import parse as pdfparse
+    from kbflow.sources.pdf import pool
+
+    scan = str(_scan(tmp_path / "three.pdf", LINES, pages=3))
+    assert pdfparse._plan(scan, 3, 2, ocr=True) == [[1], [2], [3]]  # under POOL_MIN_PAGES, but a second a page
+    assert pdfparse._plan(scan, 3, 2, ocr=False) is None  # OCR off: its pages are empty and quick
+    assert pdfparse._plan(scan, 3, 1, ocr=True) is None
+    mixed = str(_scan(tmp_path / "mixed.pdf", LINES, pages=2, text_page=True))
+    assert pdfparse._plan(mixed, 3, 2, ocr=True) is None  # a text layer on its first page: a born-digital file
+    pooled = [(page.page, page.text, page.ocr) for page, _ in pdfparse.pdf_pages(scan, workers=2)]
+    assert pool.running() >= 2
+    alone = [(page.page, page.text, page.ocr) for page, _ in pdfparse.pdf_pages(scan, workers=1)]
+    assert pooled == alone and [p[0] for p in pooled] == [1, 2, 3] and all(p[2] for p in pooled)
+
+
 def test_a_real_scan_reads_its_words():
     _tesseract()
     (unit,) = list(get_loader("pdf").load(Source("s", "pdf", str(SCANS / "c02-22.pdf"))))

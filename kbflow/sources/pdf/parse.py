@@ -54,8 +54,10 @@ __all__ = [
 
 #: pages one worker task parses
 PAGES_PER_TASK = 4
-#: documents shorter than this are parsed in this process (a pool would cost more than it saves)
+#: documents shorter than this are parsed in this process (a pool would cost more than it saves)...
 POOL_MIN_PAGES = 12
+#: ...unless their first page is a scan to be read by OCR (a second a page): then a page a task, from two pages
+SCANNED_POOL_MIN_PAGES = 2
 
 
 def open_pdf(path: str, pages: list[int] | None = None):
@@ -164,12 +166,21 @@ def _parse_task(path: str, numbers: list[int], ocr: bool = True, tables: bool = 
     return out
 
 
-def _tasks(pages: int) -> list[list[int]]:
-    return [list(range(i, min(i + PAGES_PER_TASK, pages + 1))) for i in range(1, pages + 1, PAGES_PER_TASK)]
+def _tasks(pages: int, per_task: int = PAGES_PER_TASK) -> list[list[int]]:
+    return [list(range(i, min(i + per_task, pages + 1))) for i in range(1, pages + 1, per_task)]
 
 
-def _pooled(pages: int, workers: int) -> bool:
-    return workers > 1 and pages >= POOL_MIN_PAGES
+def _plan(path: str, pages: int, workers: int, ocr: bool) -> list[list[int]] | None:
+    """The worker tasks of ``path``'s pages, or ``None`` where this process parses them: a document of
+    :data:`POOL_MIN_PAGES` or more, :data:`PAGES_PER_TASK` pages a task; a scanned one to be read by OCR from
+    :data:`SCANNED_POOL_MIN_PAGES`, a page a task (each costs about a second: the workers share them)."""
+    if workers <= 1:
+        return None
+    if pages >= POOL_MIN_PAGES:
+        return _tasks(pages)
+    if ocr and pages >= SCANNED_POOL_MIN_PAGES and _first_page_scanned(path):
+        return _tasks(pages, 1)
+    return None
 
 
 def parse_document(
@@ -177,8 +188,9 @@ def parse_document(
 ) -> Iterator[Parsed]:
     """Every page of ``path`` in order, as :func:`_parse_task` gives it, parsed by ``workers`` processes."""
     workers = pdf_workers() if workers is None else workers
-    if _pooled(pages, workers):
-        yield from pool.run(path, _tasks(pages), workers, ocr, tables).results()
+    tasks = _plan(path, pages, workers, ocr)
+    if tasks is not None:
+        yield from pool.run(path, tasks, workers, ocr, tables).results()
         return
     try:
         for numbers in _tasks(pages):
@@ -197,8 +209,9 @@ def parse_ahead(path: str, workers: int | None = None, ocr: bool = True, tables:
         pages, _ = document_info(path)
     except (SourceError, OSError):
         return
-    if _pooled(pages, workers):
-        pool.ahead(path, _tasks(pages), workers, ocr, tables)
+    tasks = _plan(path, pages, workers, ocr)
+    if tasks is not None:
+        pool.ahead(path, tasks, workers, ocr, tables)
 
 
 @lru_cache(maxsize=8)
@@ -213,6 +226,29 @@ def _document_info(path: str, size: int, mtime: float) -> tuple[int, tuple[str |
         return len(doc), tuple(page_labels(doc)), tuple(outline_sections(doc))
     finally:
         doc.close()
+
+
+@lru_cache(maxsize=8)
+def _scanned_first(path: str, size: int, mtime: float) -> bool:
+    doc = open_document(path)
+    try:
+        page = doc[0]
+        try:
+            return needs_ocr(page_words(page)[0])
+        finally:
+            page.close()
+    finally:
+        doc.close()
+
+
+def _first_page_scanned(path: str) -> bool:
+    """Whether the first page of ``path`` has no usable text layer (:func:`.ocr.needs_ocr`); cached per file
+    version. A file that cannot be read says no (its own parse reports why)."""
+    try:
+        st = os.stat(path)
+        return _scanned_first(path, st.st_size, st.st_mtime)
+    except Exception:  # only a hint for where to parse: a broken first page is reported by the parse itself
+        return False
 
 
 def _pdfminer_pages(path: str) -> int | None:
