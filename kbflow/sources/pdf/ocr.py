@@ -124,8 +124,8 @@ def ocr_page(page: Any, path: str, number: int, dpi: int = OCR_DPI) -> tuple[lis
         image = bitmap.to_pil()
     finally:
         bitmap.close()
-    # an uncompressed BMP: Tesseract reads the same pixels as from a PNG, without the 0.3 s a 300 dpi page
-    # takes to compress (python bench/ocr.py)
+    # an uncompressed BMP: Tesseract reads the same pixels as from a PNG, without the time a 300 dpi page takes to
+    # compress (pages/s before and after: docs/performance.md, python bench/ocr.py)
     picture = io.BytesIO()
     image.convert("L").save(picture, format="BMP")
     lang = os.environ.get("KBFLOW_OCR_LANG", "eng")

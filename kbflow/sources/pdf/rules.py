@@ -8,9 +8,10 @@ coordinates the words use, and go to pdfplumber's own ``TableFinder`` as
 explicit edges, so snapping, joining, intersections and the "two cells at
 least" rule stay pdfplumber's. Only the step from intersections to cells is
 kbflow's (:func:`cells`): pdfplumber's own rescans every later point and
-rebuilds two edge sets for each pair it tries (about a tenth of the parse
-of a filing's pages); this one gives the same cells in the same order from
-an index. ``tests/test_pdf.py`` checks the tables against pdfplumber's
+rebuilds two edge sets for each pair it tries; this one gives the same
+cells in the same order from an index (the parser's pages/s before and
+after: docs/performance.md, ``python bench/pdf_ingest.py``).
+``tests/test_pdf.py`` checks the tables against pdfplumber's
 ``find_tables`` on real PDFs, and :func:`cells` against pdfplumber's
 ``intersections_to_cells``.
 """
@@ -46,9 +47,9 @@ def _compose(inner: Matrix, outer: Matrix) -> Matrix:
     return (a * A + b * C, a * B + b * D, c * A + d * C, c * B + d * D, e * A + f * C + E, e * B + f * D + F)
 
 
-def _matrix(obj: Any, matrix: Any) -> Matrix:
-    """The object's matrix (``matrix``: an ``FS_MATRIX`` to read it into)."""
-    if not unchecked("FPDFPageObj_GetMatrix")(obj, ctypes.byref(matrix)):
+def _matrix(obj: Any, matrix: Any, get_matrix: Callable[..., int]) -> Matrix:
+    """The object's matrix (``matrix``: an ``FS_MATRIX`` to read it into; ``get_matrix``: pdfium's call)."""
+    if not get_matrix(obj, ctypes.byref(matrix)):
         return _IDENTITY
     return (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
 
@@ -56,8 +57,9 @@ def _matrix(obj: Any, matrix: Any) -> Matrix:
 def _path_objects(page_raw: Any) -> Iterator[tuple[Any, Matrix]]:
     """Every path object of the page, with the matrix from its space to the page's (forms looked into)."""
     pdfium_c = raw_bindings()
-    get_type, form_count, form_object, page_object = (
+    get_type, get_matrix, form_count, form_object, page_object = (
         unchecked("FPDFPageObj_GetType"),
+        unchecked("FPDFPageObj_GetMatrix"),
         unchecked("FPDFFormObj_CountObjects"),
         unchecked("FPDFFormObj_GetObject"),
         unchecked("FPDFPage_GetObject"),
@@ -70,9 +72,9 @@ def _path_objects(page_raw: Any) -> Iterator[tuple[Any, Matrix]]:
             obj = get(i)
             kind = get_type(obj)
             if kind == path:
-                yield obj, _compose(_matrix(obj, matrix), outer)
+                yield obj, _compose(_matrix(obj, matrix, get_matrix), outer)
             elif kind == form and depth < MAX_DEPTH:
-                inner = _compose(_matrix(obj, matrix), outer)
+                inner = _compose(_matrix(obj, matrix, get_matrix), outer)
                 yield from walk(form_count(obj), functools.partial(form_object, obj), inner, depth + 1)
 
     yield from walk(pdfium_c.FPDFPage_CountObjects(page_raw), functools.partial(page_object, page_raw), _IDENTITY, 0)
