@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FAST_MODEL, SAMPLES, SHARED
 
-from kbflow import Retriever
+from kbflow import Retriever, resolve
 from kbflow.cli import main
 from kbflow.lake import Lake
 
@@ -46,6 +46,9 @@ CORPUS = [
     ("ticket", "null-body.json", json.dumps({"number": 2, "title": "Only a title survives", "body": None}).encode(),
      "loaded", None),
     ("ticket", "not-json.json", b"{oops", "failed", "invalid JSON"),
+    # half of an emoji's surrogate pair, escaped alone: no character, read as U+FFFD
+    ("ticket", "half-emoji.json", b'{"number": 3, "title": "Gasket \\ud83d cracked", "body": "Replace it."}',
+     "loaded", None),
     ("pdf", "good.pdf", make_pdf.build(), "loaded", None),
     ("pdf", "corrupt.pdf", b"%PDF-1.4\ngarbage\n", "failed", "not a readable PDF"),
     ("pdf", "truncated.pdf", make_pdf.build()[:400], "failed", ""),
@@ -74,7 +77,10 @@ def bad_lake(tmp_path_factory):
         (root / "pdf" / "locked.pdf").write_bytes(ENCRYPTED.read_bytes())
     (root / "jsonl").mkdir()
     good = json.dumps({"_id": "r1", "title": "Record", "text": "Bearings need grease."})
-    (root / "jsonl" / "corpus.jsonl").write_text(f"{good}\n{{not json\n" + json.dumps({"text": "no id"}) + "\n")
+    half = '{"_id": "r2", "title": "Hoses", "text": "Hoses crack \\udc4d in winter."}'  # a lone low half
+    (root / "jsonl" / "corpus.jsonl").write_text(
+        f"{good}\n{{not json\n" + json.dumps({"text": "no id"}) + f"\n{half}\n"
+    )
     os.symlink("/etc/hostname", root / "docs" / "escape.md")
     lake = str(root / "lake")
     runner = CliRunner()
@@ -120,8 +126,11 @@ def test_what_loaded_is_searchable_and_what_was_hidden_is_not(bad_lake):
     r = Retriever.open(lake)
     texts = " ".join(h.text for h in r.search("grease valves seals filters title pump prime bearings", k=50))
     for expected in ("Valves are greased", "stray", "Filters are changed yearly", "Only a title survives",
-                     "Prime the pump", "Bearings need grease", "Caf\xe9 cr\xe8me"):  # fmt: skip
+                     "Prime the pump", "Bearings need grease", "Caf\xe9 cr\xe8me",
+                     "Gasket \ufffd cracked", "Hoses crack \ufffd in winter"):  # fmt: skip
         assert expected in texts, expected
+    (hose,) = [h for h in r.search("hoses crack in winter", k=10) if "Hoses crack" in h.text]
+    assert resolve(hose.citation, lake=lake) == hose.text  # re-read from the file the same way
     assert "IGNORE ALL PREVIOUS INSTRUCTIONS" not in texts  # hidden text never reaches the index
     status = json.loads(CliRunner().invoke(main, ["--lake", lake, "status", "--json"]).stdout)
     assert {s["source_id"]: s["status"] for s in status["sources"]} == {

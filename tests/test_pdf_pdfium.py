@@ -102,3 +102,39 @@ def test_unchecked_calls_give_what_pypdfium2s_bindings_give(tmp_path):
         assert (ours.left, ours.top, ours.right, ours.bottom) == (theirs.left, theirs.top, theirs.right, theirs.bottom)
     textpage.close()
     pdf.close()
+
+
+def test_utf16_halves_join_and_codes_no_character_has_become_replacement_characters(tmp_path, monkeypatch):
+    """pdfium gives a character beyond the BMP (a LaTeX math letter) as two UTF-16 halves with one box, and a
+    broken font's map can give a lone half or a code past U+10FFFF: one character each, never a lone surrogate
+    (which no UTF-8 column can hold) or a failed page."""
+    import pypdfium2
+
+    assert pdfium.code_point(0xD835, 0xDC65) == (0x1D465, True)  # 𝑥, MATHEMATICAL ITALIC SMALL X
+    assert pdfium.code_point(0xD835, 0x41) == (0xFFFD, False)  # a high half without its low half
+    assert pdfium.code_point(0xDC65, 0xDC65) == (0xFFFD, False)  # a low half alone
+    assert pdfium.code_point(0x110000, 0) == (0xFFFD, False)
+    assert pdfium.code_point(0xE000, 0xDC00) == (0xE000, False)  # a private-use glyph is itself
+    path = tmp_path / "p.pdf"
+    path.write_bytes(make_pdf.build(pages=[[(11, "abcdefgh")]], footer=None))
+    real = pdfium.unchecked
+
+    def broken_font(name: str):
+        call = real(name)
+        if name != "FPDFText_GetUnicode":
+            return call
+        codes = {0: 0xD835, 1: 0xDC65, 3: 0xDFFF, 5: 0x7FFFFFFF}  # "ab" one character; "d" and "f" none
+
+        def unicode(textpage, i):
+            return codes.get(i, call(textpage, i))
+
+        return unicode
+
+    monkeypatch.setattr(pdfium, "unchecked", broken_font)
+    pdf = pypdfium2.PdfDocument(str(path))
+    textpage = pdf[0].get_textpage()
+    texts, blanks, boxes, _, _ = pdfium._chars(pdf[0], textpage)
+    assert texts == "\U0001d465c\ufffde\ufffdgh" and len(boxes) == len(texts) == len(blanks)
+    texts.encode("utf-8")
+    textpage.close()
+    pdf.close()

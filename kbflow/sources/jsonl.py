@@ -9,6 +9,7 @@ from typing import Any
 
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
+from kbflow.sources import jsontext
 from kbflow.sources.base import FileIssue, IssueTally, Loader, file_hash, listed_with_rest, read_bytes, register_loader
 
 
@@ -67,7 +68,7 @@ def _record(raw: bytes, lineno: int, offset: int) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        obj = json.loads(line)
+        obj = jsontext.loads(line)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg}); each line must be one JSON object") from None
     if not isinstance(obj, dict):

@@ -21,6 +21,7 @@ from typing import Any
 from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
+from kbflow.sources import jsontext
 from kbflow.sources.base import FileIssue, FileSetLoader, decode_text, listed_with_rest, read_bytes, register_loader
 
 __all__ = ["OPENING_POST", "TicketLoader", "iter_posts", "opening_text"]
@@ -50,7 +51,7 @@ def iter_posts(
     """
     text = decode_text(read_bytes(path) if data is None else data, path)
     try:
-        doc = json.loads(text)
+        doc = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
 

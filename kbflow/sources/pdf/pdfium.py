@@ -25,6 +25,7 @@ from kbflow.errors import SourceError
 __all__ = [
     "X_TOLERANCE_RATIO",
     "Y_TOLERANCE",
+    "code_point",
     "display_transform",
     "open_document",
     "outline_sections",
@@ -174,6 +175,19 @@ def _objects_upright(page: Any) -> bool:
 
 #: the codes pdfium gives for what is not a character
 _NOT_CHARS = frozenset((0, 0xFFFE, 0xFFFF))
+_REPLACEMENT = 0xFFFD
+
+
+def code_point(code: int, following: int) -> tuple[int, bool]:
+    """``(character, joined)`` for a code pdfium gave: a UTF-16 high half joined with the low half that
+    follows it (``joined``: skip that next code; pdfium gives both halves the same box); a lone half or a
+    code beyond U+10FFFF (a broken font's map) becomes U+FFFD, which keeps its box and breaks no text
+    encoding downstream; any other code is itself."""
+    if 0xD800 <= code <= 0xDBFF and 0xDC00 <= following <= 0xDFFF:
+        return 0x10000 + ((code - 0xD800) << 10) + (following - 0xDC00), True
+    if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+        return _REPLACEMENT, False
+    return code, False
 
 
 def _chars(page: Any, textpage: Any) -> tuple[str, Any, Any, float, float]:
@@ -201,10 +215,16 @@ def _chars(page: Any, textpage: Any) -> tuple[str, Any, Any, float, float]:
     size = ctypes.sizeof(pdfium_c.FS_RECTF)
     texts: list[str] = []
     rows: list[int] = []
+    joined = False
     for i in range(count):
+        if joined:  # the low half of a UTF-16 pair, read with its high half
+            joined = False
+            continue
         code = unicode(raw, i)
         if code in _NOT_CHARS:
             continue
+        if code >= 0xD800:  # rare: a UTF-16 half, or a code no character has
+            code, joined = code_point(code, unicode(raw, i + 1) if i + 1 < count else 0)
         text = chr(code)
         if text.isspace():
             texts.append(" ")
