@@ -14,7 +14,7 @@ from kbflow.errors import StaleCitationError
 from kbflow.lake import Lake
 from kbflow.records import Source
 from kbflow.sources.base import get_loader
-from kbflow.sources.pdf.ocr import needs_ocr, parse_tsv, word_recall
+from kbflow.sources.pdf.ocr import OCR_DPI, OCR_MAX_PIXELS, OCR_MAX_SIDE, needs_ocr, ocr_dpi, parse_tsv, word_recall
 
 SCANS = Path(__file__).parent / "scans"
 BORN_DIGITAL = Path(__file__).parents[1] / "data" / "samples" / "pdf" / "kbflow-guide.pdf"
@@ -170,3 +170,30 @@ def test_a_missing_engine_fails_only_the_scanned_pages(tmp_path, monkeypatch):
     (issue,) = loader.issues
     assert issue.path == "mixed.pdf p.2" and issue.failed
     assert "apt-get install tesseract-ocr" in issue.reason
+
+
+def test_ocr_renders_a_large_page_coarser_and_fails_one_too_large_alone(tmp_path, monkeypatch):
+    """A poster is read at a lower resolution, within the pixel bounds; a page too large to read even so (a
+    broken PDF's 2,000,000-point page: 300 dpi would need terabytes) fails alone, with its reason, and the
+    document's other pages load."""
+    assert ocr_dpi(612, 792) == OCR_DPI  # US letter
+    a0 = ocr_dpi(2384, 3370)  # an A0 poster, in points
+    assert 100 < a0 < OCR_DPI and (2384 / 72 * a0) * (3370 / 72 * a0) <= OCR_MAX_PIXELS * 1.0001
+    assert ocr_dpi(612, 200 * 72) == pytest.approx(OCR_MAX_SIDE / 200)  # a strip 200 inches long: its side
+    assert ocr_dpi(0, 792) == 0
+    import pypdfium2 as pdfium
+
+    monkeypatch.setenv("KBFLOW_PDF_WORKERS", "1")
+    folder = tmp_path / "huge"
+    folder.mkdir()
+    doc = pdfium.PdfDocument(str(BORN_DIGITAL))
+    doc.new_page(595, 2_000_000)  # a blank page, so one OCR would read
+    pages = len(doc)
+    doc.save(str(folder / "huge.pdf"))
+    doc.close()
+    loader = get_loader("pdf")
+    units = list(loader.load(Source("h", "pdf", str(folder))))
+    assert units and {u.locator.page for u in units} <= set(range(1, pages))
+    (issue,) = loader.issues
+    assert issue.path == f"huge.pdf p.{pages}" and issue.failed
+    assert "too large to OCR (8 x 27,778 inches" in issue.reason

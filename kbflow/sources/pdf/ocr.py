@@ -2,7 +2,8 @@
 
 A page whose text layer is empty, or garbage (mostly characters no reader
 would type: replacement characters, private-use glyphs, control codes), is
-rendered at :data:`OCR_DPI` and read by Tesseract (Debian's ``tesseract-ocr``
+rendered at :data:`OCR_DPI` (coarser for a page over :data:`OCR_MAX_PIXELS`
+pixels; one too large to read even so fails alone) and read by Tesseract (Debian's ``tesseract-ocr``
 with its English data, run offline as a subprocess: ``tesseract - - tsv``).
 Its words come back with pixel boxes, scaled to PDF points from the top-left
 of the crop box, the same space as pdfium's words, so lines, columns,
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import io
+import math
 import os
 import re
 import shutil
@@ -30,12 +32,18 @@ from typing import Any
 
 from kbflow.errors import SourceError
 
-__all__ = ["OCR_DPI", "engine", "needs_ocr", "ocr_page", "parse_tsv", "word_recall"]
+__all__ = ["OCR_DPI", "engine", "needs_ocr", "ocr_dpi", "ocr_page", "parse_tsv", "word_recall"]
 
 #: render resolution for OCR (Tesseract reads 300 dpi scans best)
 OCR_DPI = 300
 #: seconds one page may take
 OCR_TIMEOUT = 120
+#: the most pixels a page is rendered with (a letter page at 300 dpi has 8.4 million; an A0 poster gets ~150 dpi)
+OCR_MAX_PIXELS = 64_000_000
+#: the most pixels a side (Tesseract reads images up to 32,767)
+OCR_MAX_SIDE = 32_000
+#: a page that would be rendered coarser than this to stay within those bounds is too large to read
+OCR_MIN_DPI = 50
 INSTALL_HINT = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng` (or set $KBFLOW_TESSERACT)"
 
 
@@ -108,14 +116,33 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def ocr_page(page: Any, path: str, number: int, dpi: int = OCR_DPI) -> tuple[list[dict[str, Any]], float | None]:
+def ocr_dpi(width: float, height: float, dpi: float = OCR_DPI) -> float:
+    """The resolution a page of ``width`` x ``height`` points is rendered at for OCR: ``dpi``, lowered where
+    the picture would hold over :data:`OCR_MAX_PIXELS` pixels or :data:`OCR_MAX_SIDE` a side (0 for a page
+    with no area)."""
+    inches_w, inches_h = max(0.0, width) / 72, max(0.0, height) / 72
+    if inches_w * inches_h <= 0:
+        return 0.0
+    return min(float(dpi), math.sqrt(OCR_MAX_PIXELS / (inches_w * inches_h)), OCR_MAX_SIDE / max(inches_w, inches_h))
+
+
+def ocr_page(page: Any, path: str, number: int, dpi: float = OCR_DPI) -> tuple[list[dict[str, Any]], float | None]:
     """OCR one pdfium page: its words in PDF points (crop box, rotation applied) and their mean confidence.
 
     Raises
     ------
     SourceError
-        No engine is installed, or it failed on this page (the message says which, and how to install one).
+        The page is too large to render for OCR, no engine is installed, or it failed on this page (the
+        message says which, and how to install one).
     """
+    width, height = page.get_size()
+    dpi = ocr_dpi(width, height, dpi)
+    if dpi < OCR_MIN_DPI:
+        raise SourceError(
+            f"{path}: p.{number}: a scanned page too large to OCR ({width / 72:,.0f} x {height / 72:,.0f} inches: "
+            f"within {OCR_MAX_PIXELS:,} pixels, {OCR_MAX_SIDE:,} a side, it would be read at {dpi:.1f} dpi, under "
+            f"{OCR_MIN_DPI})"
+        )
     binary = _binary()
     if binary is None:
         raise SourceError(f"{path}: p.{number} is a scanned page and no OCR engine is installed; {INSTALL_HINT}")
@@ -129,7 +156,7 @@ def ocr_page(page: Any, path: str, number: int, dpi: int = OCR_DPI) -> tuple[lis
     picture = io.BytesIO()
     image.convert("L").save(picture, format="BMP")
     lang = os.environ.get("KBFLOW_OCR_LANG", "eng")
-    command = [binary, "-", "-", "-l", lang, "--dpi", str(dpi), "tsv"]
+    command = [binary, "-", "-", "-l", lang, "--dpi", str(round(dpi)), "tsv"]
     try:
         done = subprocess.run(
             command, input=picture.getvalue(), capture_output=True, timeout=OCR_TIMEOUT, check=False, env=_environment()
