@@ -1,13 +1,15 @@
 """OCR of scanned PDF pages: pages per second and word accuracy, on a real scan and on generated ones.
 
-    python bench/ocr.py              # tests/scans/c02-22.pdf and 8 generated pages, 3 rounds
+    python bench/ocr.py              # tests/scans/c02-22.pdf, 8 generated pages, and with blank backs; 3 rounds
     python bench/ocr.py --rounds 5
 
 - ``tests/scans/c02-22.pdf``: a real scanned book page (public domain; see
   tests/scans/README.md), scored against the hand-typed transcript of three
   of its passages (``c02-22.txt``);
 - 8 generated pages: prose lines drawn at 150 dpi in Pillow's bundled font and
-  saved as an image-only PDF, scored against the lines drawn.
+  saved as an image-only PDF, scored against the lines drawn;
+- the same 8 pages as a duplex scan: each followed by a blank back (16 pages;
+  a blank page is not sent to Tesseract).
 
 Each round loads both PDFs with kbflow's PDF loader (pdfium renders each page at
 300 dpi, Tesseract reads it; one worker process per CPU for the 8-page file)
@@ -42,8 +44,9 @@ PROSE = [
 ]
 
 
-def generated(path: str, pages: int) -> str:
-    """An image-only PDF of ``pages`` pages of :data:`PROSE`; returns the text drawn."""
+def generated(path: str, pages: int, blank_backs: bool = False) -> str:
+    """An image-only PDF of ``pages`` pages of :data:`PROSE` (each followed by a blank page where
+    ``blank_backs``); returns the text drawn."""
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.load_default(size=30)
@@ -54,20 +57,28 @@ def generated(path: str, pages: int) -> str:
         for i, line in enumerate(PROSE * 4):
             draw.text((120, 150 + 50 * i), line, fill=0, font=font)
         images.append(image.convert("RGB"))
+        if blank_backs:
+            images.append(Image.new("RGB", (1275, 1650), (255, 255, 255)))
     images[0].save(path, "PDF", resolution=150, save_all=True, append_images=images[1:])
     return " ".join(PROSE * 4 * pages)
 
 
 def measure(path: str, truth: str, rounds: int) -> tuple[float, float, float, int]:
-    """(median pages/s, word accuracy, mean confidence, pages) of loading ``path`` ``rounds`` times."""
+    """(median pages/s, word accuracy, mean confidence, pages) of loading ``path`` ``rounds`` times (pages:
+    the document's, blank ones included)."""
+    import pypdfium2
+
+    doc = pypdfium2.PdfDocument(path)
+    pages = len(doc)
+    doc.close()
     rates, units = [], []
     for _ in range(rounds):
         t0 = time.perf_counter()
         units = list(get_loader("pdf").load(Source("bench", "pdf", path)))
-        rates.append(len(units) / (time.perf_counter() - t0))
+        rates.append(pages / (time.perf_counter() - t0))
     text = "\n".join(u.text for u in units)
     confidence = statistics.mean(u.locator.ocr_confidence or 0.0 for u in units)
-    return statistics.median(rates), word_recall(truth, text), confidence, len(units)
+    return statistics.median(rates), word_recall(truth, text), confidence, pages
 
 
 def main() -> int:
@@ -82,10 +93,12 @@ def main() -> int:
     with open(os.path.join(scans, "c02-22.txt"), encoding="utf-8") as fh:
         truth = fh.read()
     with tempfile.TemporaryDirectory() as tmp:
-        made = os.path.join(tmp, "generated.pdf")
+        made, duplex = os.path.join(tmp, "generated.pdf"), os.path.join(tmp, "duplex.pdf")
         drawn = generated(made, args.pages)
+        generated(duplex, args.pages, blank_backs=True)
         for name, path, text in (("real scan c02-22.pdf", os.path.join(scans, "c02-22.pdf"), truth),
-                                 (f"generated, {args.pages} pages", made, drawn)):  # fmt: skip
+                                 (f"generated, {args.pages} pages", made, drawn),
+                                 ("with blank backs", duplex, drawn)):  # fmt: skip
             rate, accuracy, confidence, pages = measure(path, text, args.rounds)
             print(
                 f"{name:24s} {pages} pages: {rate:.2f} pages/s (median of {args.rounds}), "

@@ -197,3 +197,29 @@ def test_ocr_renders_a_large_page_coarser_and_fails_one_too_large_alone(tmp_path
     (issue,) = loader.issues
     assert issue.path == f"huge.pdf p.{pages}" and issue.failed
     assert "too large to OCR (8 x 27,778 inches" in issue.reason
+
+
+def test_a_blank_scanned_page_is_not_sent_to_tesseract(tmp_path, monkeypatch):
+    """A scan's blank back costs no OCR; a page with one short word on it still goes to Tesseract."""
+    import subprocess
+
+    import pypdfium2 as pdfium
+
+    from kbflow.sources.pdf import ocr
+
+    blank, word = tmp_path / "blank.pdf", tmp_path / "word.pdf"
+    _scan(blank, [])
+    _scan(word, ["Yes"])
+    sent = []
+
+    def run(command, **kwargs):
+        sent.append(command)
+        return subprocess.CompletedProcess(command, 0, b"", b"")
+
+    monkeypatch.setattr(ocr, "_binary", lambda: "tesseract")
+    monkeypatch.setattr(ocr.subprocess, "run", run)
+    for path in (blank, word):
+        doc = pdfium.PdfDocument(str(path))
+        assert ocr.ocr_page(doc[0], str(path), 1) == ([], None)
+        doc.close()
+    assert len(sent) == 1  # the word's page only

@@ -3,7 +3,8 @@
 A page whose text layer is empty, or garbage (mostly characters no reader
 would type: replacement characters, private-use glyphs, control codes), is
 rendered at :data:`OCR_DPI` (coarser for a page over :data:`OCR_MAX_PIXELS`
-pixels; one too large to read even so fails alone) and read by Tesseract (Debian's ``tesseract-ocr``
+pixels; one too large to read even so fails alone) and, unless it is blank
+(under :data:`OCR_MIN_INK` dark pixels), read by Tesseract (Debian's ``tesseract-ocr``
 with its English data, run offline as a subprocess: ``tesseract - - tsv``).
 Its words come back with pixel boxes, scaled to PDF points from the top-left
 of the crop box, the same space as pdfium's words, so lines, columns,
@@ -32,7 +33,7 @@ from typing import Any
 
 from kbflow.errors import SourceError
 
-__all__ = ["OCR_DPI", "engine", "needs_ocr", "ocr_dpi", "ocr_page", "parse_tsv", "word_recall"]
+__all__ = ["OCR_DPI", "engine", "inked", "needs_ocr", "ocr_dpi", "ocr_page", "parse_tsv", "word_recall"]
 
 #: render resolution for OCR (Tesseract reads 300 dpi scans best)
 OCR_DPI = 300
@@ -44,6 +45,9 @@ OCR_MAX_PIXELS = 64_000_000
 OCR_MAX_SIDE = 32_000
 #: a page that would be rendered coarser than this to stay within those bounds is too large to read
 OCR_MIN_DPI = 50
+#: a rendered page with fewer dark pixels than this (at 300 dpi; a letter of 10-point text has about 250) holds
+#: no text: it is not sent to Tesseract (a scan's blank backs, each about 0.6 s of Tesseract's time)
+OCR_MIN_INK = 50
 INSTALL_HINT = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng` (or set $KBFLOW_TESSERACT)"
 
 
@@ -126,6 +130,13 @@ def ocr_dpi(width: float, height: float, dpi: float = OCR_DPI) -> float:
     return min(float(dpi), math.sqrt(OCR_MAX_PIXELS / (inches_w * inches_h)), OCR_MAX_SIDE / max(inches_w, inches_h))
 
 
+def inked(gray: Any, dpi: float = OCR_DPI) -> bool:
+    """Whether a grayscale page rendered at ``dpi`` holds ink: :data:`OCR_MIN_INK` dark pixels (under 128 of
+    255) at 300 dpi, fewer at a coarser resolution."""
+    dark = sum(gray.histogram()[:128])
+    return dark >= OCR_MIN_INK * (dpi / OCR_DPI) ** 2
+
+
 def ocr_page(page: Any, path: str, number: int, dpi: float = OCR_DPI) -> tuple[list[dict[str, Any]], float | None]:
     """OCR one pdfium page: its words in PDF points (crop box, rotation applied) and their mean confidence.
 
@@ -153,8 +164,11 @@ def ocr_page(page: Any, path: str, number: int, dpi: float = OCR_DPI) -> tuple[l
         bitmap.close()
     # an uncompressed BMP: Tesseract reads the same pixels as from a PNG, without the time a 300 dpi page takes to
     # compress (pages/s before and after: docs/performance.md, python bench/ocr.py)
+    gray = image.convert("L")
+    if not inked(gray, dpi):
+        return [], None
     picture = io.BytesIO()
-    image.convert("L").save(picture, format="BMP")
+    gray.save(picture, format="BMP")
     lang = os.environ.get("KBFLOW_OCR_LANG", "eng")
     command = [binary, "-", "-", "-l", lang, "--dpi", str(round(dpi)), "tsv"]
     try:
