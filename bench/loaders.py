@@ -13,6 +13,7 @@ files, chunks, round-trips and the share of chunks named by a symbol or key
 path.
 
     python bench/loaders.py [--only pdf|speed|web|code] [--code DIR ...]
+    python bench/loaders.py --only web --web DIR    # other saved pages: DIR/<name>/source.html + expected.html
 
 ``--only speed`` prints PDF pages/s with one worker process and with the pool
 (one 300-page PDF built from the shared PDFs' pages, and the folder of
@@ -247,23 +248,39 @@ def words(text: str) -> set[str]:
     return set(html.unescape(re.sub(r"<[^>]+>", " ", text)).lower().split())
 
 
-def web() -> None:
-    dirs = sorted(glob.glob(os.path.join(SHARED, "html", "*", "source.html")))
-    total, total_ok = 0, 0
+def web(folder: str | None = None) -> None:
+    """Each ``<name>/source.html`` of ``folder`` (the shared datasets' pages by default) against its
+    ``expected.html``; a page that yields no text counts recall 0 (the reason is printed)."""
+    dirs = sorted(glob.glob(os.path.join(folder or os.path.join(SHARED, "html"), "*", "source.html")))
+    total, total_ok, recalls, precisions, failed = 0, 0, [], [], []
     print(f"{'page':18s} {'chunks':>6s} {'round-trip':>10s} {'recall':>6s} {'precision':>9s} {'seconds':>7s}")
     for path in dirs:
-        units, chunks, ok, seconds = run("web", path)
+        name = os.path.basename(os.path.dirname(path))
         with open(os.path.join(os.path.dirname(path), "expected.html"), encoding="utf-8", errors="replace") as fh:
             expected = words(fh.read())
+        try:
+            units, chunks, ok, seconds = run("web", path)
+        except SourceError as exc:
+            failed.append(name)
+            recalls.append(0.0)
+            print(f"{name:18s} no text: {str(exc).split(': ', 1)[-1][:100]}")
+            continue
         got = set(units[0].text.lower().split())
         both = len(expected & got)
-        name = os.path.basename(os.path.dirname(path))
+        recalls.append(both / max(1, len(expected)))
+        precisions.append(both / max(1, len(got)))
         print(
-            f"{name:18s} {len(chunks):6d} {ok:>5d}/{len(chunks):<4d} {both / max(1, len(expected)):6.2f} "
-            f"{both / max(1, len(got)):9.2f} {seconds:7.2f}"
+            f"{name:18s} {len(chunks):6d} {ok:>5d}/{len(chunks):<4d} {recalls[-1]:6.2f} {precisions[-1]:9.2f} "
+            f"{seconds:7.2f}"
         )
         total, total_ok = total + len(chunks), total_ok + ok
     print(f"{len(dirs)} pages, {total} chunks, round-trip {total_ok}/{total} = {total_ok / max(1, total):.1%}")
+    if recalls:
+        print(
+            f"word-set recall: mean {sum(recalls) / len(recalls):.3f} over {len(recalls)} pages "
+            f"({len(failed)} without text count 0); precision: mean {sum(precisions) / max(1, len(precisions)):.3f} "
+            f"over the {len(precisions)} with text"
+        )
 
 
 def code(roots: list[str]) -> None:
@@ -294,10 +311,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=["pdf", "speed", "web", "code"])
     ap.add_argument("--code", nargs="+", default=[ROOT], metavar="DIR", help="code folders (default: this repo)")
+    ap.add_argument(
+        "--web",
+        metavar="DIR",
+        help="saved pages to score instead of the shared ones: DIR/<name>/source.html and expected.html "
+        "(the layout of mozilla/readability's test/test-pages)",
+    )
     args = ap.parse_args()
     if args.only in (None, "code"):
         code(args.code)
     if args.only == "code":
+        return
+    if args.only == "web" and args.web:
+        web(args.web)
         return
     if not os.path.isdir(SHARED):
         sys.exit(f"{SHARED}: the shared datasets are not here; nothing to measure")

@@ -138,7 +138,7 @@ class _Rules:
         if node.tag in _DROP_TAGS:
             return f"<{node.tag}>"
         hidden = hidden_reason(node.tag, a, self.styles)
-        if hidden:
+        if hidden and not _shown_once_scripts_ran(node, hidden):
             return f"hidden: {hidden}"
         if node.tag in _BOILERPLATE_TAGS:
             return f"boilerplate: <{node.tag}>"
@@ -151,6 +151,19 @@ class _Rules:
             if m:
                 return f'boilerplate: {name} "{m.group(2)}"'
         return ""
+
+
+def _shown_once_scripts_ran(node: _Node, hidden: str) -> bool:
+    """Whether hiding ``node`` hides a whole page until its scripts show it, not some text from its reader.
+
+    Frame-busting (``html { display: none }`` until a script sees the page is not framed) and anti-flicker
+    snippets (``body { visibility: hidden }`` or ``opacity: 0`` until a test variant loads) hide the page
+    itself: every word of it is hidden alike, so no text is hidden from a reader who sees the rest. An
+    ``aria-hidden`` container that holds most of the page (an app's root while a dialog is open) is on
+    screen: ``aria-hidden`` hides from screen readers, not from the eye. Hidden elements inside either
+    are still dropped.
+    """
+    return node.tag in ("html", "body") or (node.big and hidden == 'aria-hidden="true"')
 
 
 def _raw_sizes(node: _Node) -> int:
