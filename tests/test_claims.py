@@ -71,6 +71,10 @@ def test_model_inference_alone_makes_an_inferred_claim_by_default():
         ({"actor": ("robot", "x")}, "actor type must be one of"),
         ({"actor": "no-colon"}, "TYPE:ID"),
         ({"tags": [""]}, "tags are at most"),
+        # half of a UTF-16 pair, as JSON can escape one alone: no character, no UTF-8 column stores it
+        ({"text": "Ranks \ud83d are fused"}, "the claim holds half of a UTF-16 surrogate pair"),
+        ({"tags": ["x\udc00"]}, "U\\+DC00 at character 1"),
+        ({"actor": "agent:\ud83d"}, "actor id holds half"),
     ],
 )
 def test_bad_fields_name_what_is_wrong(kwargs, message):
@@ -90,6 +94,7 @@ def test_bad_fields_name_what_is_wrong(kwargs, message):
         (lambda: Evidence.model_inference("m", ""), "rationale"),
         (lambda: Evidence("hunch", "x"), "evidence kind must be one of"),
         (lambda: Evidence.from_dict({"kind": "url"}), "kind, ref"),
+        (lambda: Evidence.tool_output("grep", "8 bar \udc00"), "tool_output evidence holds half"),
     ],
 )
 def test_bad_evidence_names_what_is_wrong(build, message):

@@ -49,6 +49,7 @@ def test_filters_are_applied(ingested):
         ({"query": "x", "scope": "other"}, "unknown scope 'other'"),
         ({"query": "x", "depth": 5}, "depth must be at least"),
         ({"query": "x", "weights": {"sparse": 1}}, "unknown legs"),
+        ({"query": "pump \ud83d seals"}, "half of a UTF-16 surrogate pair \\(U\\+D83D at character 5\\)"),
     ],
 )
 def test_bad_requests_get_clear_errors(ingested, kwargs, message):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kbflow import scopes
 from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError
+from kbflow.sources.jsontext import LONE_HALF
 
 if TYPE_CHECKING:
     from kbflow.lake.lake import Lake
@@ -106,6 +107,7 @@ class Actor:
             raise ClaimError(f"actor type must be one of {', '.join(ACTOR_TYPES)}, got {self.type!r}")
         if not isinstance(self.id, str) or not self.id.strip() or len(self.id) > 200:
             raise ClaimError(f"actor id must be a non-empty string of at most 200 characters, got {self.id!r}")
+        check_whole("actor id", self.id)
 
     @classmethod
     def coerce(cls, value: Actor | tuple[str, str] | str | None) -> Actor:
@@ -169,6 +171,7 @@ class Evidence:
             raise ClaimError(f"{self.kind} evidence needs a non-empty ref (chunk id, URL, tool or model name)")
         if self.text is not None and not isinstance(self.text, str):
             raise ClaimError(f"{self.kind} evidence text must be a string")
+        check_whole(f"{self.kind} evidence", self.ref, self.text, self.digest)
         if self.kind == CITATION:
             if not self.digest or not isinstance(self.citation, Mapping) or self.text is None:
                 raise ClaimError(
@@ -388,7 +391,27 @@ def check_fields(
     tags = tuple(dict.fromkeys(tags or ()))
     if any(not isinstance(t, str) or not t.strip() or len(t) > 100 for t in tags) or len(tags) > 50:
         raise ClaimError("tags are at most 50 non-empty strings of at most 100 characters each")
+    check_whole("the claim", text, domain, *tags)
     return text.strip(), float(confidence), scope, domain, tags
+
+
+def check_reason(reason: Any) -> None:
+    """Raise :class:`ClaimError` unless ``reason`` is ``None`` or a string of at most :data:`MAX_TEXT` characters."""
+    if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
+        raise ClaimError(f"reason must be a string of at most {MAX_TEXT:,} characters")
+    check_whole("the reason", reason)
+
+
+def check_whole(what: str, *values: Any) -> None:
+    """Raise :class:`ClaimError` where a string holds half of a UTF-16 surrogate pair (JSON can escape one
+    alone, ``"\\ud83d"``): it is no character, and no UTF-8 column stores it."""
+    for value in values:
+        half = LONE_HALF.search(value) if isinstance(value, str) else None
+        if half:
+            raise ClaimError(
+                f"{what} holds half of a UTF-16 surrogate pair (U+{ord(half.group()):04X} at character "
+                f"{half.start()}), which is no character; send the whole character or leave it out"
+            )
 
 
 def check_evidence_for(

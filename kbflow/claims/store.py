@@ -211,8 +211,7 @@ class Claims:
     ) -> Claim:
         actor = Actor.coerce(by) if by is not None else self.actor
         added = tuple(Evidence.coerce(e) for e in evidence)
-        if reason is not None and (not isinstance(reason, str) or len(reason) > M.MAX_TEXT):
-            raise ClaimError(f"reason must be a string of at most {M.MAX_TEXT:,} characters")
+        M.check_reason(reason)
         if confidence is not None:
             confidence = M.check_confidence(confidence)
         self._log.refresh()

@@ -14,15 +14,16 @@ import json
 import re
 from typing import Any
 
-__all__ = ["loads", "whole_characters"]
+__all__ = ["LONE_HALF", "loads", "whole_characters"]
 
-_LONE_HALF = re.compile("[\ud800-\udfff]")
+#: a UTF-16 half: in decoded text, one without its other half (a pair decodes to one character)
+LONE_HALF = re.compile("[\ud800-\udfff]")
 
 
 def whole_characters(value: Any) -> Any:
     """``value`` (a string, or the lists and dicts JSON decodes to) with each lone UTF-16 half as U+FFFD."""
     if isinstance(value, str):
-        return _LONE_HALF.sub("\ufffd", value) if _LONE_HALF.search(value) else value
+        return LONE_HALF.sub("\ufffd", value) if LONE_HALF.search(value) else value
     if isinstance(value, list):
         return [whole_characters(v) for v in value]
     if isinstance(value, dict):
