@@ -82,6 +82,12 @@ def bad_lake(tmp_path_factory):
         f"{good}\n{{not json\n" + json.dumps({"text": "no id"}) + f"\n{half}\n"
     )
     os.symlink("/etc/hostname", root / "docs" / "escape.md")
+    # a name in Latin-1 bytes, not UTF-8 (Python lists it with a lone surrogate), in a folder so named too
+    for name in (b"caf\xe9.md", b"d\xe9j\xe0/notes.md"):
+        path = os.path.join(os.fsencode(root / "docs"), name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(b"# Cafe\n\nThe espresso machine is descaled monthly.\n")
     lake = str(root / "lake")
     runner = CliRunner()
     for kind in ("docs", "ticket", "pdf", "web"):
@@ -108,7 +114,10 @@ def test_every_bad_file_is_reported_and_every_good_one_loaded(bad_lake):
             assert reason in skipped[rel], (kind, rel, skipped.get(rel))
         else:
             assert rel in failed and reason in failed[rel], (kind, rel, failed.get(rel))
-    assert "symlink leaves the source root" in {i["path"]: i["reason"] for i in summary["docs"]["skipped"]}["escape.md"]
+    docs_skipped = {i["path"]: i["reason"] for i in summary["docs"]["skipped"]}
+    assert "symlink leaves the source root" in docs_skipped["escape.md"]
+    assert "name is not valid UTF-8" in docs_skipped["caf\\xe9.md"]
+    assert "name is not valid UTF-8" in docs_skipped["d\\xe9j\\xe0/"]
     if ENCRYPTED.exists():
         assert {i["path"]: i["reason"] for i in summary["pdf"]["failed_files"]}["locked.pdf"].startswith(
             "the PDF is encrypted"

@@ -17,6 +17,7 @@ from typing import Any
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
+from kbflow.sources.jsontext import LONE_HALF
 
 __all__ = [
     "QUIET_DIRS",
@@ -165,6 +166,13 @@ class _Walk:
             raise SourceError(f"{abs_dir}: cannot list folder ({exc.strerror or exc})") from None
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if LONE_HALF.search(entry.name):  # bytes that are not UTF-8, which Python keeps as lone halves
+                shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+                self.skip(
+                    shown + ("/" if entry.is_dir(follow_symlinks=False) else ""),
+                    "its name is not valid UTF-8 (a legacy encoding?); rename it to UTF-8 to load it",
+                )
+                continue
             kind = self._kind(entry, rel)
             if kind == "dir":
                 yield from self.visit(entry.path, rel)
