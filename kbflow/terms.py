@@ -14,10 +14,19 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ENGLISH_STOPWORDS", "identifier_words", "query_identifiers", "split_identifier", "symbol_name"]
+__all__ = [
+    "ENGLISH_STOPWORDS",
+    "LONE_HALF",
+    "escaped_halves",
+    "identifier_words",
+    "query_identifiers",
+    "split_identifier",
+    "symbol_name",
+]
 
 # a run of letters and digits, as Lance's tokenizer cuts words
 _WORD = re.compile(r"[^\W_]+")
+
 # the parts of a camelCase / PascalCase / HTTPServer / utf8Decode word
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # a word with a case change in it: a lower-case letter or digit before an upper-case one, or an
@@ -100,3 +109,18 @@ def query_identifiers(query: str) -> list[list[str]]:
 
 #: how the keyword index splits text: runs of letters and digits (``\w`` would keep underscores)
 TOKEN_PATTERN = r"(?u)[^\W_]+"
+
+
+#: half of a UTF-16 surrogate pair alone in decoded text: a JSON escape of half a pair (``"\\ud83d"``), or a
+#: byte of a file name that is not UTF-8 (Python keeps those as lone halves); no UTF-8 text can hold one
+LONE_HALF = re.compile("[\ud800-\udfff]")
+
+
+def escaped_halves(text: str) -> str:
+    """``text`` printable and storable: a file name's bytes that are not UTF-8 as ``\\xe9``, any other lone
+    UTF-16 half as the bytes it stands for (``\\xed\\xa0\\xbd``)."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", "backslashreplace")

@@ -112,3 +112,20 @@ def test_cli_keeps_option_misuse_a_usage_error(tmp_path, docs_dir):
     assert out.exit_code == 2 and "the crawl limits (depth) go with crawl on" in out.output
     out = runner.invoke(main, ["--lake", str(tmp_path / "lake"), "add", str(docs_dir), "--type", "docs", "--all-pages"])
     assert out.exit_code == 2 and "all_pages (true or false) is for web sources" in out.output
+
+
+def test_a_path_or_id_that_is_not_utf8_is_refused_naming_it_and_nothing_is_registered(lake, tmp_path):
+    """A folder named in Latin-1 bytes (Python lists it with a lone surrogate) or a source id holding half of
+    a UTF-16 pair cannot be stored: refused with the name's bytes escaped, not a crash writing the registry."""
+    folder = os.path.join(os.fsencode(tmp_path), b"caf\xe9")
+    os.makedirs(folder)
+    with open(os.path.join(folder, b"a.md"), "w") as fh:
+        fh.write("# Cafe\n")
+    with pytest.raises(SourceError, match=r"caf\\xe9: the path is not valid UTF-8"):
+        register_source(lake, os.fsdecode(folder), "docs")
+    good = tmp_path / "good"
+    good.mkdir()
+    (good / "a.md").write_text("# Good\n")
+    with pytest.raises(SourceError, match=r"half\\xed\\xa0\\xbd: the source id is not valid UTF-8"):
+        register_source(lake, str(good), "docs", source_id="half\ud83d")
+    assert not lake.has_table("sources") or lake.sources() == []

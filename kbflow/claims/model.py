@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kbflow import scopes
 from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError
-from kbflow.sources.jsontext import LONE_HALF
+from kbflow.terms import LONE_HALF
 
 if TYPE_CHECKING:
     from kbflow.lake.lake import Lake

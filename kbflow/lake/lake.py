@@ -389,7 +389,13 @@ class Lake:
         The scope is checked and normalized (:func:`kbflow.scopes.normalize`).
         """
         from kbflow import scopes
+        from kbflow.terms import LONE_HALF, escaped_halves
 
+        for what, value in (("path", source.uri), ("source id", source.source_id), ("title", source.title)):
+            if value and LONE_HALF.search(value):
+                raise SourceError(
+                    f"{escaped_halves(value)}: the {what} is not valid UTF-8 (a legacy encoding?); rename it to UTF-8"
+                )
         normalized = scopes.normalize(source.scope)
         if normalized != source.scope:
             source = Source(**{**source.__dict__, "scope": normalized})

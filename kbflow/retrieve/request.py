@@ -20,7 +20,7 @@ from kbflow import scopes
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings
 from kbflow.errors import ConfigError, QueryError
 from kbflow.retrieve.rerank import Reranker
-from kbflow.sources.jsontext import LONE_HALF as _LONE_HALF
+from kbflow.terms import LONE_HALF as _LONE_HALF
 
 __all__ = ["OVERRIDES", "Request", "SearchOptions", "check_query", "filters_for", "retrieval_for"]
 

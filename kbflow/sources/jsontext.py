@@ -11,13 +11,11 @@ where they were and a citation re-read through the same function matches.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-__all__ = ["LONE_HALF", "loads", "whole_characters"]
+from kbflow.terms import LONE_HALF
 
-#: a UTF-16 half: in decoded text, one without its other half (a pair decodes to one character)
-LONE_HALF = re.compile("[\ud800-\udfff]")
+__all__ = ["loads", "whole_characters"]
 
 
 def whole_characters(value: Any) -> Any:

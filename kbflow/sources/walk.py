@@ -17,7 +17,7 @@ from typing import Any
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
-from kbflow.sources.jsontext import LONE_HALF
+from kbflow.terms import LONE_HALF, escaped_halves
 
 __all__ = [
     "QUIET_DIRS",
@@ -167,7 +167,7 @@ class _Walk:
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if LONE_HALF.search(entry.name):  # bytes that are not UTF-8, which Python keeps as lone halves
-                shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+                shown = escaped_halves(rel)
                 self.skip(
                     shown + ("/" if entry.is_dir(follow_symlinks=False) else ""),
                     "its name is not valid UTF-8 (a legacy encoding?); rename it to UTF-8 to load it",
