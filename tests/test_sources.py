@@ -181,3 +181,26 @@ def test_a_legacy_encoded_file_is_decoded_recorded_and_resolved_the_same_way(tmp
     assert rows["menu.md"][S.TEXT] == text.strip() and menu.locator.encoding == "cp1252"
     assert plain.locator.encoding is None and "encoding" not in plain.locator.to_dict()
     assert resolve(menu, lake=lake) == text.strip() == resolve(menu)  # re-read in the recorded encoding
+
+
+def test_a_lake_inside_the_source_is_not_walked_so_a_second_ingest_changes_nothing(tmp_path, monkeypatch):
+    """`kbflow add . --type repo` in a folder without a .gitignore: the default lake (./data/lake) sits inside
+    it. Its own files (lease, version hints, Dagster's storage) are no content and change with every ingest."""
+    from click.testing import CliRunner
+
+    from kbflow.cli import main
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "pump.py").write_text('def prime():\n    """Prime the pump."""\n    return 1\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KBFLOW_LAKE", raising=False)
+    runner = CliRunner()
+    assert runner.invoke(main, ["add", ".", "--type", "repo", "--id", "self"]).exit_code == 0
+    skipped = []
+    assert [rel for rel, _ in walk_files(str(tmp_path), on_skip=skipped.append)] == ["src/pump.py"]
+    assert [(i.path, "a kbflow lake" in i.reason) for i in skipped] == [("data/lake/", True)]
+    first = runner.invoke(main, ["ingest", "--model", "hash:64", "--json"])
+    again = runner.invoke(main, ["ingest", "--model", "hash:64", "--json"])
+    assert first.exit_code == 0 and again.exit_code == 0, (first.output, again.output)
+    (report,) = json.loads(again.stdout)["sources"]
+    assert report["status"] == "unchanged" and report["chunks_added"] == report["chunks_removed"] == 0

@@ -66,6 +66,10 @@ SKIP_DIRS = frozenset(
 )
 
 
+#: what marks a folder as a kbflow lake (its write lease, its registry), which no walk reads
+LAKE_MARKS = ("_kbflow.lock", "sources.lance")
+
+
 @dataclass(frozen=True)
 class FileIssue:
     """A file (or folder, ending in ``/``) of a source that was not read, and why.
@@ -209,6 +213,8 @@ class _Walk:
             return ""
         if entry.name in SKIP_DIRS:
             return "vendored, virtualenv or build folder (not walked)"
+        if any(os.path.exists(os.path.join(entry.path, mark)) for mark in LAKE_MARKS):
+            return "a kbflow lake (not walked: its own files are no content, and each ingest changes them)"
         if self.honour_gitignore and _ignored(self.specs, rel, True):
             return "ignored by .gitignore"
         if entry.is_symlink():
