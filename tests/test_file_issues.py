@@ -186,3 +186,28 @@ def test_skipped_files_show_in_the_ingest_summary_status_and_dagster_metadata(tm
     meta = result.asset_materializations_for_node("documents")[0].metadata
     assert meta["files_left_out"].value == 2 and meta["files_unreadable"].value == 0
     assert [r.data["path"] for r in meta["issues"].value.records] == ["big.md", "photo.jpg"]
+
+
+def test_an_unexpected_error_reading_one_file_fails_that_file_alone(tmp_path, monkeypatch):
+    """Any error a loader did not foresee (not only SourceError) fails its own file, with the error's type and
+    message; the source's other files load."""
+    from kbflow.records import Source
+    from kbflow.sources.base import get_loader
+    from kbflow.sources.docs import DocsLoader
+
+    (tmp_path / "good.md").write_text("# Good\n\nValves are greased in spring.\n")
+    (tmp_path / "odd.md").write_text("# Odd\n\nThis one trips an unforeseen bug.\n")
+    real = DocsLoader.load_file
+
+    def load_file(self, source, rel, path):
+        if rel == "odd.md":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(self, source, rel, path)
+
+    monkeypatch.setattr(DocsLoader, "load_file", load_file)
+    loader = get_loader("docs")
+    units = list(loader.load(Source("d", "docs", str(tmp_path))))
+    assert [u.unit_key for u in units] == ["good.md"]
+    (issue,) = loader.issues
+    assert issue.path == "odd.md" and issue.failed
+    assert issue.reason == "could not be read (RecursionError: maximum recursion depth exceeded)"

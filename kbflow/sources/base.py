@@ -326,7 +326,7 @@ class FileSetLoader(Loader):
             raise self.nothing_loaded(source)
 
     def load_one(self, source: Source, rel: str, path: str) -> Iterator[RawUnit]:
-        """One file's units; its failure recorded as an issue (``self._loaded``: how many it gave).
+        """One file's units; its failure, whatever the error, recorded as an issue (``self._loaded``: units given).
 
         A streaming loader (:attr:`streams`) raises only before its first unit,
         so a failed file never leaves part of its units behind.
@@ -345,6 +345,12 @@ class FileSetLoader(Loader):
             return
         except SourceError as exc:
             self.issues.append(FileIssue(rel, _reason(exc, path), failed=True))
+            return
+        except Exception as exc:  # an input no rule foresaw fails its file alone, unless part of it was given
+            if self._loaded:
+                raise
+            why = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            self.issues.append(FileIssue(rel, f"could not be read ({why})", failed=True))
             return
         self._loaded = len(units)
         yield from units
