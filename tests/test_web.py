@@ -254,3 +254,19 @@ def test_an_aria_hidden_root_holding_the_page_is_read_but_a_small_aria_hidden_bl
         '<div role="dialog">Sign in to continue</div></body></html>'
     )
     assert "relief valve opens" in page.text and "INJECT" not in page.text
+
+
+def test_a_page_nested_thousands_deep_is_read_as_a_browser_attaches_it():
+    """Thousands of unclosed <div>: elements deeper than MAX_DEPTH are attached at that depth, as browsers'
+    parsers do, so reading the page never exhausts the stack; hidden text deep down is still dropped."""
+    from kbflow.sources.web.extract import MAX_DEPTH
+
+    deep = "<div>" * (MAX_DEPTH * 12)
+    page = extract(
+        f"<html><body>{deep}<p>The pump is primed with water before it is started.</p>"
+        '<p style="display:none">INJECT deep down</p><div><span>Valves are greased in spring.</span></div>'
+        "</body></html>"
+    )
+    assert "The pump is primed" in page.text and "Valves are greased" in page.text
+    assert "INJECT" not in page.text
+    assert max(len(css.split(" > ")) for _, _, css in page.blocks) <= MAX_DEPTH

@@ -64,6 +64,9 @@ _SPACE = re.compile(r"\s+")
 _IDENT = re.compile(r"[A-Za-z][\w-]*")
 #: dropped elements listed in a page's layout, at most
 MAX_DROPPED_LISTED = 200
+#: elements nested deeper are attached at this depth, as browsers' parsers do (Blink's limit is 512): the
+#: page's reading is recursive, and a page of thousands of unclosed ``<div>`` must not exhaust the stack
+MAX_DEPTH = 256
 
 
 @dataclass
@@ -80,6 +83,22 @@ class _Node:
     why: str | None = None
 
 
+def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str, str], styles: list[str]) -> None:
+    """Keep what ``element`` says about the page: ``og:`` and canonical links, robots, refresh, title, styles."""
+    if tag == "meta" and attrs.get("property") in ("og:url", "og:title"):
+        meta[attrs["property"]] = attrs.get("content", "")
+    elif tag == "meta" and attrs.get("name", "").lower() in ("robots", "googlebot"):
+        meta["robots"] = (meta.get("robots", "") + "," + attrs.get("content", "")).strip(",").lower()
+    elif tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh":
+        meta["refresh"] = attrs.get("content", "")
+    elif tag == "link" and "canonical" in attrs.get("rel", "").split():
+        meta["canonical"] = attrs.get("href", "")
+    elif tag == "title":
+        meta["title"] = (element.text or "") + meta.get("title", "")
+    elif tag == "style":
+        styles.append(element.text or "")
+
+
 def _tree(html: str) -> tuple[_Node, dict[str, str], str]:
     """The page as a :class:`_Node` tree (browser-equal), its ``og:``/canonical metadata and its styles."""
     html5lib = require("html5lib")
@@ -88,38 +107,28 @@ def _tree(html: str) -> tuple[_Node, dict[str, str], str]:
     styles: list[str] = []
     root = _Node("#root", {}, None)
 
-    def convert(element: Any, parent: _Node) -> None:
+    # iterative, depth first, in document order: (element, where it goes, that node's depth, its tail only)
+    stack: list[tuple[Any, _Node, int, bool]] = [(doc, root, 0, False)]
+    while stack:
+        element, parent, depth, tail_only = stack.pop()
         tag = element.tag
-        if not isinstance(tag, str):  # comments and processing instructions
+        if tail_only or not isinstance(tag, str):  # a comment or processing instruction: its tail only
             if element.tail:
                 parent.children.append(element.tail)
-            return
+            continue
         attrs = {str(k).lower(): str(v or "") for k, v in element.attrib.items()}
-        if tag == "meta" and attrs.get("property") in ("og:url", "og:title"):
-            meta[attrs["property"]] = attrs.get("content", "")
-        elif tag == "meta" and attrs.get("name", "").lower() in ("robots", "googlebot"):
-            meta["robots"] = (meta.get("robots", "") + "," + attrs.get("content", "")).strip(",").lower()
-        elif tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh":
-            meta["refresh"] = attrs.get("content", "")
-        elif tag == "link" and "canonical" in attrs.get("rel", "").split():
-            meta["canonical"] = attrs.get("href", "")
-        elif tag == "title":
-            meta["title"] = (element.text or "") + meta.get("title", "")
-        elif tag == "style":
-            styles.append(element.text or "")
+        _head_element(tag, attrs, element, meta, styles)
+        stack.append((element, parent, depth, True))  # its tail, once its descendants are in
         if tag == "br":
             parent.children.append("\n")
-        else:
-            node = _Node(tag, attrs, parent)
-            parent.children.append(node)
-            if element.text:
-                node.children.append(element.text)
-            for child in element:
-                convert(child, node)
-        if element.tail:
-            parent.children.append(element.tail)
-
-    convert(doc, root)
+            continue
+        node = _Node(tag, attrs, parent)
+        parent.children.append(node)
+        if element.text:
+            node.children.append(element.text)
+        # as browsers' parsers do, an element nested deeper than MAX_DEPTH is attached at that depth
+        holder, at = (node, depth + 1) if depth + 1 < MAX_DEPTH else (parent, depth)
+        stack.extend((child, holder, at, False) for child in reversed(element))
     return root, meta, "\n".join(styles)
 
 
