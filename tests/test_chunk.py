@@ -288,3 +288,51 @@ def test_whole_tokens_is_validated_and_named_in_the_fingerprint():
         ChunkSettings(max_tokens=200, whole_tokens=100)
     assert ChunkSettings(max_tokens=64).whole_budget == 77
     assert ChunkSettings().fingerprint() != ChunkSettings(whole_tokens=200).fingerprint()
+
+
+def _doc(name: str, text: str, language: str) -> RawUnit:
+    return RawUnit("s", name, text, "doc", Locator(kind="doc", path=name, char_start=0, char_end=len(text)),
+                   language=language)  # fmt: skip
+
+
+def _tiles(unit: RawUnit, chunks) -> bool:
+    """Every chunk's text is its locator's span of the unit, and no word is lost."""
+    spans_ok = all(unit.text[c.locator.char_start : c.locator.char_end] == c.text for c in chunks)
+    return spans_ok and " ".join(c.text for c in chunks).split() == unit.text.split()
+
+
+def test_data_nested_deeper_than_the_stack_is_chunked_not_crashed():
+    """5,000 nested JSON lists, and YAML nested 300 levels (tree-sitter-yaml 0.7 segfaults near 255: such a
+    file is cut as text, never parsed; if that guard broke, this test would crash the run)."""
+    from kbflow.chunk.structured import MAX_KEY_DEPTH, _too_deep_to_parse
+
+    lists = _doc("deep.json", "[" * 5000 + "1" + "]" * 5000, "json")
+    chunks = chunk_unit(lists)
+    assert chunks and _tiles(lists, chunks)
+    assert max(len((c.locator.heading_path or "").split(" > ")) for c in chunks) <= MAX_KEY_DEPTH
+    yaml = _doc("deep.yaml", "".join("  " * i + f"key{i}:\n" for i in range(300)) + "  " * 300 + "value\n", "yaml")
+    assert _too_deep_to_parse(yaml.text, "yaml") and not _too_deep_to_parse("a:\n  b: 1\n", "yaml")
+    assert _too_deep_to_parse("- " * 300 + "x\n", "yaml")
+    chunks = chunk_unit(yaml)
+    assert chunks and _tiles(yaml, chunks)
+
+
+def test_a_chunker_that_recurses_too_deep_hands_the_unit_to_the_next(monkeypatch):
+    from kbflow.chunk import document, structured
+
+    def too_deep(self, unit):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    text = '{"pump": {"prime": "with water"}, "valves": ["grease", "every", "spring"]}\n' * 60
+    unit = _doc("c.json", text, "json")
+    monkeypatch.setattr(structured.StructuredChunker, "pieces", too_deep)
+    chunks = chunk_unit(unit)  # the document chunker's paragraphs
+    assert len(chunks) > 1 and _tiles(unit, chunks)
+
+    def spans_too_deep(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(document, "document_spans", spans_too_deep)
+    chunks = chunk_unit(unit)  # cut at line ends, under the budget
+    assert len(chunks) > 1 and _tiles(unit, chunks)
+    assert all(count_tokens(c.text) <= ChunkSettings().max_tokens for c in chunks)

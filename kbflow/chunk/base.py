@@ -108,13 +108,32 @@ def register_chunker(cls: type[Chunker]) -> type[Chunker]:
     return CHUNKERS.register()(cls)
 
 
+def chunkers_for(unit: RawUnit, settings: ChunkSettings) -> list[Chunker]:
+    """Every registered chunker that accepts ``unit``, by priority (the first is the one that cuts it)."""
+    ranked = sorted(CHUNKERS.classes(), key=lambda c: (c.priority, c.name))
+    found = [chunker for chunker in (cls(settings) for cls in ranked) if chunker.accepts(unit)]
+    if not found:
+        raise ConfigError(f"no chunker accepts unit {unit.unit_key!r} of kind {unit.content_kind!r}")
+    return found
+
+
 def chunker_for(unit: RawUnit, settings: ChunkSettings) -> Chunker:
     """The chunker for ``unit``: the first registered one, by priority, that accepts it."""
-    for cls in sorted(CHUNKERS.classes(), key=lambda c: (c.priority, c.name)):
-        chunker = cls(settings)
-        if chunker.accepts(unit):
-            return chunker
-    raise ConfigError(f"no chunker accepts unit {unit.unit_key!r} of kind {unit.content_kind!r}")
+    return chunkers_for(unit, settings)[0]
+
+
+def unit_pieces(unit: RawUnit, settings: ChunkSettings) -> list[Piece]:
+    """``unit``'s pieces from the first chunker that accepts it and can walk it: a structure nested deeper than
+    Python's stack allows (a JSON file of 5,000 nested lists) makes a chunker that recurses through it hand the
+    unit to the next one (the document chunker then cuts at line ends, code ends at line windows: neither
+    recurses), so one such file never fails its source."""
+    deepest: RecursionError | None = None
+    for chunker in chunkers_for(unit, settings):
+        try:
+            return chunker.pieces(unit)
+        except RecursionError as exc:
+            deepest = exc
+    raise deepest or RecursionError(unit.unit_key)
 
 
 def chunk_unit(unit: RawUnit, settings: ChunkSettings | None = None) -> list[Chunk]:
@@ -122,7 +141,7 @@ def chunk_unit(unit: RawUnit, settings: ChunkSettings | None = None) -> list[Chu
     from kbflow.chunk.context import context_header
 
     settings = settings or ChunkSettings()
-    pieces = chunker_for(unit, settings).pieces(unit)
+    pieces = unit_pieces(unit, settings)
     unit_hash = unit.unit_hash
     seen: dict[str, int] = {}
     out: list[Chunk] = []

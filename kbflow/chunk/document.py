@@ -253,7 +253,11 @@ class DocumentChunker(Chunker):
         layout = parse_layout(unit.layout)
         out = []
         settings = self.settings
-        spans = document_spans(unit.text, settings.max_tokens, markdown, settings.whole_budget, settings.min_tokens)
+        try:
+            spans = document_spans(unit.text, settings.max_tokens, markdown, settings.whole_budget, settings.min_tokens)
+        except RecursionError:  # nested deeper than the stack (a quote 3,000 deep): cut at line ends instead
+            cuts = split_span(unit.text, 0, len(unit.text), settings.max_tokens, by_lines=True)
+            spans = [(start, end, "") for start, end in cuts]
         for start, end, path in spans:
             context = None
             if base.kind == "doc":

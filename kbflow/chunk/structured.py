@@ -16,6 +16,7 @@ parse cleanly falls back to paragraph chunking.
 from __future__ import annotations
 
 import bisect
+import re
 from typing import Any
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, register_chunker
@@ -26,6 +27,17 @@ from kbflow.records import RawUnit
 
 _GRAMMARS = {"json": "tree_sitter_json", "yaml": "tree_sitter_yaml", "toml": "tree_sitter_toml"}
 _COMMENT_MARKS = ("#", "//")
+#: tree-sitter-yaml 0.7 crashes the process (a segfault) on YAML nested about 255 levels deep (block mappings
+#: or ``- - - x`` sequences); a line whose content starts this far right (indentation and ``-``/``?``/``:``
+#: markers, at least a column a level) could be that deep, so such a file is cut as text, never parsed
+_YAML_SAFE_COLUMN = 200
+_YAML_LEAD = re.compile(r"^[ \t?:-]*", re.MULTILINE)
+#: key paths deeper than this are cut at line ends (the chunker recurses a level a key)
+MAX_KEY_DEPTH = 64
+
+
+def _too_deep_to_parse(text: str, language: str) -> bool:
+    return language == "yaml" and any(m.end() - m.start() >= _YAML_SAFE_COLUMN for m in _YAML_LEAD.finditer(text))
 
 
 def available(language: str | None) -> bool:
@@ -143,7 +155,7 @@ class _Cutter:
             self.emit(s, e, path)
 
     def cut(self, lo: int, hi: int, node, path: list[str]) -> None:
-        entries = _entries(node) if node is not None else []
+        entries = _entries(node) if node is not None and len(path) < MAX_KEY_DEPTH else []
         if not entries:
             self.leaf(lo, hi, path)
             return
@@ -178,6 +190,8 @@ def data_spans(text: str, language: str, budget: int) -> list[tuple[int, int, st
     if count_tokens(text) <= budget:
         start, end = _trim(text, 0, len(text))
         return [(start, end, "")] if start < end else []
+    if _too_deep_to_parse(text, language):
+        return document_spans(text, budget, markdown=False)
     data = text.encode("utf-8")
     tree = grammar_parser(_GRAMMARS[language]).parse(data)
     if tree.root_node.has_error:
