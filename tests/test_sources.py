@@ -204,3 +204,19 @@ def test_a_lake_inside_the_source_is_not_walked_so_a_second_ingest_changes_nothi
     assert first.exit_code == 0 and again.exit_code == 0, (first.output, again.output)
     (report,) = json.loads(again.stdout)["sources"]
     assert report["status"] == "unchanged" and report["chunks_added"] == report["chunks_removed"] == 0
+
+
+def test_minified_code_is_left_out_with_its_reason(tmp_path):
+    """A vendored bundle is no code anyone reads, and its few giant chunks would match every query's words."""
+    (tmp_path / "bundle.js").write_text("var a=" + "+".join(str(i) for i in range(3000)) + ";\n")
+    (tmp_path / "jquery.min.js").write_text("function a(){return 1}\n")
+    (tmp_path / "app.js").write_text('function prime() {\n  return "pump";\n}\n')
+    (tmp_path / "data.json").write_text('{"a": [' + ",".join(str(i) for i in range(3000)) + "]}")  # data: cut at keys
+    loader, units = load("repo", tmp_path)
+    assert sorted(u.unit_key for u in units) == ["app.js", "data.json"]
+    reasons = {i.path: i.reason for i in loader.issues}
+    assert reasons == {
+        "bundle.js": "minified or generated code (lines of 13,897 characters on average)",
+        "jquery.min.js": "minified code (named *.min.*)",
+    }
+    assert not any(i.failed for i in loader.issues)

@@ -1,7 +1,9 @@
 """Code repositories: one raw unit per text file, in a deterministic walk.
 
-Skips VCS, vendored and virtualenv folders, files over 1 MiB, binary files and
-symlinks that leave the root, and honours ``.gitignore``. What is left out is
+Skips VCS, vendored and virtualenv folders, files over 1 MiB, binary files,
+minified code (``*.min.js``, or lines of over :data:`MINIFIED_MEAN_LINE`
+characters on average) and symlinks that leave the root, and honours
+``.gitignore``. What is left out is
 reported (:attr:`~kbflow.sources.base.Loader.issues`), never silently dropped.
 """
 
@@ -19,6 +21,12 @@ from kbflow.sources.base import FileSetLoader, SkipFile, decode_detect, read_byt
 from kbflow.sources.walk import looks_binary
 
 log = logging.getLogger(__name__)
+
+#: a code file whose lines average more characters than this is minified or generated (a vendored bundle): no
+#: one reads it as code, and its few giant chunks would match the words of every query (a notebook's long lines
+#: are its outputs: it is read)
+MINIFIED_MEAN_LINE = 300
+_MINIFIED_NAMES = (".min.js", ".min.mjs", ".min.css")
 
 
 @register_loader
@@ -52,6 +60,11 @@ class RepoLoader(FileSetLoader):
             kind, locator = "doc", Locator(kind="doc", path=rel, char_start=0, char_end=len(text), encoding=encoding)
         else:
             n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+            mean = len(text) / max(1, n_lines)
+            if rel.endswith(_MINIFIED_NAMES):
+                raise SkipFile("minified code (named *.min.*)")
+            if len(text) >= 1024 and mean > MINIFIED_MEAN_LINE and not rel.endswith(".ipynb"):
+                raise SkipFile(f"minified or generated code (lines of {mean:,.0f} characters on average)")
             kind, locator = (
                 "code",
                 Locator(kind="code", path=rel, line_start=1, line_end=max(1, n_lines), encoding=encoding),
