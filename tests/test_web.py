@@ -270,3 +270,19 @@ def test_a_page_nested_thousands_deep_is_read_as_a_browser_attaches_it():
     assert "The pump is primed" in page.text and "Valves are greased" in page.text
     assert "INJECT" not in page.text
     assert max(len(css.split(" > ")) for _, _, css in page.blocks) <= MAX_DEPTH
+
+
+def test_permalink_and_source_link_markers_leave_headings_and_signatures_clean():
+    """Sphinx writes ``<a class="headerlink">¶</a>`` in every heading and ``[source]`` after every signature;
+    rustdoc a ``§``. They are no words of the page: dropped, and not listed among the dropped elements."""
+    page = extract(
+        '<html><body><div role="main"><h1>Pump guide<a class="headerlink" href="#pump" title="Permalink">¶</a></h1>'
+        '<dl><dt>prime(water)<a class="reference internal" href="_modules/pump.html"><span class="viewcode-link">'
+        "[source]</span></a></dt><dd>Prime the pump with water before starting it, every single time.</dd></dl>"
+        '<h2><a href="#care" class="anchor">§</a>Care</h2><p>Grease the valves every spring.</p>'
+        '<p><a class="anchor" href="#x">An anchor with words stays</a> in the text.</p></div></body></html>'
+    )
+    assert page.text.startswith("# Pump guide\n\nprime(water)\n\nPrime the pump")
+    assert "## Care" in page.text and "¶" not in page.text and "[source]" not in page.text and "§" not in page.text
+    assert "An anchor with words stays" in page.text
+    assert not json.loads(page.layout())["dropped"]

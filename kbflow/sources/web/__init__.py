@@ -89,8 +89,9 @@ class WebLoader(FileSetLoader):
     plural = "saved web pages"
     description = "saved web pages: an .html file or a folder of them (article text, headings kept)"
     max_file_mb = 16.0
-    #: 2: headings whose text sits in an element of a "header"-like class are kept (mdBook)
-    revision = "2"
+    #: 2: headings whose text sits in an element of a "header"-like class are kept (mdBook); 3: pages hidden
+    #: whole until their scripts run are read, headings' permalink markers (Sphinx's ¶) dropped, deep pages read
+    revision = "3"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

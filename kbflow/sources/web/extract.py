@@ -60,6 +60,13 @@ _NOT_REGIONS = {
     "h1", "h2", "h3", "h4", "h5", "h6", "a", "span", "em", "strong", "b", "i", "code", "small", "sup", "sub",
     "abbr", "mark", "kbd", "var", "q", "cite", "time", "u", "s",
 }  # fmt: skip
+#: the classes of a heading's permalink (``<a class="headerlink" href="#x">¶</a>``: Sphinx and MkDocs; Docusaurus,
+#: VitePress, AnchorJS, nbconvert, rustdoc's ``§``): a symbol of at most 3 characters, no word of the heading
+_PERMALINK = frozenset({"headerlink", "hash-link", "header-anchor", "anchorjs-link", "anchor-link", "anchor"})
+#: Sphinx's links between the docs and their source code, ``[source]`` and ``[docs]``
+_VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
+#: why a permalink or source link is dropped (not listed in the page's layout: every heading has one)
+MARKER = "a permalink or source link marker"
 _SPACE = re.compile(r"\s+")
 _IDENT = re.compile(r"[A-Za-z][\w-]*")
 #: dropped elements listed in a page's layout, at most
@@ -153,6 +160,11 @@ class _Rules:
             return f"boilerplate: <{node.tag}>"
         if a.get("role", "").lower() in _BOILERPLATE_ROLES:
             return f'boilerplate: role="{a["role"]}"'
+        classes = a.get("class", "").split()
+        if node.tag == "a" and node.size <= 3 and _PERMALINK.intersection(classes):
+            return MARKER
+        if node.tag in ("a", "span") and node.size <= 10 and _VIEWCODE.intersection(classes):
+            return MARKER
         if node.big or node.tag in ("html", "body", "main", "article") or node.tag in _NOT_REGIONS:
             return ""
         for name in ("class", "id"):
@@ -250,7 +262,7 @@ class _Reading:
     def content(self, node: _Node) -> bool:
         """Whether ``node`` is content; a dropped element with text is listed once, with its reason."""
         why = self.rules.why(node)
-        if why and node.size and len(self.dropped) < MAX_DROPPED_LISTED and not why.startswith("<"):
+        if why and node.size and len(self.dropped) < MAX_DROPPED_LISTED and not why.startswith("<") and why != MARKER:
             if not any(node.css.startswith(d["css_path"] + " > ") or node.css == d["css_path"] for d in self.dropped):
                 self.dropped.append({"css_path": node.css, "reason": why, "chars": node.size})
         return not why
