@@ -426,3 +426,24 @@ def test_observing_the_sources_records_each_ones_fingerprint_as_its_data_version
     (docs_dir / "guide.md").write_text("# Guide\n\nA changed page.\n")
     changed = observe_sources(fast_settings)
     assert changed["docs"] != versions["docs"] and changed["repo"] == versions["repo"]
+
+
+def test_search_shows_a_files_terminal_escapes_as_text_and_resolve_gives_them_exactly(tmp_path):
+    """A file's ANSI sequences (colour, window title) and a bidirectional override would be obeyed by the
+    terminal `kbflow search` prints to; they are shown as escapes. `resolve` piped gives the exact text."""
+    from kbflow.commands.common import for_terminal
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    raw = "The pump \x1b[31mRED\x1b[0m is primed. \x1b]0;pwned\x07 Valves \u202egreased\u202c in spring.\r"
+    (folder / "a.md").write_text(f"# Pump\n\n{raw}\n")
+    lake, runner = str(tmp_path / "lake"), CliRunner()
+    assert runner.invoke(main, ["--lake", lake, "add", str(folder), "--type", "docs"]).exit_code == 0
+    assert runner.invoke(main, ["--lake", lake, "ingest", "--model", "hash:64"]).exit_code == 0
+    shown = runner.invoke(main, ["--lake", lake, "search", "pump primed valves", "-k", "1", "--no-log"])
+    assert shown.exit_code == 0 and "\x1b" not in shown.output and "\u202e" not in shown.output
+    assert "The pump \\x1b[31mRED\\x1b[0m is primed. \\x1b]0;pwned\\x07 Valves \\u202egreased\\u202c" in shown.output
+    hit = json.loads(runner.invoke(main, ["--lake", lake, "search", "pump", "-k", "1", "--json", "--no-log"]).output)
+    exact = runner.invoke(main, ["--lake", lake, "resolve", hit["chunk_id"]])
+    assert raw.rstrip("\r") in exact.output  # not a terminal: the text exactly
+    assert for_terminal("tab\tand\nnewline stay") == "tab\tand\nnewline stay"

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from kbflow._cliopts import _lake_option
-from kbflow.commands.common import _settings
+from kbflow.commands.common import _settings, for_terminal
 from kbflow.config import BACKENDS, MODES
 from kbflow.retrieve.fusion import FUSIONS
 
@@ -144,7 +144,8 @@ def search(
             click.echo(json.dumps(hit.to_dict()))
         return
     if as_prompt:
-        click.echo(hits.as_prompt())
+        prompt = hits.as_prompt()
+        click.echo(for_terminal(prompt) if sys.stdout.isatty() else prompt)
         return
     if hits.expansion:
         click.echo(f"searched with the glossary's words: {hits.expansion}")
@@ -154,11 +155,12 @@ def search(
         click.echo("no hits")
     for hit in hits:
         relevance = "   -" if hit.relevance is None else f"{hit.relevance:.2f}"
-        click.echo(f"{hit.rank:>2}. {hit.score:.4f} {relevance}  {hit.citation.render()}  [{hit.citation.source_id}]")
+        line = f"{hit.rank:>2}. {hit.score:.4f} {relevance}  {hit.citation.render()}  [{hit.citation.source_id}]"
+        click.echo(for_terminal(line))
         snippet = " ".join(hit.text.split())
-        click.echo(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+        click.echo(for_terminal(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}"))
         if hit.also_in:
-            click.echo(f"    also in: {hit_places(hit)}")
+            click.echo(for_terminal(f"    also in: {hit_places(hit)}"))
 
 
 #: exit status of `kbflow resolve` when the source changed since the chunk was indexed
@@ -211,4 +213,4 @@ def resolve(ctx: click.Context, chunk_id: str, indexed: bool, as_json: bool) -> 
     if as_json:
         click.echo(json.dumps({"chunk_id": chunk_id, "stale": False, "text": text, "citation": citation.to_dict()}))
         return
-    sys.stdout.write(text)
+    sys.stdout.write(for_terminal(text) if sys.stdout.isatty() else text)  # exactly the text, unless shown
