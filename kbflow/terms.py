@@ -18,6 +18,7 @@ __all__ = [
     "ENGLISH_STOPWORDS",
     "LONE_HALF",
     "escaped_halves",
+    "for_terminal",
     "identifier_words",
     "query_identifiers",
     "split_identifier",
@@ -124,3 +125,15 @@ def escaped_halves(text: str) -> str:
     except UnicodeEncodeError:
         raw = text.encode("utf-8", "surrogatepass")
     return raw.decode("utf-8", "backslashreplace")
+
+
+#: control characters but tab and newline (C0, DEL, C1) and the bidirectional overrides and isolates
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_terminal(text: str) -> str:
+    """``text`` from the lake made safe to print on a terminal: its control characters and bidirectional
+    overrides written as escapes (``\\x1b``, ``\\u202e``). A file's ANSI sequences would otherwise be obeyed by
+    the terminal (colours, cursor moves, a cleared screen, the window's title, a write to the clipboard), and
+    an override would show code in another order than it runs (Trojan Source)."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

@@ -447,3 +447,24 @@ def test_search_shows_a_files_terminal_escapes_as_text_and_resolve_gives_them_ex
     exact = runner.invoke(main, ["--lake", lake, "resolve", hit["chunk_id"]])
     assert raw.rstrip("\r") in exact.output  # not a terminal: the text exactly
     assert for_terminal("tab\tand\nnewline stay") == "tab\tand\nnewline stay"
+
+
+def test_insights_and_claims_print_anyones_escapes_as_text(tmp_path):
+    """Queries come from anyone who can reach the server and claims from any agent: `kbflow insights` and the
+    claims commands print their control characters as escapes, never to the terminal."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Pump\n\nThe pump is primed with water.\n")
+    lake, runner = str(tmp_path / "lake"), CliRunner()
+    assert runner.invoke(main, ["--lake", lake, "add", str(folder), "--type", "docs"]).exit_code == 0
+    assert runner.invoke(main, ["--lake", lake, "ingest", "--model", "hash:64"]).exit_code == 0
+    assert runner.invoke(main, ["--lake", lake, "search", "pump \x1b[2J primed"]).exit_code == 0  # logged
+    shown = runner.invoke(main, ["--lake", lake, "insights", "--since", "all"])
+    assert shown.exit_code == 0 and "\x1b" not in shown.output and "pump \\x1b[2J primed" in shown.output
+    learned = runner.invoke(
+        main, ["--lake", lake, "claims", "learn", "Pumps \x1b]0;pwned\x07 are primed", "--url", "https://example.org/a"]
+    )
+    assert learned.exit_code == 0, learned.output
+    for command in (["claims", "list"], ["claims", "recall", "pumps primed"]):
+        out = runner.invoke(main, ["--lake", lake, *command])
+        assert out.exit_code == 0 and "\x1b" not in out.output and "Pumps \\x1b]0;pwned\\x07 are primed" in out.output

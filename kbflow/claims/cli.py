@@ -10,12 +10,18 @@ import click
 
 from kbflow._cliopts import _lake_option
 from kbflow.errors import ClaimError
+from kbflow.terms import for_terminal
 
 __all__ = ["claims_command"]
 
 #: exit status of ``kbflow claims check`` when some claim's evidence is stale (as ``kbflow resolve``)
 EXIT_STALE = 4
 _STATUSES = ["hypothesis", "inferred", "observed", "verified", "disputed", "superseded"]
+
+
+def _echo(text: str, **kwargs: Any) -> None:
+    """A line for a person: claims are anyone's text, so their control characters print as escapes."""
+    click.echo(for_terminal(text), **kwargs)
 
 
 def _store(ctx: click.Context, actor: str | None = None):
@@ -86,8 +92,8 @@ def _show(claim, as_json: bool) -> None:
         click.echo(json.dumps(claim.to_dict(), default=str))
         return
     flag = "  [stale evidence]" if claim.evidence_stale else ""
-    click.echo(f"{claim.claim_id}  {claim.status}  confidence {claim.confidence:g}  scope {claim.scope}{flag}")
-    click.echo(f"  {claim.text}")
+    _echo(f"{claim.claim_id}  {claim.status}  confidence {claim.confidence:g}  scope {claim.scope}{flag}")
+    _echo(f"  {claim.text}")
     meta = [f"by {claim.actor}", f"created {claim.created_at:%Y-%m-%d %H:%M}"]
     if claim.domain:
         meta.append(f"domain {claim.domain}")
@@ -97,13 +103,13 @@ def _show(claim, as_json: bool) -> None:
         meta.append(f"supersedes {claim.supersedes}")
     if claim.superseded_by:
         meta.append(f"superseded by {claim.superseded_by}")
-    click.echo("  " + ", ".join(meta))
+    _echo("  " + ", ".join(meta))
     for i, ev in enumerate(claim.evidence):
-        click.echo(f"  evidence {i}: {ev.render()}")
+        _echo(f"  evidence {i}: {ev.render()}")
     for s in claim.stale:
-        click.echo(f"  STALE evidence {s.evidence} ({s.chunk_id}): {s.reason}")
-        click.echo(f"    cited: {_clip(s.old_text)}")
-        click.echo(f"    now:   {_clip(s.new_text) if s.new_text is not None else '(gone)'}")
+        _echo(f"  STALE evidence {s.evidence} ({s.chunk_id}): {s.reason}")
+        _echo(f"    cited: {_clip(s.old_text)}")
+        _echo(f"    now:   {_clip(s.new_text) if s.new_text is not None else '(gone)'}")
 
 
 def _clip(text: str | None, width: int = 160) -> str:
@@ -142,7 +148,7 @@ def learn(ctx, text, cites, urls, tool_outputs, inferences, scope, status, confi
     store = _store(ctx, actor)
     evidence = _evidence(ctx, store, cites, urls, tool_outputs, inferences)
     cid = store.learn(text, evidence, scope=scope, status=status, confidence=confidence, domain=domain, tags=tags)
-    _show(store.get(cid), as_json) if as_json else click.echo(cid)
+    _show(store.get(cid), as_json) if as_json else _echo(cid)
 
 
 @claims_command.command("recall")
@@ -167,11 +173,11 @@ def recall(ctx, query, k, scope, statuses, all_statuses, domain, tags, as_json):
         click.echo(json.dumps({"query": query, "hits": hits.to_dicts()}, default=str))
         return
     if not hits:
-        click.echo("no claims match")
+        _echo("no claims match")
     for h in hits:
         stale = "  [stale evidence]" if h.stale else ""
-        click.echo(f"{h.rank:>2}. {h.claim.claim_id}  {h.claim.status:<10} {h.claim.confidence:.2f}{stale}")
-        click.echo(f"    {h.claim.text}")
+        _echo(f"{h.rank:>2}. {h.claim.claim_id}  {h.claim.status:<10} {h.claim.confidence:.2f}{stale}")
+        _echo(f"    {h.claim.text}")
 
 
 @claims_command.command("show")
@@ -198,7 +204,7 @@ def list_claims(ctx, statuses, scope, stale, as_json):
             click.echo(json.dumps(claim.to_dict(), default=str))
         else:
             flag = "  [stale evidence]" if claim.evidence_stale else ""
-            click.echo(f"{claim.claim_id}  {claim.status:<10} {claim.scope}  {_clip(claim.text, 100)}{flag}")
+            _echo(f"{claim.claim_id}  {claim.status:<10} {claim.scope}  {_clip(claim.text, 100)}{flag}")
 
 
 @claims_command.command("verify")
@@ -270,16 +276,16 @@ def check(ctx, lake_only, as_json):
     if as_json:
         click.echo(json.dumps(report.to_dict(), default=str))
     else:
-        click.echo(
+        _echo(
             f"checked {report.evidence_checked} citation(s) of {report.claims_checked} claim(s): "
             f"{len(report.stale)} claim(s) with stale evidence ({len(report.newly_stale)} new, "
             f"{len(report.cleared)} cleared)"
         )
         for cid in report.stale:
-            click.echo("")
+            _echo("")
             _show(store.get(cid), False)
         for cid, problems in report.unchecked.items():
             for problem in problems:
-                click.echo(f"could not check {cid}: {problem}", err=True)
+                _echo(f"could not check {cid}: {problem}", err=True)
     if report.stale:
         sys.exit(EXIT_STALE)

@@ -8,7 +8,7 @@ import click
 
 from kbflow._cliopts import _lake_option
 from kbflow._lazy import require
-from kbflow.commands.common import _settings
+from kbflow.commands.common import _settings, for_terminal
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -128,7 +128,7 @@ def insights(ctx, since, top, as_json) -> None:
     if as_json:
         click.echo(json.dumps(out.to_dict(), default=str))
         return
-    click.echo(out.to_markdown())
+    click.echo(for_terminal(out.to_markdown()))  # the queries are anyone's text
 
 
 @click.group()
