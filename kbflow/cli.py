@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from kbflow._cliopts import _lake_option
-from kbflow.commands.common import _settings, _wait_option
+from kbflow.commands.common import _settings, _wait_option, for_terminal
 from kbflow.config import BACKENDS
 from kbflow.errors import KbflowError
 
@@ -177,7 +177,7 @@ def add(
             " reload the code location of a running `dagster dev` to pick it up)"
         )
     for issue in added.left_out[:10]:
-        click.echo(f"  will be left out: {issue}")
+        click.echo(for_terminal(f"  will be left out: {issue}"))
     if added.left_out_total > 10:
         click.echo(f"  ... and {added.left_out_total - 10} more (see `kbflow status --json` after ingest)")
     click.echo(f"lake: {lake.uri}; run `kbflow ingest` to load it")
@@ -255,7 +255,7 @@ def ingest(
                 f"{s.source_id:<24} {s.status:<9} +{s.chunks_added} -{s.chunks_removed} chunks, "
                 f"{s.chunks_embedded} embedded"
             )
-            click.echo(line + (f"  ERROR: {s.error}" if s.error else ""))
+            click.echo(for_terminal(line + (f"  ERROR: {s.error}" if s.error else "")))
         for c in summary.checks:
             click.echo(f"check {c['name']}: {'passed' if c['passed'] else 'FAILED ' + json.dumps(c['metadata'])}")
         for table, n in summary.repaired.items():

@@ -468,3 +468,15 @@ def test_insights_and_claims_print_anyones_escapes_as_text(tmp_path):
     for command in (["claims", "list"], ["claims", "recall", "pumps primed"]):
         out = runner.invoke(main, ["--lake", lake, *command])
         assert out.exit_code == 0 and "\x1b" not in out.output and "Pumps \\x1b]0;pwned\\x07 are primed" in out.output
+
+
+def test_status_and_ingest_print_a_file_names_escapes_as_text(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Pump\n\nThe pump is primed with water.\n")
+    (folder / "evil\x1b[2J.md").write_bytes(bytes(range(256)) * 8)  # binary: listed as unreadable, by name
+    lake, runner = str(tmp_path / "lake"), CliRunner()
+    assert runner.invoke(main, ["--lake", lake, "add", str(folder), "--type", "docs"]).exit_code == 0
+    runner.invoke(main, ["--lake", lake, "ingest", "--model", "hash:64"])
+    status = runner.invoke(main, ["--lake", lake, "status"])
+    assert "\x1b" not in status.output and "unreadable: evil\\x1b[2J.md (a binary file" in status.output

@@ -8,7 +8,7 @@ import sys
 import click
 
 from kbflow._cliopts import _lake_option
-from kbflow.commands.common import _settings, _wait_option
+from kbflow.commands.common import _settings, _wait_option, for_terminal
 
 
 @click.command()
@@ -55,15 +55,15 @@ def status(ctx: click.Context, as_json: bool, stale: bool) -> None:
             f"  {s.source_id:<24} {s.source_type:<6} {s.status:<8} {s.chunk_count or 0:>7} chunks  "
             f"indexed {when}  scope {s.scope}"
         )
-        click.echo(f"  {'':<24} {s.uri}")
+        click.echo(for_terminal(f"  {'':<24} {s.uri}"))
         if s.issues:
             counts = [f"{len(s.skipped)} files left out"] if s.skipped else []
             counts += [f"{len(s.failed_files)} could not be read"] if s.failed_files else []
             click.echo(f"  {'':<24} {', '.join(counts)} (`kbflow status --json` lists them)")
             for issue in s.failed_files[:3]:
-                click.echo(f"  {'':<24}   unreadable: {issue['path']} ({issue['reason']})")
+                click.echo(for_terminal(f"  {'':<24}   unreadable: {issue['path']} ({issue['reason']})"))
         if s.last_error:
-            click.echo(f"  {'':<24} last error: {s.last_error}")
+            click.echo(for_terminal(f"  {'':<24} last error: {s.last_error}"))
     click.echo("versions: " + (", ".join(f"{k} v{v}" for k, v in versions.items()) or "no tables yet"))
 
 
