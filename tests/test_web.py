@@ -130,6 +130,10 @@ SITE = {
         "Priming again", '<link rel="canonical" href="https://docs.example.org/book/guide/ch1.html">'
     ),
     "archive.html": _page("Archive", '<meta name="ROBOTS" content="NONE">'),
+    # Sphinx: every page names the site's index and search pages; those pages name themselves
+    "genindex.html": _page("Index", '<link rel="index" href="#" /><link rel="search" href="search.html">'),
+    "search.html": _page("Search", '<link rel="index" href="genindex.html" /><link rel="search" href="search.html">'),
+    "api.html": _page("API", '<link rel="index" href="genindex.html" /><link rel="search" href="/opensearch.xml">'),
 }
 
 
@@ -145,13 +149,15 @@ def test_pages_a_site_marks_as_not_for_search_are_left_out_with_their_reason(tmp
 
     loader = get_loader("web")
     units = list(loader.load(Source("site", "web", str(_site(tmp_path)))))
-    assert sorted(u.unit_key for u in units) == ["guide/ch1.html", "index.html"]
+    assert sorted(u.unit_key for u in units) == ["api.html", "guide/ch1.html", "index.html"]
     reasons = {i.path: i.reason for i in loader.issues}
     assert all(not i.failed for i in loader.issues)  # left out by a rule, not failed: the source is indexed
     assert reasons["print.html"].startswith("the page asks not to be indexed (robots noindex)")
     assert reasons["archive.html"].startswith("the page asks not to be indexed")  # robots "none"
     assert reasons["guide/old-name.html"].startswith("a redirect stub (meta refresh to ch1.html)")
     assert reasons["guide/ch1-copy.html"].startswith("a copy of guide/ch1.html (its rel=canonical)")
+    assert reasons["genindex.html"].startswith("the site's index page (its own rel=index link names it")
+    assert reasons["search.html"].startswith("the site's search page (its own rel=search link names it")
     assert all("--all-pages" in r for r in reasons.values())
 
 

@@ -90,7 +90,8 @@ class WebLoader(FileSetLoader):
     description = "saved web pages: an .html file or a folder of them (article text, headings kept)"
     max_file_mb = 16.0
     #: 2: headings whose text sits in an element of a "header"-like class are kept (mdBook); 3: pages hidden
-    #: whole until their scripts run are read, headings' permalink markers (Sphinx's ¶) dropped, deep pages read
+    #: whole until their scripts run are read, headings' permalink markers (Sphinx's ¶) dropped, deep pages read,
+    #: a site's index and search pages that name themselves (rel=index, rel=search) left out
     revision = "3"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

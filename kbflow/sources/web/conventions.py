@@ -1,10 +1,15 @@
-"""The conventions a site uses to say a page is not for search: robots ``noindex``, redirect stubs, canonicals.
+"""The conventions a site uses to say a page is not for search: robots ``noindex``, redirect stubs, canonicals,
+its generated index and search pages.
 
 A documentation site as its authors publish it holds pages nobody should find
 in a search: the print page that repeats every chapter (robots ``noindex``),
-stubs left where a page moved (``<meta http-equiv="refresh">``), and copies
-whose ``<link rel="canonical">`` names the page they copy. Search engines
-honour these; so does kbflow, at load: such a page is left out and listed
+stubs left where a page moved (``<meta http-equiv="refresh">``), copies
+whose ``<link rel="canonical">`` names the page they copy, and the site's
+generated index and search pages, which name themselves in their own
+``<link rel="index">`` or ``<link rel="search">`` (Sphinx's ``genindex.html``
+lists every symbol of the site, so it would match every query that names
+one). Search engines honour the first three, and a site's own search box
+skips its index; kbflow leaves all of them out at load, listed
 with its reason, unless the source sets :data:`ALL_PAGES_OPTION`
 (``kbflow add ... --all-pages``).
 """
@@ -54,4 +59,7 @@ def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
     target = canonical_rel(page.canonical, rel, rels)
     if target is not None and target != rel:
         return f"a copy of {target} (its rel=canonical); {_HINT}"
+    for kind, href in sorted(page.site_pages.items()):
+        if href.strip().startswith("#") or canonical_rel(href, rel, rels) == rel:
+            return f"the site's {kind} page (its own rel={kind} link names it: Sphinx's genindex, search); {_HINT}"
     return None

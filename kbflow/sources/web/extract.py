@@ -100,6 +100,9 @@ def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str,
         meta["refresh"] = attrs.get("content", "")
     elif tag == "link" and "canonical" in attrs.get("rel", "").split():
         meta["canonical"] = attrs.get("href", "")
+    elif tag == "link" and {"index", "search"} & set(attrs.get("rel", "").lower().split()):
+        for rel in {"index", "search"} & set(attrs["rel"].lower().split()):
+            meta[f"rel-{rel}"] = attrs.get("href", "")
     elif tag == "title":
         meta["title"] = (element.text or "") + meta.get("title", "")
     elif tag == "style":
@@ -236,6 +239,9 @@ class WebPage:
     redirect: str | None = None
     #: the page's ``<link rel="canonical">``, as written
     canonical: str | None = None
+    #: where the page's ``<link rel="index">`` and ``<link rel="search">`` point, as written (the site's index
+    #: and search pages, e.g. Sphinx's ``genindex.html`` and ``search.html``)
+    site_pages: dict[str, str] = field(default_factory=dict)
 
     def layout(self) -> str:
         return json.dumps({"blocks": self.blocks, "dropped": self.dropped}, separators=(",", ":"))
@@ -348,6 +354,7 @@ def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dic
         robots=meta.get("robots") or None,
         redirect=refresh.group(1).strip(" '\"") if refresh else None,
         canonical=meta.get("canonical") or None,
+        site_pages={rel: meta[f"rel-{rel}"] for rel in ("index", "search") if f"rel-{rel}" in meta},
     )
 
 
