@@ -58,6 +58,8 @@ def test_load_beir_keeps_judged_queries(tmp_path):
         ("bad_row", r"test.tsv:2: expected query-id"),
         ("bad_query", r"queries.jsonl:1: invalid JSON"),
         ("unknown_query", r"judged queries are not in"),
+        ("repeated_query", r"queries.jsonl:2: query id 'q1' appears again"),
+        ("empty_query", r"queries.jsonl: 1 judged queries have no text \(first: 'q1'\)"),
     ],
 )
 def test_load_beir_errors_name_the_file(tmp_path, breakage, message):
@@ -68,6 +70,10 @@ def test_load_beir_errors_name_the_file(tmp_path, breakage, message):
         (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1 d1 1\n")
     elif breakage == "bad_query":
         (tmp_path / "queries.jsonl").write_text("{oops\n")
+    elif breakage == "repeated_query":
+        (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "one"}\n{"_id": "q1", "text": "again"}\n')
+    elif breakage == "empty_query":  # found before the corpus is ingested, not at its search
+        (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "  "}\n')
     else:
         (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq9\td1\t1\n")
     with pytest.raises(DatasetError, match=message):

@@ -50,10 +50,16 @@ __all__ = ["BeirDataset", "load_beir"]
 
 
 def _queries(path: str) -> dict[str, str]:
+    out: dict[str, str] = {}
     try:  # the corpus reader's checks: UTF-8, one JSON object with an "_id" and string "text" per line
-        return {str(obj["_id"]): obj.get("text") or "" for _, obj in iter_records(path)}
+        for lineno, obj in iter_records(path):
+            qid = str(obj["_id"])
+            if qid in out:
+                raise DatasetError(f"{path}:{lineno}: query id {qid!r} appears again; each query needs its own id")
+            out[qid] = obj.get("text") or ""
     except SourceError as exc:
         raise DatasetError(str(exc)) from None
+    return out
 
 
 def _qrels(path: str) -> dict[str, dict[str, int]]:
@@ -116,6 +122,9 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
         )
     if not qrels:
         raise DatasetError(f"{qrels_path}: no query has a relevant document")
+    empty = sorted(q for q in qrels if not queries[q].strip())
+    if empty:  # found now, before the corpus is ingested, not at the first one's search
+        raise DatasetError(f"{queries_path}: {len(empty)} judged queries have no text (first: {empty[0]!r})")
     return BeirDataset(
         name=os.path.basename(root.rstrip(os.sep)),
         root=root,
