@@ -21,6 +21,8 @@ EXTENSIONS: dict[str, str] = {
     ".cts": "typescript",
     ".tsx": "tsx",
     ".go": "go",
+    ".php": "php",
+    ".cs": "csharp",
     ".rs": "rust",
     ".java": "java",
     ".c": "c",

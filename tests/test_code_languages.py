@@ -17,6 +17,68 @@ from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.repo import RepoLoader
 
 SAMPLES = {
+    "php": (
+        "lake.php",
+        """<?php
+namespace App\\Models;
+
+use App\\Base;
+
+/** A lake of tables. */
+class Lake extends Base
+{
+    private $uri;
+
+    /** Open a table by name. */
+    public function open(string $name): Table
+    {
+        return new Table($this->uri, $name);
+    }
+}
+
+interface Store
+{
+    public function get($key);
+}
+
+function helper($x)
+{
+    return $x;
+}
+""",
+        {"Lake", "Lake::open", "Store", "helper"},
+        {"Lake": "/** A lake of tables. */", "Lake::open": "/** Open a table by name. */"},
+    ),
+    "csharp": (
+        "Lake.cs",
+        """using System;
+
+namespace Kb.Lakes
+{
+    /// <summary>A lake of tables.</summary>
+    [Serializable]
+    public class Lake
+    {
+        private string uri;
+
+        /// <summary>Opens a table.</summary>
+        public Table Open(string name)
+        {
+            return new Table(uri, name);
+        }
+
+        public Lake(string uri) { this.uri = uri; }
+    }
+
+    public enum Mode { Read, Write }
+}
+""",
+        {"Kb.Lakes", "Kb.Lakes.Lake", "Kb.Lakes.Lake.Open", "Kb.Lakes.Lake.Lake", "Kb.Lakes.Mode"},
+        {
+            "Kb.Lakes.Lake": "/// <summary>A lake of tables.</summary>",
+            "Kb.Lakes.Lake.Open": "/// <summary>Opens a table.</summary>",
+        },
+    ),
     "typescript": (
         "app.ts",
         """import { Base } from "./base";

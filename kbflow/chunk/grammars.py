@@ -182,6 +182,38 @@ LANGUAGES: dict[str, LangSpec] = {
         classes=frozenset({"class", "module", "singleton_class"}),
     ),
     "bash": LangSpec(module="tree_sitter_bash", units=frozenset({"function_definition"})),
+    "php": LangSpec(
+        module="tree_sitter_php",
+        factory="language_php",  # PHP with its surrounding HTML, as .php files hold it
+        units=frozenset(
+            {
+                "function_definition",
+                "class_declaration",
+                "interface_declaration",
+                "trait_declaration",
+                "enum_declaration",
+                "method_declaration",
+            }
+        ),
+        sep="::",
+        classes=frozenset({"class_declaration", "interface_declaration", "trait_declaration", "enum_declaration"}),
+    ),
+    "csharp": LangSpec(
+        module="tree_sitter_c_sharp",
+        units=frozenset(
+            {
+                "namespace_declaration",
+                "class_declaration",
+                "struct_declaration",
+                "interface_declaration",
+                "enum_declaration",
+                "record_declaration",
+                "method_declaration",
+                "constructor_declaration",
+            }
+        ),
+        classes=frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"}),
+    ),
 }
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function", "class"})
