@@ -18,6 +18,7 @@ __all__ = [
     "ENGLISH_STOPWORDS",
     "LONE_HALF",
     "escaped_halves",
+    "lone_half",
     "for_terminal",
     "identifier_words",
     "query_identifiers",
@@ -115,6 +116,16 @@ TOKEN_PATTERN = r"(?u)[^\W_]+"
 #: half of a UTF-16 surrogate pair alone in decoded text: a JSON escape of half a pair (``"\\ud83d"``), or a
 #: byte of a file name that is not UTF-8 (Python keeps those as lone halves); no UTF-8 text can hold one
 LONE_HALF = re.compile("[\ud800-\udfff]")
+
+
+def lone_half(text: str) -> str | None:
+    """Where ``text`` holds half of a UTF-16 surrogate pair (``"half of a UTF-16 surrogate pair (U+D83D at
+    character 5), which is no character"``), or ``None``: what a refused query or claim field says."""
+    half = LONE_HALF.search(text)
+    if half is None:
+        return None
+    where = f"U+{ord(half.group()):04X} at character {half.start()}"
+    return f"half of a UTF-16 surrogate pair ({where}), which is no character"
 
 
 def escaped_halves(text: str) -> str:

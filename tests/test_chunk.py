@@ -301,7 +301,7 @@ def _tiles(unit: RawUnit, chunks) -> bool:
     return spans_ok and " ".join(c.text for c in chunks).split() == unit.text.split()
 
 
-def test_data_nested_deeper_than_the_stack_is_chunked_not_crashed():
+def test_data_nested_deeper_than_the_stack_is_chunked_not_crashed(caplog):
     """5,000 nested JSON lists, and YAML nested 300 levels (tree-sitter-yaml 0.7 segfaults near 255: such a
     file is cut as text, never parsed; if that guard broke, this test would crash the run)."""
     from kbflow.chunk.structured import MAX_KEY_DEPTH, _too_deep_to_parse
@@ -315,9 +315,10 @@ def test_data_nested_deeper_than_the_stack_is_chunked_not_crashed():
     assert _too_deep_to_parse("- " * 300 + "x\n", "yaml")
     chunks = chunk_unit(yaml)
     assert chunks and _tiles(yaml, chunks)
+    assert "deep.yaml: YAML nested too deep for its grammar to parse safely; cut as text" in caplog.text
 
 
-def test_a_chunker_that_recurses_too_deep_hands_the_unit_to_the_next(monkeypatch):
+def test_a_chunker_that_recurses_too_deep_hands_the_unit_to_the_next(monkeypatch, caplog):
     from kbflow.chunk import document, structured
 
     def too_deep(self, unit):
@@ -328,11 +329,13 @@ def test_a_chunker_that_recurses_too_deep_hands_the_unit_to_the_next(monkeypatch
     monkeypatch.setattr(structured.StructuredChunker, "pieces", too_deep)
     chunks = chunk_unit(unit)  # the document chunker's paragraphs
     assert len(chunks) > 1 and _tiles(unit, chunks)
+    assert "c.json: nested deeper than the structured chunker walks; cut by the next one" in caplog.text
 
     def spans_too_deep(*args, **kwargs):
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(document, "document_spans", spans_too_deep)
     chunks = chunk_unit(unit)  # cut at line ends, under the budget
+    assert "c.json: nested too deep for its headings and paragraphs; cut at line ends" in caplog.text
     assert len(chunks) > 1 and _tiles(unit, chunks)
     assert all(count_tokens(c.text) <= ChunkSettings().max_tokens for c in chunks)

@@ -10,6 +10,7 @@ lines ``line_start..line_end``), which :mod:`kbflow.retrieve.resolver` checks.
 
 from __future__ import annotations
 
+import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -20,6 +21,8 @@ from kbflow.config import ChunkSettings
 from kbflow.errors import ConfigError
 from kbflow.records import Chunk, Locator, RawUnit
 from kbflow.registry import Registry
+
+log = logging.getLogger("kbflow")
 
 __all__ = [
     "CHUNKERS",
@@ -117,11 +120,6 @@ def chunkers_for(unit: RawUnit, settings: ChunkSettings) -> list[Chunker]:
     return found
 
 
-def chunker_for(unit: RawUnit, settings: ChunkSettings) -> Chunker:
-    """The chunker for ``unit``: the first registered one, by priority, that accepts it."""
-    return chunkers_for(unit, settings)[0]
-
-
 def unit_pieces(unit: RawUnit, settings: ChunkSettings) -> list[Piece]:
     """``unit``'s pieces from the first chunker that accepts it and can walk it: a structure nested deeper than
     Python's stack allows (a JSON file of 5,000 nested lists) makes a chunker that recurses through it hand the
@@ -133,6 +131,7 @@ def unit_pieces(unit: RawUnit, settings: ChunkSettings) -> list[Piece]:
             return chunker.pieces(unit)
         except RecursionError as exc:
             deepest = exc
+            log.warning("%s: nested deeper than the %s chunker walks; cut by the next one", unit.unit_key, chunker.name)
     raise deepest or RecursionError(unit.unit_key)
 
 

@@ -19,6 +19,7 @@ char offsets into the unit text.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -32,6 +33,8 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"')\]]*\s+")
 _WORD = re.compile(r"\S+")
+
+log = logging.getLogger("kbflow")
 
 
 @dataclass
@@ -256,6 +259,7 @@ class DocumentChunker(Chunker):
         try:
             spans = document_spans(unit.text, settings.max_tokens, markdown, settings.whole_budget, settings.min_tokens)
         except RecursionError:  # nested deeper than the stack (a quote 3,000 deep): cut at line ends instead
+            log.warning("%s: nested too deep for its headings and paragraphs; cut at line ends", unit.unit_key)
             cuts = split_span(unit.text, 0, len(unit.text), settings.max_tokens, by_lines=True)
             spans = [(start, end, "") for start, end in cuts]
         for start, end, path in spans:

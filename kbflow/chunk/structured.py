@@ -16,6 +16,7 @@ parse cleanly falls back to paragraph chunking.
 from __future__ import annotations
 
 import bisect
+import logging
 import re
 from typing import Any
 
@@ -25,6 +26,7 @@ from kbflow.chunk.grammars import grammar_installed, grammar_parser
 from kbflow.languages import DATA_LANGUAGES
 from kbflow.records import RawUnit
 
+log = logging.getLogger("kbflow")
 _GRAMMARS = {"json": "tree_sitter_json", "yaml": "tree_sitter_yaml", "toml": "tree_sitter_toml"}
 _COMMENT_MARKS = ("#", "//")
 #: tree-sitter-yaml 0.7 crashes the process (a segfault) on YAML nested about 255 levels deep (block mappings
@@ -185,12 +187,14 @@ class _Cutter:
         flush()
 
 
-def data_spans(text: str, language: str, budget: int) -> list[tuple[int, int, str]]:
-    """``(char_start, char_end, key_path)`` of every chunk of a JSON/YAML/TOML file, in order."""
+def data_spans(text: str, language: str, budget: int, name: str = "") -> list[tuple[int, int, str]]:
+    """``(char_start, char_end, key_path)`` of every chunk of a JSON/YAML/TOML file (``name``: for the warning
+    that a file too deep to parse is cut as text), in order."""
     if count_tokens(text) <= budget:
         start, end = _trim(text, 0, len(text))
         return [(start, end, "")] if start < end else []
     if _too_deep_to_parse(text, language):
+        log.warning("%s: YAML nested too deep for its grammar to parse safely; cut as text", name or "a file")
         return document_spans(text, budget, markdown=False)
     data = text.encode("utf-8")
     tree = grammar_parser(_GRAMMARS[language]).parse(data)
@@ -213,7 +217,7 @@ class StructuredChunker(Chunker):
 
     def pieces(self, unit: RawUnit) -> list[Piece]:
         out = []
-        for start, end, path in data_spans(unit.text, unit.language or "", self.settings.max_tokens):
+        for start, end, path in data_spans(unit.text, unit.language or "", self.settings.max_tokens, unit.unit_key):
             locator = unit.locator.replace(char_start=start, char_end=end, heading_path=path or None)
             out.append(Piece(unit.text[start:end], locator))
         return out

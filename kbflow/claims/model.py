@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kbflow import scopes
 from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError
-from kbflow.terms import LONE_HALF
+from kbflow.terms import lone_half
 
 if TYPE_CHECKING:
     from kbflow.lake.lake import Lake
@@ -406,12 +406,9 @@ def check_whole(what: str, *values: Any) -> None:
     """Raise :class:`ClaimError` where a string holds half of a UTF-16 surrogate pair (JSON can escape one
     alone, ``"\\ud83d"``): it is no character, and no UTF-8 column stores it."""
     for value in values:
-        half = LONE_HALF.search(value) if isinstance(value, str) else None
+        half = lone_half(value) if isinstance(value, str) else None
         if half:
-            raise ClaimError(
-                f"{what} holds half of a UTF-16 surrogate pair (U+{ord(half.group()):04X} at character "
-                f"{half.start()}), which is no character; send the whole character or leave it out"
-            )
+            raise ClaimError(f"{what} holds {half}; send the whole character or leave it out")
 
 
 def check_evidence_for(

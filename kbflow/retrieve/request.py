@@ -20,7 +20,7 @@ from kbflow import scopes
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings
 from kbflow.errors import ConfigError, QueryError
 from kbflow.retrieve.rerank import Reranker
-from kbflow.terms import LONE_HALF as _LONE_HALF
+from kbflow.terms import lone_half
 
 __all__ = ["OVERRIDES", "Request", "SearchOptions", "check_query", "filters_for", "retrieval_for"]
 
@@ -83,12 +83,9 @@ def check_query(query: Any, k: Any, max_k: int = MAX_K) -> None:
         raise QueryError("the query is empty; pass some text to search for")
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError(f"the query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-    half = _LONE_HALF.search(query)
-    if half:  # JSON can escape half of a UTF-16 pair alone ("\ud83d"): no character, no UTF-8 text holds it
-        raise QueryError(
-            f"the query holds half of a UTF-16 surrogate pair (U+{ord(half.group()):04X} at character "
-            f"{half.start()}), which is no character; send the whole character or leave it out"
-        )
+    half = lone_half(query)  # JSON can escape half of a UTF-16 pair alone ("\ud83d"): no UTF-8 text holds it
+    if half:
+        raise QueryError(f"the query holds {half}; send the whole character or leave it out")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
         raise QueryError(f"k must be an integer in 1..{max_k}, got {k!r}")
 
