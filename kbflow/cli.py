@@ -18,7 +18,7 @@ from kbflow.config import BACKENDS
 from kbflow.errors import KbflowError
 
 _HELP_TYPES = (
-    "docs (Markdown/text folder or file), repo (code repository), jsonl (BEIR-style records), "
+    "docs (Markdown/text/notebook folder or file), repo (code repository), jsonl (BEIR-style records), "
     "pdf (PDF file or folder), web (saved .html pages), ticket (JSON issue exports)"
 )
 
@@ -94,7 +94,7 @@ def main(ctx: click.Context, lake: str | None) -> None:
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     help="Size limit of one file in MiB, stored with the source. Defaults: repo 1, docs 4, web 16, ticket 64, "
-    "pdf 256, jsonl none. Larger files are left out and reported.",
+    "pdf 256, jsonl none (a notebook: 16x, its text within the limit). Larger files are left out and reported.",
 )
 @click.option(
     "--all-pages/--site-pages",

@@ -33,6 +33,7 @@ from kbflow.errors import ResolveError, SourceError, StaleCitationError
 from kbflow.records import Citation, Hit, Locator
 from kbflow.sources.base import file_hash, read_text
 from kbflow.sources.jsonl import iter_records, record_text
+from kbflow.sources.notebook import is_notebook, notebook_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from kbflow.lake.lake import Lake
@@ -98,7 +99,7 @@ def _read_file(citation: Citation, lake: Lake | None) -> str:
     loc, path = citation.locator, citation.file_path()
     text = read_text(path, loc.encoding)
     if loc.kind == "doc":
-        return _slice(text, citation, path)
+        return _slice(notebook_text(text, path) if is_notebook(path) else text, citation, path)
     try:
         if loc.line_start is None or loc.line_end is None:
             raise ValueError("a code citation without its lines")

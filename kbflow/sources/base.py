@@ -12,9 +12,8 @@ and files it could not read (corrupt, encrypted, undecodable). One bad file
 never sinks its source: the others are loaded, and the source is reported
 ``partial``. A source with nothing left to load fails, naming why.
 
-Each source type has a size limit for one file (:attr:`Loader.max_file_mb`;
-``kbflow add --max-file-mb N`` overrides it per source, stored in the
-source's options).
+Each source type has a size limit for one file (:attr:`Loader.max_file_mb`, a notebook's 16x; ``kbflow
+add --max-file-mb N`` overrides it per source, stored in the source's options).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from typing import Any
 from kbflow.errors import SourceError
 from kbflow.records import RawUnit, Source
 from kbflow.registry import Registry
+from kbflow.sources.notebook import NOTEBOOK_SIZE_FACTOR, is_notebook
 from kbflow.sources.walk import FileIssue, format_size, walk_files
 
 __all__ = [
@@ -67,8 +67,7 @@ _CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$|^[
 
 
 def check_cron(expr: str) -> str:
-    """``expr`` if it reads as a 5-field cron expression (minute hour day month weekday), else a
-    :class:`SourceError` saying what a valid one looks like."""
+    """``expr`` if it is a 5-field cron expression, else a :class:`SourceError` showing a valid one."""
     fields = expr.split() if isinstance(expr, str) else []
     if len(fields) != 5 or not all(_CRON_FIELD.match(f) for f in fields):
         raise SourceError(
@@ -158,9 +157,10 @@ class Loader(ABC):
         mb = (options or {}).get(MAX_FILE_MB_OPTION, self.max_file_mb)
         return None if mb is None else int(float(mb) * 1024 * 1024)
 
-    def over_limit(self, size: int, options: Mapping[str, Any] | None = None) -> str | None:
-        """Why a file of ``size`` bytes is left out (``None``: it is within the limit)."""
+    def over_limit(self, size: int, options: Mapping[str, Any] | None = None, rel: str = "") -> str | None:
+        """Why a file of ``size`` bytes is left out (``None``: it is within the limit; a notebook's is larger)."""
         limit = self.limit_bytes(options)
+        limit = limit * NOTEBOOK_SIZE_FACTOR if limit is not None and is_notebook(rel) else limit
         if limit is None or size <= limit:
             return None
         return (
@@ -264,7 +264,7 @@ class FileSetLoader(Loader):
             name = os.path.basename(uri)
             if not self.accepts(name):
                 raise SourceError(f"{uri}: not {self.what}{self._kinds()}")
-            reason = self.over_limit(os.path.getsize(uri), options)
+            reason = self.over_limit(os.path.getsize(uri), options, name)
             if reason:
                 self.issues.append(FileIssue(name, reason))
                 return []
@@ -274,7 +274,7 @@ class FileSetLoader(Loader):
             if not self.accepts(rel):
                 self.issues.append(FileIssue(rel, f"not {self.what}{self._kinds()}"))
                 continue
-            reason = self.over_limit(size, options)
+            reason = self.over_limit(size, options, rel)
             if reason:
                 self.issues.append(FileIssue(rel, reason))
                 continue

@@ -5,6 +5,7 @@ minified code (``*.min.js``, or lines of over :data:`MINIFIED_MEAN_LINE`
 characters on average) and symlinks that leave the root, and honours
 ``.gitignore``. What is left out is
 reported (:attr:`~kbflow.sources.base.Loader.issues`), never silently dropped.
+A Jupyter notebook is read as its cells' text (:mod:`kbflow.sources.notebook`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from kbflow.errors import SourceError
 from kbflow.languages import is_document, language_of, language_of_script
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileSetLoader, SkipFile, decode_detect, read_bytes, register_loader
+from kbflow.sources.docs import notebook_unit
+from kbflow.sources.notebook import is_notebook
 from kbflow.sources.walk import looks_binary
 
 log = logging.getLogger(__name__)
 
 #: a code file whose lines average more characters than this is minified or generated (a vendored bundle): no
-#: one reads it as code, and its few giant chunks would match the words of every query (a notebook's long lines
-#: are its outputs: it is read)
+#: one reads it as code, and its few giant chunks would match the words of every query
 MINIFIED_MEAN_LINE = 300
 _MINIFIED_NAMES = (".min.js", ".min.mjs", ".min.css")
 
@@ -39,11 +41,15 @@ class RepoLoader(FileSetLoader):
     what = "a text file"
     plural = "text files"
     max_file_mb = 1.0
+    #: 2: notebooks are read as their cells' text, not their JSON
+    revision = "2"
 
     def accepts(self, rel: str) -> bool:
         return True
 
     def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
+        if is_notebook(rel):
+            return notebook_unit(source, rel, path, self.limit_bytes(source.options))
         data = read_bytes(path)
         if looks_binary(data):
             raise SkipFile("binary file")
@@ -63,7 +69,7 @@ class RepoLoader(FileSetLoader):
             mean = len(text) / max(1, n_lines)
             if rel.endswith(_MINIFIED_NAMES):
                 raise SkipFile("minified code (named *.min.*)")
-            if len(text) >= 1024 and mean > MINIFIED_MEAN_LINE and not rel.endswith(".ipynb"):
+            if len(text) >= 1024 and mean > MINIFIED_MEAN_LINE:
                 raise SkipFile(f"minified or generated code (lines of {mean:,.0f} characters on average)")
             kind, locator = (
                 "code",
