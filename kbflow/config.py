@@ -137,8 +137,9 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
 
 
 #: bumped when a chunker cuts or locates the same text differently (part of :meth:`ChunkSettings.fingerprint`;
-#: 3: web chunks carry their heading path; 5: a document's pieces under ``min_tokens`` join a neighbour)
-CHUNKER_REVISION = 5
+#: 3: web chunks carry their heading path; 5: a document's pieces under ``min_tokens`` join a neighbour;
+#: 6: reStructuredText's and AsciiDoc's headings make sections)
+CHUNKER_REVISION = 6
 
 
 @dataclass(frozen=True)

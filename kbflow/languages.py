@@ -7,7 +7,7 @@ import os
 #: Structured data files: documents whose sections are their keys (see kbflow.chunk.structured).
 DATA_LANGUAGES = frozenset({"json", "yaml", "toml"})
 #: Languages handled as documents (heading- or key-aware chunking) rather than code.
-DOCUMENT_LANGUAGES = frozenset({"markdown", "text", "rst"}) | DATA_LANGUAGES
+DOCUMENT_LANGUAGES = frozenset({"markdown", "text", "rst", "asciidoc"}) | DATA_LANGUAGES
 
 EXTENSIONS: dict[str, str] = {
     ".py": "python",
@@ -47,6 +47,8 @@ EXTENSIONS: dict[str, str] = {
     ".txt": "text",
     ".text": "text",
     ".rst": "rst",
+    ".adoc": "asciidoc",
+    ".asciidoc": "asciidoc",
 }
 
 

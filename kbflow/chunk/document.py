@@ -1,7 +1,8 @@
 """Documents and records: heading-aware sections, paragraphs packed under a token budget.
 
 A Markdown file is cut into sections at its headings (ATX ``#`` and setext
-underlines; ``#`` inside fenced code is not a heading). Chunks never cross a
+underlines; ``#`` inside fenced code is not a heading); reStructuredText and
+AsciiDoc at theirs (:mod:`kbflow.chunk.markup`). Chunks never cross a
 section boundary. Within a section, blocks (paragraphs, lists, fenced code)
 are packed greedily under ``max_tokens``; a block over the budget is split at
 sentence ends, then at whitespace, never inside a word (fenced code: at line
@@ -21,11 +22,11 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, register_chunker
 from kbflow.chunk.layout import parse as parse_layout
 from kbflow.chunk.layout import pdf_regions, web_css_path
+from kbflow.chunk.markup import SYNTAXES, Block, lines, markup_blocks
 from kbflow.records import RawUnit
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -37,30 +38,14 @@ _WORD = re.compile(r"\S+")
 log = logging.getLogger("kbflow")
 
 
-@dataclass
-class _Block:
-    start: int
-    end: int
-    kind: str  # heading | para | fence
-    level: int = 0
-    title: str = ""
-
-
-def _lines(text: str):
-    """(start, end-without-newline, line) for every line."""
-    pos = 0
-    for line in text.split("\n"):
-        yield pos, pos + len(line), line
-        pos += len(line) + 1
-
-
-def parse_blocks(text: str, markdown: bool = True) -> list[_Block]:
-    """Split ``text`` into headings, paragraphs and fenced blocks with char spans."""
-    blocks: list[_Block] = []
-    para: _Block | None = None
-    fence: _Block | None = None
+def parse_blocks(text: str, markdown: bool = True) -> list[Block]:
+    """Split ``text`` into headings, paragraphs and fenced blocks with char spans (headings and fences:
+    Markdown's, where ``markdown``)."""
+    blocks: list[Block] = []
+    para: Block | None = None
+    fence: Block | None = None
     fence_mark = ""
-    for start, end, line in _lines(text):
+    for start, end, line in lines(text):
         if fence is not None:
             fence.end = end
             if line.strip().startswith(fence_mark) and line.strip().strip(fence_mark[0]) == "":
@@ -74,18 +59,18 @@ def parse_blocks(text: str, markdown: bool = True) -> list[_Block]:
                 if para:
                     blocks.append(para)
                     para = None
-                fence, fence_mark = _Block(start, end, "fence"), m.group(1)
+                fence, fence_mark = Block(start, end, "fence"), m.group(1)
                 continue
             m = _ATX.match(line)
             if m:
                 if para:
                     blocks.append(para)
                     para = None
-                blocks.append(_Block(start, end, "heading", len(m.group(1)), (m.group(2) or "").strip()))
+                blocks.append(Block(start, end, "heading", len(m.group(1)), (m.group(2) or "").strip()))
                 continue
             if para is not None and _SETEXT.match(line) and "\n" not in text[para.start : para.end]:
                 level = 1 if stripped.startswith("=") else 2
-                blocks.append(_Block(para.start, end, "heading", level, text[para.start : para.end].strip()))
+                blocks.append(Block(para.start, end, "heading", level, text[para.start : para.end].strip()))
                 para = None
                 continue
         if not stripped:
@@ -94,7 +79,7 @@ def parse_blocks(text: str, markdown: bool = True) -> list[_Block]:
                 para = None
             continue
         if para is None:
-            para = _Block(start, end, "para")
+            para = Block(start, end, "para")
         else:
             para.end = end
     if fence is not None:  # unclosed fence: keep what there is
@@ -183,16 +168,17 @@ def _merge_small(text: str, spans: list[tuple[int, int]], small: int, limit: int
 
 
 def document_spans(
-    text: str, budget: int, markdown: bool = True, whole: int | None = None, small: int = 0
+    text: str, budget: int, markdown: bool = True, whole: int | None = None, small: int = 0, syntax: str = ""
 ) -> list[tuple[int, int, str]]:
     """``(char_start, char_end, heading_path)`` of every chunk of a document, in order: sections of up to
     ``whole`` tokens (default: ``budget``) whole, longer ones packed under ``budget``, a piece of them under
-    ``small`` tokens joined to a neighbour where the two fit in ``whole``."""
-    blocks = parse_blocks(text, markdown=markdown)
+    ``small`` tokens joined to a neighbour where the two fit in ``whole``. A ``syntax`` of
+    :data:`~kbflow.chunk.markup.SYNTAXES` (``rst``, ``asciidoc``) reads its headings instead of Markdown's."""
+    blocks = markup_blocks(text, syntax) if syntax in SYNTAXES else parse_blocks(text, markdown=markdown)
     # sections: (heading path, blocks); a heading opens a new one
-    sections: list[tuple[str, list[_Block]]] = []
+    sections: list[tuple[str, list[Block]]] = []
     stack: list[tuple[int, str]] = []
-    current: list[_Block] = []
+    current: list[Block] = []
     path = ""
     for block in blocks:
         if block.kind == "heading":
@@ -208,8 +194,8 @@ def document_spans(
     if current:
         sections.append((path, current))
     # a bare heading joins the next section (its path is the deeper one)
-    merged: list[tuple[str, list[_Block]]] = []
-    carry: list[_Block] = []
+    merged: list[tuple[str, list[Block]]] = []
+    carry: list[Block] = []
     for path, blks in sections:
         blks = carry + blks
         carry = []
@@ -252,12 +238,15 @@ class DocumentChunker(Chunker):
 
     def pieces(self, unit: RawUnit) -> list[Piece]:
         markdown = unit.language == "markdown" and unit.content_kind in ("doc", "ticket", "web")
+        syntax = (unit.language or "") if unit.content_kind == "doc" else ""
         base = unit.locator
         layout = parse_layout(unit.layout)
         out = []
         settings = self.settings
         try:
-            spans = document_spans(unit.text, settings.max_tokens, markdown, settings.whole_budget, settings.min_tokens)
+            spans = document_spans(
+                unit.text, settings.max_tokens, markdown, settings.whole_budget, settings.min_tokens, syntax
+            )
         except RecursionError:  # nested deeper than the stack (a quote 3,000 deep): cut at line ends instead
             log.warning("%s: nested too deep for its headings and paragraphs; cut at line ends", unit.unit_key)
             cuts = split_span(unit.text, 0, len(unit.text), settings.max_tokens, by_lines=True)
