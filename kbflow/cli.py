@@ -119,6 +119,13 @@ def main(ctx: click.Context, lake: str | None) -> None:
     help="--crawl: seconds between requests [1, or the site's robots.txt Crawl-delay when longer].",
 )
 @click.option(
+    "--fields",
+    default=None,
+    metavar="id=KEY,title=KEY,text=KEY",
+    help="jsonl: the keys of each record's id, title and text where they are not BEIR's _id, title, text "
+    "(e.g. id=doc_id,text=abstract).",
+)
+@click.option(
     "--refresh",
     default=None,
     metavar="CRON",
@@ -139,6 +146,7 @@ def add(
     depth: int | None,
     max_pages: int | None,
     delay: float | None,
+    fields: str | None,
     refresh: str | None,
     as_json: bool,
 ) -> None:
@@ -161,6 +169,7 @@ def add(
         "refresh": refresh,
         "crawl": crawl,
         "crawl_limits": {k: v for k, v in limits.items() if v is not None} or None,
+        "fields": fields,
     }
     try:
         added = register_source(lake, path, source_type, source_id=source_id, scope=scope, title=title, options=changes)

@@ -27,7 +27,7 @@ __all__ = ["Registration", "register_source", "remove_source", "source_fingerpri
 #: how many of the files a loader will leave out a registration lists
 MAX_LEFT_OUT = 100
 #: the options :func:`register_source` takes (``options=``): what a source keeps between ingests
-OPTION_NAMES = ("max_file_mb", "refresh", "all_pages", "crawl", "crawl_limits")
+OPTION_NAMES = ("max_file_mb", "refresh", "all_pages", "crawl", "crawl_limits", "fields")
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,9 @@ def register_source(
     expression; ``"none"`` removes it), and for web sources ``all_pages``
     (bool), ``crawl`` (bool: the site under the URL's folder) and
     ``crawl_limits`` (``depth``, ``max_pages``, ``delay``; they go with a crawl
-    turned on now or before).
+    turned on now or before), and for jsonl sources ``fields`` (the keys of a
+    record's ``id``, ``title`` and ``text``, a mapping or ``"id=K,text=K"``;
+    see :class:`kbflow.sources.jsonl.RecordFields`).
 
     Raises
     ------
@@ -119,6 +121,8 @@ def source_options(stored: dict[str, Any], changes: dict[str, Any], source_type:
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise ConfigError(f"max_file_mb must be a positive number, got {value!r}")
             out[name] = float(value)
+        elif name == "fields":
+            _set_fields(out, value, source_type)
         elif name == REFRESH_OPTION:
             if not isinstance(value, str):
                 raise ConfigError(f"refresh must be a cron expression or 'none', got {value!r}")
@@ -132,6 +136,19 @@ def source_options(stored: dict[str, Any], changes: dict[str, Any], source_type:
             out[name] = value
     _set_crawl(out, changes.get("crawl"), changes.get("crawl_limits"), source_type, uri)
     return out
+
+
+def _set_fields(options: dict[str, Any], value: Any, source_type: str) -> None:
+    """Store a jsonl source's record keys (only those that differ from BEIR's)."""
+    from kbflow.sources.jsonl import FIELDS_OPTION, RecordFields
+
+    if source_type != "jsonl":
+        raise ConfigError("fields (the keys of a record's id, title and text) is for jsonl sources")
+    keys = RecordFields.of(value).to_option()
+    if keys:
+        options[FIELDS_OPTION] = keys
+    else:
+        options.pop(FIELDS_OPTION, None)
 
 
 def _set_crawl(

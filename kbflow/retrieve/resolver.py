@@ -32,7 +32,7 @@ from kbflow.chunk.base import line_span
 from kbflow.errors import ResolveError, SourceError, StaleCitationError
 from kbflow.records import Citation, Hit, Locator
 from kbflow.sources.base import file_hash, read_text
-from kbflow.sources.jsonl import iter_records, record_text
+from kbflow.sources.jsonl import RecordFields, iter_records, record_text
 from kbflow.sources.notebook import is_notebook, notebook_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -150,15 +150,17 @@ def _read_ticket(citation: Citation, lake: Lake | None) -> str:
     raise StaleCitationError(f"{path}: no comment {loc.comment_id!r} in ticket {loc.ticket_id!r}", None)
 
 
-#: the cited records of each JSONL file :func:`resolve_many` read in one pass (file -> record id -> record)
-_RECORDS: ContextVar[dict[str, dict[str, dict[str, Any]]] | None] = ContextVar("kbflow_records", default=None)
+#: the cited records of each JSONL file :func:`resolve_many` read in one pass ((file, its keys) -> id -> record)
+_RECORDS: ContextVar[dict[tuple[str, RecordFields], dict[str, dict[str, Any]]] | None] = ContextVar(
+    "kbflow_records", default=None
+)
 
 
-def _records_of(path: str, wanted: set[str]) -> dict[str, dict[str, Any]]:
-    """The records of ``path`` whose ``_id`` is in ``wanted`` (the first of each, as the loader keeps), one read."""
+def _records_of(path: str, wanted: set[str], fields: RecordFields) -> dict[str, dict[str, Any]]:
+    """The records of ``path`` whose id is in ``wanted`` (the first of each, as the loader keeps), one read."""
     found: dict[str, dict[str, Any]] = {}
-    for _, obj in iter_records(path, on_problem=lambda lineno, reason: None):
-        rid = str(obj["_id"])
+    for _, obj in iter_records(path, lambda lineno, reason: None, fields):
+        rid = str(obj[fields.id])
         if rid in wanted and rid not in found:
             found[rid] = obj
             if len(found) == len(wanted):
@@ -167,26 +169,27 @@ def _records_of(path: str, wanted: set[str]) -> dict[str, dict[str, Any]]:
 
 
 def _read_record(citation: Citation, lake: Lake | None) -> str:
-    record_id = citation.locator.record_id or ""
-    read = (_RECORDS.get() or {}).get(citation.uri)
-    obj = (read if read is not None else _records_of(citation.uri, {record_id})).get(record_id)
+    loc = citation.locator
+    record_id, fields = loc.record_id or "", RecordFields.of_locator(loc.field)
+    read = (_RECORDS.get() or {}).get((citation.uri, fields))
+    obj = (read if read is not None else _records_of(citation.uri, {record_id}, fields)).get(record_id)
     if obj is None:
-        raise StaleCitationError(f"{citation.uri}: no record with _id {record_id!r}", None)
-    text, _field = record_text(obj)
+        raise StaleCitationError(f"{citation.uri}: no record with {fields.id} {record_id!r}", None)
+    text, _field = record_text(obj, fields)
     return _slice(text, citation, f"{citation.uri} record {record_id}")
 
 
-def _prefetch_records(citations: list[Citation]) -> dict[str, dict[str, dict[str, Any]]]:
+def _prefetch_records(citations: list[Citation]) -> dict[tuple[str, RecordFields], dict[str, dict[str, Any]]]:
     """The cited records of every JSONL file, each file read once (a file that cannot be read is left out:
     each citation's resolve says why)."""
-    wanted: dict[str, set[str]] = {}
+    wanted: dict[tuple[str, RecordFields], set[str]] = {}
     for c in citations:
         if c.locator.kind == "record" and c.locator.record_id is not None:
-            wanted.setdefault(c.uri, set()).add(c.locator.record_id)
+            wanted.setdefault((c.uri, RecordFields.of_locator(c.locator.field)), set()).add(c.locator.record_id)
     out = {}
-    for path, record_ids in wanted.items():
+    for (path, fields), record_ids in wanted.items():
         try:
-            out[path] = _records_of(path, record_ids)
+            out[(path, fields)] = _records_of(path, record_ids, fields)
         except (SourceError, OSError):
             continue
     return out

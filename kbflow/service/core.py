@@ -271,9 +271,9 @@ class Service:
     def add_source(self, key: ApiKey | None, body: Mapping[str, Any]) -> dict[str, Any]:
         """Register a source (``{"uri", "type", "id"?, "scope"?, "title"?}`` plus the options of
         :func:`kbflow.pipeline.register_source`: ``max_file_mb``, ``refresh``, ``all_pages``, ``crawl``,
-        ``crawl_limits``), as ``kbflow add`` does; an editor's scope must contain the source's, and a local path
-        must lie under a ``source_roots`` folder (with keys or without). Returns the source and the files its
-        loader will leave out."""
+        ``crawl_limits``, ``fields``), as ``kbflow add`` does; an editor's scope must contain the source's, and a
+        local path must lie under a ``source_roots`` folder (with keys or without). Returns the source and the files
+        its loader will leave out."""
         from kbflow.pipeline import register_source
         from kbflow.pipeline.sources import OPTION_NAMES
 

@@ -30,6 +30,7 @@ class SourceIn(BaseModel):
     all_pages: bool | None = Field(None, description="web: keep the pages the site marks as not for search")
     crawl: bool | None = Field(None, description="web, an http(s) URL: the whole site under the URL's folder")
     crawl_limits: dict[str, float] | None = Field(None, description="crawl: depth, max_pages, delay")
+    fields: dict[str, str] | None = Field(None, description="jsonl: the keys of a record's id, title and text")
 
 
 @router.get("/v1/sources", summary="Registered sources: status, last indexed, last error, skipped files")
