@@ -23,6 +23,12 @@ EXTENSIONS: dict[str, str] = {
     ".go": "go",
     ".php": "php",
     ".cs": "csharp",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".scala": "scala",
+    ".sc": "scala",
+    ".swift": "swift",
+    ".lua": "lua",
     ".rs": "rust",
     ".java": "java",
     ".c": "c",
@@ -60,7 +66,15 @@ def language_of(path: str) -> str | None:
     return EXTENSIONS.get(os.path.splitext(name)[1].lower())
 
 
-_SHEBANGS = {"python": "python", "bash": "bash", "sh": "bash", "zsh": "bash", "node": "javascript", "ruby": "ruby"}
+_SHEBANGS = {
+    "python": "python",
+    "bash": "bash",
+    "sh": "bash",
+    "zsh": "bash",
+    "node": "javascript",
+    "ruby": "ruby",
+    "lua": "lua",
+}
 
 
 def language_of_script(first_line: str) -> str | None:

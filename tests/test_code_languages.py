@@ -17,6 +17,112 @@ from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.repo import RepoLoader
 
 SAMPLES = {
+    "kotlin": (
+        "Lake.kt",
+        """package kb.lakes
+
+import java.io.File
+
+/** A lake of tables. */
+@Serializable
+class Lake(private val uri: String) {
+    /** Opens a table. */
+    fun open(name: String): Table {
+        return Table(uri, name)
+    }
+
+    companion object {
+        fun create(uri: String): Lake = Lake(uri)
+    }
+}
+
+object Registry {
+    fun get(id: String): Lake? = null
+}
+
+fun Lake.describe(): String = "lake"
+""",
+        {"Lake.open", "Lake.Companion", "describe", "Lake", "Registry"},
+        {"Lake": "/** A lake of tables. */", "Lake.open": "/** Opens a table. */"},
+    ),
+    "scala": (
+        "Lake.scala",
+        """package kb.lakes
+
+/** A lake of tables. */
+class Lake(uri: String) extends Store {
+  private val tables = Map.empty[String, Table]
+
+  /** Opens a table. */
+  def open(name: String): Table = {
+    new Table(uri, name)
+  }
+}
+
+object Lake {
+  def apply(uri: String): Lake = new Lake(uri)
+}
+
+trait Store {
+  def put(name: String): Unit
+}
+""",
+        {"Lake.open", "Store", "Lake"},
+        {"Lake.open": "/** Opens a table. */"},
+    ),
+    "swift": (
+        "Lake.swift",
+        """import Foundation
+
+/// A lake of tables.
+public class Lake {
+    private let uri: String
+
+    /// Opens a table.
+    func open(name: String) -> Table {
+        return Table(uri: uri, name: name)
+    }
+
+    init(uri: String) {
+        self.uri = uri
+    }
+}
+
+protocol Store {
+    func put(name: String)
+}
+
+extension Lake: Store {
+    func put(name: String) {}
+}
+""",
+        {"Store", "Lake.open", "Lake", "Lake.init", "extension Lake"},
+        {"Lake": "/// A lake of tables.", "Lake.open": "/// Opens a table."},
+    ),
+    "lua": (
+        "lake.lua",
+        """--- Lakes of tables.
+local Lake = {}
+Lake.__index = Lake
+
+--- Opens a table.
+function Lake.open(uri)
+  return setmetatable({uri = uri}, Lake)
+end
+
+function Lake:table(name)
+  return {lake = self, name = name}
+end
+
+local function helper(x)
+  return x
+end
+
+return Lake
+""",
+        {"Lake.open", "Lake:table", "helper"},
+        {"Lake.open": "--- Opens a table."},
+    ),
     "php": (
         "lake.php",
         """<?php
@@ -323,6 +429,7 @@ def test_every_language_has_a_sample():
 def test_shebang_names_the_language():
     assert language_of_script("#!/usr/bin/env python3") == "python"
     assert language_of_script("#!/bin/bash -e") == "bash"
+    assert language_of_script("#!/usr/bin/env lua") == "lua"
     assert language_of_script("#!/usr/bin/env node") == "javascript"
     assert language_of_script("#!/usr/bin/perl") is None
     assert language_of_script("no shebang") is None

@@ -111,7 +111,7 @@ class _Cutter:
             body = inner.child_by_field_name(fname)
             if body is not None:
                 return body
-        return None
+        return next((c for c in inner.children if c.type in self.spec.body_types), None)
 
     def spliced(self, children):
         """``children`` with transparent nodes (``#ifdef`` blocks...) and conditional ones holding a unit

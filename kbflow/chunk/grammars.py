@@ -48,6 +48,8 @@ class LangSpec:
     #: ``if sys.platform == "win32": def f(): ...``, ``try: ... except ImportError: def f(): ...``)
     conditional: frozenset[str] = frozenset()
     body_fields: tuple[str, ...] = ("body",)
+    #: child node types that are a unit's body where no field names it (Kotlin's ``class_body``)
+    body_types: frozenset[str] = frozenset()
     sep: str = "."  # between a scope and a member: Retriever.search, impl Lake::open
     #: unit type -> separator before its name where the language writes another (Ruby: Lake#open)
     member_sep: dict[str, str] = field(default_factory=dict)
@@ -214,6 +216,43 @@ LANGUAGES: dict[str, LangSpec] = {
         ),
         classes=frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"}),
     ),
+    "kotlin": LangSpec(
+        module="tree_sitter_kotlin",
+        units=frozenset({"class_declaration", "object_declaration", "companion_object", "function_declaration"}),
+        leading=_LINE_BLOCK_COMMENTS,
+        body_types=frozenset({"class_body", "enum_class_body"}),
+        classes=frozenset({"class_declaration", "object_declaration", "companion_object"}),
+    ),
+    "scala": LangSpec(
+        module="tree_sitter_scala",
+        units=frozenset(
+            {
+                "class_definition",
+                "object_definition",
+                "trait_definition",
+                "enum_definition",
+                "function_definition",
+                "function_declaration",
+            }
+        ),
+        leading=frozenset({"comment", "block_comment"}),
+        classes=frozenset({"class_definition", "object_definition", "trait_definition", "enum_definition"}),
+    ),
+    "swift": LangSpec(
+        module="tree_sitter_swift",
+        units=frozenset(
+            {
+                "class_declaration",  # class, struct, enum, extension, actor
+                "protocol_declaration",
+                "function_declaration",
+                "init_declaration",
+                "protocol_function_declaration",
+            }
+        ),
+        leading=frozenset({"comment", "multiline_comment"}),
+        classes=frozenset({"class_declaration", "protocol_declaration"}),
+    ),
+    "lua": LangSpec(module="tree_sitter_lua", units=frozenset({"function_declaration"})),
 }
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function", "class"})
@@ -307,7 +346,13 @@ def unit_name(node) -> str:
         return _text(spec_name) if spec_name is not None else "<anonymous>"
     if kind in ("function_definition", "type_definition") and node.child_by_field_name("declarator") is not None:
         return _declarator_name(node.child_by_field_name("declarator")) or "<anonymous>"
+    if kind == "companion_object" and node.child_by_field_name("name") is None:  # kotlin
+        return "Companion"
+    if kind == "init_declaration":  # swift
+        return "init"
     name = node.child_by_field_name("name")
+    if kind == "class_declaration" and _text(node.child_by_field_name("declaration_kind") or node) == "extension":
+        return f"extension {_text(name)}" if name is not None else "extension"  # swift
     if name is None and kind in ("lexical_declaration", "variable_declaration"):
         for decl in node.named_children:
             name = decl.child_by_field_name("name")
