@@ -68,6 +68,7 @@ def test_every_skip_reason_is_reported_and_the_good_file_loads(tmp_path, kind):
     os.symlink(outside, root / ("link_" + name))
     (root / ".git").mkdir()
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "package-lock.json").write_text('{"lockfileVersion": 3, "packages": {}}')
 
     loader = get_loader(kind)
     source = Source("s", kind, str(root), options={"max_file_mb": 1})
@@ -78,6 +79,7 @@ def test_every_skip_reason_is_reported_and_the_good_file_loads(tmp_path, kind):
     assert reasons.pop("node_modules/") == "vendored, virtualenv or build folder (not walked)"
     assert reasons.pop("ignored_" + name) == "ignored by .gitignore"
     assert reasons.pop("link_" + name) == "symlink leaves the source root (not followed)"
+    assert reasons.pop("package-lock.json") == "a package manager's lock file (generated)"
     if kind in OTHER_TYPE:
         assert reasons.pop(OTHER_TYPE[kind]).startswith("not a")
     if kind != "repo":

@@ -1,6 +1,6 @@
 """Code repositories: one raw unit per text file, in a deterministic walk.
 
-Skips VCS, vendored and virtualenv folders, files over 1 MiB, binary files,
+Skips VCS, vendored and virtualenv folders, package managers' lock files, files over 1 MiB, binary files,
 minified code (``*.min.js``, or lines of over :data:`MINIFIED_MEAN_LINE`
 characters on average) and symlinks that leave the root, and honours
 ``.gitignore``. What is left out is

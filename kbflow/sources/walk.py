@@ -68,6 +68,35 @@ SKIP_DIRS = frozenset(
 
 #: what marks a folder as a kbflow lake (its write lease, its registry), which no walk reads
 LAKE_MARKS = ("_kbflow.lock", "sources.lance")
+#: package managers' lock files: generated lists of versions and hashes, which match any query naming a package
+#: (GitHub's linguist counts them as generated too)
+LOCK_FILES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lock",
+        "Cargo.lock",
+        "poetry.lock",
+        "Pipfile.lock",
+        "uv.lock",
+        "pdm.lock",
+        "pixi.lock",
+        "conda-lock.yml",
+        "composer.lock",
+        "Gemfile.lock",
+        "go.sum",
+        "Package.resolved",
+        "Podfile.lock",
+        "pubspec.lock",
+        "mix.lock",
+        "flake.lock",
+        "gradle.lockfile",
+        "packages.lock.json",
+        "paket.lock",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -224,6 +253,9 @@ class _Walk:
     def _file(self, entry: os.DirEntry, rel: str) -> tuple[str, int] | None:
         if self.honour_gitignore and _ignored(self.specs, rel, False):
             self.skip(rel, "ignored by .gitignore")
+            return None
+        if entry.name in LOCK_FILES:
+            self.skip(rel, "a package manager's lock file (generated)")
             return None
         try:
             return rel, entry.stat().st_size
