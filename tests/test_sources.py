@@ -220,3 +220,26 @@ def test_minified_code_is_left_out_with_its_reason(tmp_path):
         "jquery.min.js": "minified code (named *.min.*)",
     }
     assert not any(i.failed for i in loader.issues)
+
+
+def test_a_data_file_is_read_as_its_header_and_first_rows(tmp_path):
+    """Its rows are figures no query asks for; its header and first rows say what it holds, and cite exactly."""
+    from kbflow.chunk.base import chunk_unit
+    from kbflow.records import Citation
+    from kbflow.retrieve.resolver import resolve
+    from kbflow.sources.repo import DATA_PREVIEW_ROWS
+
+    rows = "".join(f"{1969 + i // 365},{i % 12 + 1},{i % 28 + 1},F,{4000 + i}\n" for i in range(5000))
+    (tmp_path / "births.csv").write_text("year,month,day,gender,births\n" + rows)
+    wide = "\t".join(f"column_{i}" for i in range(60)) + "\n"
+    (tmp_path / "wide.tsv").write_text(wide + "".join("\t".join(["123.456"] * 60) + "\n" for _ in range(40)))
+    loader, units = load("repo", tmp_path)
+    assert not loader.issues  # a wide table is no minified code
+    by_key = {u.unit_key: u for u in units}
+    births = by_key["births.csv"]
+    assert births.text.startswith("year,month,day,gender,births\n1969,1,1,F,4000\n")
+    assert births.text.count("\n") == DATA_PREVIEW_ROWS + 1 and births.locator.line_end == DATA_PREVIEW_ROWS + 1
+    assert by_key["wide.tsv"].text.count("\n") == DATA_PREVIEW_ROWS + 1
+    for unit in units:
+        for c in chunk_unit(unit):
+            assert resolve(Citation("s", "repo", str(tmp_path), c.locator)) == c.text
