@@ -50,6 +50,8 @@ EXTENSIONS: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".mdx": "markdown",
+    ".rmd": "markdown",  # R Markdown and Quarto: Markdown with fenced code
+    ".qmd": "markdown",
     ".txt": "text",
     ".text": "text",
     ".rst": "rst",

@@ -116,9 +116,11 @@ def test_chunks_of_rst_and_asciidoc_carry_heading_paths():
 def test_asciidoc_files_are_documents_in_repos_and_docs_folders(tmp_path):
     (tmp_path / "manual.adoc").write_text(ADOC)
     (tmp_path / "guide.rst").write_text(RST)
+    (tmp_path / "report.qmd").write_text("---\ntitle: Report\n---\n\n# Results\n\n```{r}\nsummary(x)\n```\n")
     for source_type in ("repo", "docs"):
         units = list(get_loader(source_type).load(Source("s", source_type, str(tmp_path))))
         assert sorted((u.unit_key, u.content_kind, u.language) for u in units) == [
             ("guide.rst", "doc", "rst"),
             ("manual.adoc", "doc", "asciidoc"),
+            ("report.qmd", "doc", "markdown"),
         ]

@@ -43,6 +43,11 @@ TABLE = {
     "data": {"text/plain": ["   rate  count\n", "0   0.5     12"], "text/html": ["<table>...</table>"]},
     "metadata": {},
 }
+NOTE = {
+    "output_type": "display_data",
+    "data": {"text/markdown": ["**Churn** is 12%"], "text/plain": ["<IPython.core.display.Markdown object>"]},
+    "metadata": {},
+}
 PROGRESS = {"output_type": "stream", "name": "stderr", "text": ["\x1b[32mepoch 1\x1b[0m\n", " 10%\r 50%\r100%\n"]}
 ERROR = {"output_type": "error", "ename": "KeyError", "evalue": "'rate'", "traceback": ["\x1b[0;31m---\x1b[0m"]}
 
@@ -54,6 +59,7 @@ def test_cells_are_rendered_as_markdown_with_fenced_code_and_text_outputs():
             code("# load the data\ndf = load()", TABLE),
             code("plot(df)", FIGURE),
             code("train()", PROGRESS, ERROR),
+            code("show()", NOTE),
             code("   \n"),
             markdown("## Results"),
         ),
@@ -66,6 +72,8 @@ def test_cells_are_rendered_as_markdown_with_fenced_code_and_text_outputs():
         "```python\nplot(df)\n```\n\n"
         "```python\ntrain()\n```\n\n"
         "```output\nepoch 1\n100%\nKeyError: 'rate'\n```\n\n"
+        "```python\nshow()\n```\n\n"
+        "```output\n**Churn** is 12%\n```\n\n"
         "## Results\n"
     )
     assert PNG[:40] not in text

@@ -44,8 +44,9 @@ def _unit(source: Source, rel: str, data: bytes, text: str, encoding: str | None
 
 @register_loader
 class DocsLoader(FileSetLoader):
-    """Markdown (``.md``, ``.markdown``, ``.mdx``), reStructuredText, AsciiDoc (``.adoc``), ``.txt``,
-    JSON/YAML/TOML files, and Jupyter notebooks (``.ipynb``, read as their cells' text).
+    """Markdown (``.md``, ``.markdown``, ``.mdx``; R Markdown and Quarto's ``.rmd``, ``.qmd``),
+    reStructuredText, AsciiDoc (``.adoc``), ``.txt``, JSON/YAML/TOML files, and Jupyter notebooks (``.ipynb``,
+    read as their cells' text).
 
     Every file must be text (:func:`~kbflow.sources.base.decode_text`): an
     undecodable or binary file is reported as failed, naming the byte, and the
@@ -54,7 +55,7 @@ class DocsLoader(FileSetLoader):
 
     name = "docs"
     description = "a folder (or one file) of Markdown / text documents"
-    suffixes = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".txt", ".ipynb")
+    suffixes = (".md", ".markdown", ".mdx", ".rmd", ".qmd", ".rst", ".adoc", ".asciidoc", ".txt", ".ipynb")
     what = "a Markdown/text file"
     plural = "Markdown/text files"
     hint = "check the path, or use --type repo for a code repository"

@@ -8,7 +8,7 @@ cells, in order, each separated from the next by a blank line:
 - a code cell: its source in a fence named by the notebook's language
   (``language_info``, else the kernel's), then its text outputs in an
   ``output`` fence: streams, results' and displays' ``text/plain``, errors'
-  name and value. ANSI colour codes and the lines a progress bar overwrote
+  name and value (a ``text/markdown`` display as its Markdown). ANSI colour codes and the lines a progress bar overwrote
   (``\\r``) are removed, and a cell's outputs stop after
   :data:`OUTPUT_MAX_LINES` lines or :data:`OUTPUT_MAX_CHARS` characters,
   saying how many lines were left. Images, HTML and widgets are left out, as
@@ -72,7 +72,7 @@ def _output_text(out: dict[str, Any]) -> str:
     data: dict[str, Any] = out["data"] if isinstance(out.get("data"), dict) else out  # nbformat 3: on the output
     if any(str(key).startswith("image/") or key in ("png", "jpeg", "svg") for key in data):
         return ""
-    text = _joined(data.get("text/plain", data.get("text")))
+    text = _joined(data.get("text/markdown", data.get("text/plain", data.get("text"))))
     return "" if _BARE_REPR.fullmatch(text.strip()) else text
 
 
