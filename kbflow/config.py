@@ -138,7 +138,7 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
 
 #: bumped when a chunker cuts or locates the same text differently (part of :meth:`ChunkSettings.fingerprint`;
 #: 3: web chunks carry their heading path; 5: a document's pieces under ``min_tokens`` join a neighbour;
-#: 6: reStructuredText's and AsciiDoc's headings make sections)
+#: 6: reStructuredText's and AsciiDoc's headings, and Markdown front matter's title, make sections)
 CHUNKER_REVISION = 6
 
 

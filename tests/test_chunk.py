@@ -339,3 +339,16 @@ def test_a_chunker_that_recurses_too_deep_hands_the_unit_to_the_next(monkeypatch
     assert "c.json: nested too deep for its headings and paragraphs; cut at line ends" in caplog.text
     assert len(chunks) > 1 and _tiles(unit, chunks)
     assert all(count_tokens(c.text) <= ChunkSettings().max_tokens for c in chunks)
+
+
+def test_front_matter_titles_the_document_and_an_h1_takes_its_place():
+    text = '---\ntitle: "Getting started"\nsidebar_position: 2\n---\n\nInstall it first.\n\n## Install\n\nRun pip.\n'
+    spans = document_spans(text, budget=200, whole=240)
+    assert [p for _, _, p in spans] == ["Getting started", "Getting started > Install"]
+    assert text[spans[0][0] : spans[0][1]].startswith("---\ntitle:")  # the text stays the source's
+    titled = "---\ntitle: Guide\n---\n\n# Real title\n\nBody.\n\n## Sub\n\nMore.\n"
+    assert [p for _, _, p in document_spans(titled, budget=200, whole=240)] == ["Real title", "Real title > Sub"]
+    # no title: a paragraph of its own; not at the very start, or never closed: no front matter
+    assert [p for _, _, p in document_spans("---\nlayout: post\n---\n\n## A\n\nBody.\n", budget=200)] == ["", "A"]
+    assert [p for _, _, p in document_spans("Intro\n\n---\ntitle: x\n---\n", budget=200)] == [""]
+    assert [p for _, _, p in document_spans("---\ntitle: x\n\nno end\n", budget=200)] == [""]

@@ -34,18 +34,40 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"')\]]*\s+")
 _WORD = re.compile(r"\S+")
+_FRONT_TITLE = re.compile(r"^title:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
+#: front matter closes within this many lines, or the file has none
+_FRONT_MAX_LINES = 200
 
 log = logging.getLogger("kbflow")
 
 
+def front_matter(text: str) -> Block | None:
+    """A Markdown file's YAML front matter (``---`` ... ``---`` on its first lines, as Jekyll, Hugo, Docusaurus
+    and Quarto write it): a level-1 heading named by its ``title:`` (an ``# H1`` below takes its place), or a
+    paragraph of its own where it has none; ``None`` where the file has none."""
+    if not text.startswith(("---\n", "---\r\n")):
+        return None
+    for i, (_start, end, line) in enumerate(lines(text)):
+        if i and line.strip() in ("---", "..."):
+            title = _FRONT_TITLE.search(text, 0, end)
+            if title is None:
+                return Block(0, end, "para")
+            return Block(0, end, "heading", 1, title.group(1).strip().strip("\"'").strip())
+        if i >= _FRONT_MAX_LINES:
+            return None
+    return None
+
+
 def parse_blocks(text: str, markdown: bool = True) -> list[Block]:
-    """Split ``text`` into headings, paragraphs and fenced blocks with char spans (headings and fences:
-    Markdown's, where ``markdown``)."""
+    """Split ``text`` into headings, paragraphs and fenced blocks with char spans (headings, fences and front
+    matter: Markdown's, where ``markdown``)."""
     blocks: list[Block] = []
     para: Block | None = None
     fence: Block | None = None
     fence_mark = ""
-    for start, end, line in lines(text):
+    front = front_matter(text) if markdown else None
+    blocks.extend([front] if front else [])
+    for start, end, line in lines(text[front.end :] if front else text, front.end if front else 0):
         if fence is not None:
             fence.end = end
             if line.strip().startswith(fence_mark) and line.strip().strip(fence_mark[0]) == "":

@@ -45,9 +45,9 @@ class Block:
     title: str = ""
 
 
-def lines(text: str) -> Iterator[tuple[int, int, str]]:
-    """``(start, end-without-newline, line)`` for every line."""
-    pos = 0
+def lines(text: str, offset: int = 0) -> Iterator[tuple[int, int, str]]:
+    """``(start, end-without-newline, line)`` for every line (positions ``offset`` on, for a slice of a text)."""
+    pos = offset
     for line in text.split("\n"):
         yield pos, pos + len(line), line
         pos += len(line) + 1
