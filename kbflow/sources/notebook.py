@@ -120,7 +120,9 @@ def _cell_text(cell: dict[str, Any], language: str) -> str:
     kind = cell.get("cell_type")
     source = _joined(cell.get("source", cell.get("input"))).replace("\r\n", "\n").strip("\n")
     if kind == "heading":  # nbformat 3
-        return "#" * int(cell.get("level") or 1) + " " + source.strip() if source.strip() else ""
+        level = cell.get("level")
+        marks = "#" * (level if isinstance(level, int) and 1 <= level <= 6 else 1)
+        return f"{marks} {source.strip()}" if source.strip() else ""
     if kind != "code":
         return source if source.strip() else ""
     parts = [_fenced(source, str(cell.get("language") or language).lower())] if source.strip() else []
