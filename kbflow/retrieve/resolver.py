@@ -95,11 +95,33 @@ def _ocr_text(citation: Citation, lake: Lake | None, path: str) -> str | None:
     return texts[0] if texts else None
 
 
+#: while :func:`resolve_many` runs: the last file it read, ``((reader, path), text)``, so citations of one file
+#: (sorted together) read and parse it once
+_LAST: ContextVar[list[Any] | None] = ContextVar("kbflow_last_file", default=None)
+
+
+def _read_once(reader: str, path: str, read: Callable[[], str]) -> str:
+    """``read()``, or the text it gave for the same file last time within one :func:`resolve_many`."""
+    last = _LAST.get()
+    if last is None:
+        return read()
+    if last[0] != (reader, path):
+        last[:] = [(reader, path), read()]
+    return str(last[1])
+
+
+def _file_text(path: str, encoding: str | None) -> str:
+    text = read_text(path, encoding)
+    return notebook_text(text, path) if is_notebook(path) else text
+
+
 def _read_file(citation: Citation, lake: Lake | None) -> str:
     loc, path = citation.locator, citation.file_path()
-    text = read_text(path, loc.encoding)
+    text = _read_once(
+        loc.kind, path, lambda: _file_text(path, loc.encoding) if loc.kind == "doc" else read_text(path, loc.encoding)
+    )
     if loc.kind == "doc":
-        return _slice(notebook_text(text, path) if is_notebook(path) else text, citation, path)
+        return _slice(text, citation, path)
     try:
         if loc.line_start is None or loc.line_end is None:
             raise ValueError("a code citation without its lines")
@@ -137,7 +159,7 @@ def _read_web(citation: Citation, lake: Lake | None) -> str:
         page = read_fetched(lake.uri, citation.source_id, citation.content_hash)
         return _slice(page.text, citation, citation.uri)
     path = citation.file_path()
-    return _slice(read_page(path).text, citation, path)
+    return _slice(_read_once("web", path, lambda: read_page(path).text), citation, path)
 
 
 def _read_ticket(citation: Citation, lake: Lake | None) -> str:
@@ -336,7 +358,7 @@ def resolve_many(citations: Iterable[Citation], *, lake: Lake | None = None) -> 
     order = sorted(range(len(citations)), key=lambda i: (citations[i].uri, citations[i].locator.path or ""))
     out: list[str | Exception] = [""] * len(citations)
     _prefetch_pdf_pages(citations, lake)
-    token = _RECORDS.set(_prefetch_records(citations))
+    token, last = _RECORDS.set(_prefetch_records(citations)), _LAST.set([None, ""])
     try:
         for i in order:
             try:
@@ -345,4 +367,5 @@ def resolve_many(citations: Iterable[Citation], *, lake: Lake | None = None) -> 
                 out[i] = exc
     finally:
         _RECORDS.reset(token)
+        _LAST.reset(last)
     return out

@@ -4,7 +4,8 @@ Skips VCS, vendored and virtualenv folders, package managers' lock files, files 
 minified code (``*.min.js``, or lines of over :data:`MINIFIED_MEAN_LINE`
 characters on average) and symlinks that leave the root, and honours
 ``.gitignore``. A CSV/TSV data file is read as its header and first
-:data:`DATA_PREVIEW_ROWS` rows. What is left out is
+:data:`DATA_PREVIEW_ROWS` rows; a whole HTML page (built documentation) as its
+text, as a web source reads it. What is left out is
 reported (:attr:`~kbflow.sources.base.Loader.issues`), never silently dropped.
 A Jupyter notebook is read as its cells' text (:mod:`kbflow.sources.notebook`).
 """
@@ -13,16 +14,18 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable
 
 from kbflow import ids
-from kbflow.errors import SourceError
+from kbflow.errors import MissingDependencyError, SourceError
 from kbflow.languages import is_document, language_of, language_of_script
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileSetLoader, SkipFile, decode_detect, read_bytes, register_loader
 from kbflow.sources.docs import notebook_unit
 from kbflow.sources.notebook import is_notebook
 from kbflow.sources.walk import looks_binary
+from kbflow.sources.web import page_unit
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,24 @@ _MINIFIED_NAMES = (".min.js", ".min.mjs", ".min.css")
 #: for, and embedding them cost more than the code (the Python Data Science Handbook's CSVs: 41% of its tokens)
 DATA_PREVIEW_ROWS = 20
 _DATA_NAMES = (".csv", ".tsv")
+
+
+_PAGE_NAMES = (".html", ".htm", ".xhtml")
+#: a whole page starts with its doctype or <html> (after comments); anything else is a fragment or a template
+_WHOLE_PAGE = re.compile(r"\ufeff?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL)
+
+
+def _page(source: Source, rel: str, path: str, data: bytes, text: str) -> list[RawUnit] | None:
+    """A whole HTML page (built documentation, a saved page) read as a browser shows it, as a web source reads
+    it; ``None`` for a fragment or template (read as code), or where the ``web`` extra is missing."""
+    if not rel.lower().endswith(_PAGE_NAMES) or not _WHOLE_PAGE.match(text[:4096]):
+        return None
+    try:
+        return [page_unit(source, rel, path, data)]
+    except MissingDependencyError:
+        return None
+    except SourceError:
+        raise SkipFile("a web page without article text (script, navigation or hidden)") from None
 
 
 def _head(text: str, lines: int) -> str:
@@ -56,7 +77,8 @@ class RepoLoader(FileSetLoader):
     what = "a text file"
     plural = "text files"
     max_file_mb = 1.0
-    #: 2: notebooks are read as their cells' text, not their JSON; a CSV/TSV as its header and first rows
+    #: 2: notebooks are read as their cells' text, not their JSON; a CSV/TSV as its header and first rows; a whole
+    #: HTML page as its text
     revision = "2"
 
     def accepts(self, rel: str) -> bool:
@@ -74,6 +96,9 @@ class RepoLoader(FileSetLoader):
             raise SkipFile("not text in UTF-8 or a known legacy encoding") from None
         if not text.strip():
             return []
+        page = _page(source, rel, path, data, text)
+        if page is not None:
+            return page
         data_file = rel.lower().endswith(_DATA_NAMES)
         if data_file:
             text = _head(text, DATA_PREVIEW_ROWS + 1)
