@@ -57,6 +57,20 @@ def _page(source: Source, rel: str, path: str, data: bytes, text: str) -> list[R
         raise SkipFile("a web page without article text (script, navigation or hidden)") from None
 
 
+#: a built documentation site's search index: every page's text again, in one generated file (Sphinx, MkDocs, jazzy)
+_SITE_INDEXES = frozenset(
+    {"search.json", "search_index.json", "searchindex.json", "search-index.json", "searchindex.js"}
+)
+
+
+def _site_index(rel: str, path: str) -> bool:
+    """Whether ``rel`` is a site's search index: named as one, beside (or one folder below) an ``index.html``."""
+    if os.path.basename(rel) not in _SITE_INDEXES:
+        return False
+    folder = os.path.dirname(path)
+    return any(os.path.isfile(os.path.join(d, "index.html")) for d in (folder, os.path.dirname(folder)))
+
+
 def _head(text: str, lines: int) -> str:
     """The first ``lines`` lines of ``text``, each with its line end."""
     end = -1
@@ -87,6 +101,8 @@ class RepoLoader(FileSetLoader):
     def load_file(self, source: Source, rel: str, path: str) -> Iterable[RawUnit]:
         if is_notebook(rel):
             return notebook_unit(source, rel, path, self.limit_bytes(source.options))
+        if _site_index(rel, path):
+            raise SkipFile("a documentation site's search index (generated: its pages are read)")
         data = read_bytes(path)
         if looks_binary(data):
             raise SkipFile("binary file")
