@@ -61,7 +61,7 @@ def test_cells_are_rendered_as_markdown_with_fenced_code_and_text_outputs():
             code("train()", PROGRESS, ERROR),
             code("show()", NOTE),
             code("   \n"),
-            markdown("## Results"),
+            markdown(f"## Results\n\n![plot](data:image/png;base64,{PNG})"),
         ),
         "nb.ipynb",
     )
@@ -74,7 +74,7 @@ def test_cells_are_rendered_as_markdown_with_fenced_code_and_text_outputs():
         "```output\nepoch 1\n100%\nKeyError: 'rate'\n```\n\n"
         "```python\nshow()\n```\n\n"
         "```output\n**Churn** is 12%\n```\n\n"
-        "## Results\n"
+        "## Results\n\n![plot](data:image/png;base64,...)\n"
     )
     assert PNG[:40] not in text
 

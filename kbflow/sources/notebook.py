@@ -4,7 +4,7 @@ A notebook is one document unit whose text is a Markdown rendering of its
 cells, in order, each separated from the next by a blank line:
 
 - a Markdown or raw cell: its source as written (nbformat 3's heading cells
-  as ``#`` headings);
+  as ``#`` headings), an image pasted in as a ``data:`` URI without its base64;
 - a code cell: its source in a fence named by the notebook's language
   (``language_info``, else the kernel's), then its text outputs in an
   ``output`` fence: streams, results' and displays' ``text/plain``, errors'
@@ -39,6 +39,8 @@ OUTPUT_MAX_CHARS = 2000
 #: applies to its text)
 NOTEBOOK_SIZE_FACTOR = 16
 
+#: an image pasted into a Markdown cell as a data URI: its base64 is kept out, the URI's head stays
+_DATA_URI = re.compile(r"(data:[\w/+.-]+;base64,)[A-Za-z0-9+/=]{64,}")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 #: a ``text/plain`` that only names an object: a figure's or a plot call's stand-in
 _BARE_REPR = re.compile(r"\[?<[\w. ]+(?: at 0x[0-9a-fA-F]+| size [^>]*| with [^>]*)?>(?:, <[^>]*>)*\]?")
@@ -124,7 +126,7 @@ def _cell_text(cell: dict[str, Any], language: str) -> str:
         marks = "#" * (level if isinstance(level, int) and 1 <= level <= 6 else 1)
         return f"{marks} {source.strip()}" if source.strip() else ""
     if kind != "code":
-        return source if source.strip() else ""
+        return _DATA_URI.sub(r"\1...", source) if source.strip() else ""
     parts = [_fenced(source, str(cell.get("language") or language).lower())] if source.strip() else []
     output = _outputs(cell.get("outputs"))
     if output:
