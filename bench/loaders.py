@@ -8,9 +8,10 @@ number of boxes per chunk, seconds per page and how many pages had repeated
 header/footer lines dropped; web pages report word-set recall and precision
 of the extracted text against the reference extractor's ``expected.html``.
 
-Code folders (``--code DIR...``, this repo by default) report, per language,
-files, chunks, round-trips and the share of chunks named by a symbol or key
-path.
+Code folders (``--code DIR...``, this repo by default) report, per language
+(or page, notebook, line windows), files, chunks, the word pieces to embed,
+round-trips and the share of chunks named by a symbol or key path, then the
+files left out by reason.
 
     python bench/loaders.py [--only pdf|speed|web|code] [--code DIR ...]
     python bench/loaders.py --only web --web DIR    # other saved pages: DIR/<name>/source.html + expected.html
@@ -37,11 +38,11 @@ ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared", "datasets")
 sys.path.insert(0, ROOT)
 
-from kbflow.chunk.base import chunk_unit  # noqa: E402
+from kbflow.chunk.base import chunk_unit, count_tokens  # noqa: E402
 from kbflow.chunk.layout import check_regions  # noqa: E402
 from kbflow.errors import SourceError  # noqa: E402
 from kbflow.records import Citation, Source  # noqa: E402
-from kbflow.retrieve.resolver import resolve  # noqa: E402
+from kbflow.retrieve.resolver import resolve, resolve_many  # noqa: E402
 from kbflow.sources.base import get_loader  # noqa: E402
 
 
@@ -283,28 +284,48 @@ def web(folder: str | None = None) -> None:
         )
 
 
+def _kind(unit) -> str:
+    """How a repository's file was read: its language, or a page, a notebook, line windows."""
+    if unit.content_kind == "web":
+        return "(html page)"
+    if unit.unit_key.endswith(".ipynb"):
+        return "(notebook)"
+    return unit.language or "(line windows)"
+
+
 def code(roots: list[str]) -> None:
-    """Repo loader + chunkers on code folders: per language, files, chunks, round-trips, chunks inside a unit."""
+    """Repo loader + chunkers on code folders: per language, files, chunks, word pieces to embed, round-trips,
+    chunks named by a symbol or a heading/key path; then what was left out, by reason."""
     stats: dict[str, list[float]] = {}
+    left_out: dict[str, int] = {}
     for root in roots:
-        units, chunks, _, _ = run("repo", os.path.abspath(root))
         source = Source("bench", "repo", os.path.abspath(root))
+        loader = get_loader("repo")
+        units = list(loader.load(source))
+        chunks = [c for u in units for c in chunk_unit(u)]
+        for issue in loader.issues:
+            reason = re.sub(r"\d[\d,.]*( [KMG]iB| bytes)?", "N", issue.reason)
+            left_out[reason] = left_out.get(reason, 0) + 1
+        texts = resolve_many([Citation(source.source_id, "repo", source.uri, c.locator) for c in chunks])
         by_unit = {u.unit_hash: u for u in units}
         for u in units:
-            stats.setdefault(u.language or "(line windows)", [0, 0, 0, 0])[0] += 1
-        for c in chunks:
-            row = stats[by_unit[c.unit_hash].language or "(line windows)"]
+            stats.setdefault(_kind(u), [0, 0, 0, 0, 0])[0] += 1
+        for c, text in zip(chunks, texts):
+            row = stats[_kind(by_unit[c.unit_hash])]
             row[1] += 1
-            row[2] += resolve(Citation(source.source_id, "repo", source.uri, c.locator)) == c.text
-            row[3] += bool(c.locator.symbol or c.locator.heading_path)
-    print(f"{'language':16s} {'files':>6s} {'chunks':>6s} {'round-trip':>12s} {'named':>7s}")
-    for lang, (files, n, ok, named) in sorted(stats.items()):
-        print(f"{lang:16s} {files:6d} {n:6d} {ok:>6d}/{n:<5d} {named / max(1, n):7.1%}")
-    files, n, ok = (sum(v[i] for v in stats.values()) for i in range(3))
+            row[2] += count_tokens(c.text)
+            row[3] += text == c.text
+            row[4] += bool(c.locator.symbol or c.locator.heading_path)
+    print(f"{'read as':16s} {'files':>6s} {'chunks':>6s} {'pieces':>9s} {'round-trip':>13s} {'named':>7s}")
+    for lang, (files, n, pieces, ok, named) in sorted(stats.items()):
+        print(f"{lang:16s} {files:6d} {n:6d} {pieces:9d} {ok:>6d}/{n:<6d} {named / max(1, n):7.1%}")
+    files, n, pieces, ok = (sum(v[i] for v in stats.values()) for i in range(4))
     print(
-        f"{len(roots)} folders, {files} files, {n} chunks, round-trip {ok}/{n} = {ok / max(1, n):.1%} "
-        "('named': the chunk has a symbol or a key/heading path)"
+        f"{len(roots)} folders, {files} files, {n} chunks, {pieces} word pieces, round-trip {ok}/{n} = "
+        f"{ok / max(1, n):.1%} ('named': the chunk has a symbol or a key/heading path)"
     )
+    for reason, count in sorted(left_out.items(), key=lambda kv: -kv[1]):
+        print(f"  left out: {count:5d}  {reason}")
 
 
 def main() -> None:
