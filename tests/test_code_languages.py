@@ -42,7 +42,7 @@ object Registry {
 
 fun Lake.describe(): String = "lake"
 """,
-        {"Lake.open", "Lake.Companion", "describe", "Lake", "Registry"},
+        {"Lake.open", "Lake.Companion", "Lake.describe", "Lake", "Registry"},
         {"Lake": "/** A lake of tables. */", "Lake.open": "/** Opens a table. */"},
     ),
     "scala": (

@@ -327,6 +327,21 @@ def _first_of(node, types: frozenset[str] | set[str]):
     return None
 
 
+_RECEIVER_TYPES = frozenset({"user_type", "nullable_type", "parenthesized_type", "function_type"})
+
+
+def _kotlin_receiver(node, name):
+    """A Kotlin extension function's receiver type: a type written before its name (``fun Lake.describe()``)."""
+    if name is None:
+        return None
+    for child in node.named_children:
+        if child.start_byte >= name.start_byte:
+            return None
+        if child.type in _RECEIVER_TYPES:
+            return child
+    return None
+
+
 def unit_name(node) -> str:
     """The name a unit's own definition gives it, as its language writes it."""
     kind = node.type
@@ -351,6 +366,9 @@ def unit_name(node) -> str:
     if kind == "init_declaration":  # swift
         return "init"
     name = node.child_by_field_name("name")
+    receiver = _kotlin_receiver(node, name) if kind == "function_declaration" else None
+    if receiver is not None:  # kotlin: fun List<T>.second()
+        return f"{_text(receiver)}.{_text(name)}"
     if kind == "class_declaration" and _text(node.child_by_field_name("declaration_kind") or node) == "extension":
         return f"extension {_text(name)}" if name is not None else "extension"  # swift
     if name is None and kind in ("lexical_declaration", "variable_declaration"):
