@@ -74,8 +74,9 @@ def identifier_words(text: str) -> str:
 
 
 # a dotted / scoped name as code writes it: json.dumps, Task.cancel, Lake::open, Kb::Lake#open, _read_chunked()
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|#)[A-Za-z_][A-Za-z0-9_]*)*")
-_SCOPE_SEP = re.compile(r"\.|::|#")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::?|#)[A-Za-z_][A-Za-z0-9_]*)*")
+#: between a scope and a member: ``.``, ``::`` (C++, Rust, PHP), ``#`` (Ruby), ``:`` (a Lua method)
+_SCOPE_SEP = re.compile(r"\.|::?|#")
 #: a query of more names than this is read as prose
 MAX_QUERY_NAMES = 3
 

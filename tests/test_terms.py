@@ -56,6 +56,7 @@ def test_identifier_words_finds_the_words_a_word_by_word_scan_finds():
         ("json.dumps()", [["json", "dumps"]]),
         ("Sniffer.has_header", [["Sniffer", "has_header"]]),
         ("Lake::open", [["Lake", "open"]]),
+        ("Lake:table", [["Lake", "table"]]),  # a Lua method
         ("`_read_chunked` Task.cancel", [["_read_chunked"], ["Task", "cancel"]]),
         ("how does the rotating file handler roll over", []),
         ("the LogRecord", []),  # prose around a name: a question, not a lookup
@@ -71,4 +72,5 @@ def test_symbol_name_is_the_last_part():
     assert symbol_name("Retriever.search") == "search"
     assert symbol_name("impl Lake::open") == "open"
     assert symbol_name("Kb::Lake#open") == "open"
+    assert symbol_name("Lake:table") == "table"
     assert symbol_name(None) is None

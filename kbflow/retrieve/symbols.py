@@ -21,7 +21,7 @@ from kbflow.config import MAX_K
 
 __all__ = ["defines", "defining", "symbol_first"]
 
-_SYMBOL_PARTS = re.compile(r"\.|::|#|\s+")
+_SYMBOL_PARTS = re.compile(r"\.|::?|#|\s+")
 
 
 def defines(locator: Mapping[str, Any], parts: list[str]) -> bool:
