@@ -213,3 +213,21 @@ def test_an_unexpected_error_reading_one_file_fails_that_file_alone(tmp_path, mo
     (issue,) = loader.issues
     assert issue.path == "odd.md" and issue.failed
     assert issue.reason == "could not be read (RecursionError: maximum recursion depth exceeded)"
+
+
+def test_a_file_another_source_type_reads_says_which(tmp_path):
+    (tmp_path / "notes.md").write_text("# Notes\n\nRivers.\n")
+    (tmp_path / "report.pdf").write_bytes(make_pdf.build())
+    (tmp_path / "page.html").write_text(HTML)
+    docs = get_loader("docs")
+    list(docs.load(Source("s", "docs", str(tmp_path))))
+    reasons = {i.path: i.reason for i in docs.issues}
+    assert reasons["report.pdf"].endswith("; a pdf source reads it (kbflow add PATH --type pdf)")
+    assert reasons["page.html"].endswith("; a web source reads it (kbflow add PATH --type web)")
+    repo = get_loader("repo")
+    list(repo.load(Source("s", "repo", str(tmp_path))))
+    assert {i.path: i.reason for i in repo.issues} == {
+        "report.pdf": "a PDF; a pdf source reads it (kbflow add PATH --type pdf)"
+    }
+    with pytest.raises(SourceError, match=r"not a PDF.*; a docs source reads it \(kbflow add PATH --type docs\)"):
+        get_loader("pdf").check(str(tmp_path / "notes.md"))

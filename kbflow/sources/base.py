@@ -29,7 +29,7 @@ from kbflow.errors import SourceError
 from kbflow.records import RawUnit, Source
 from kbflow.registry import Registry
 from kbflow.sources.notebook import NOTEBOOK_SIZE_FACTOR, is_notebook
-from kbflow.sources.walk import FileIssue, format_size, walk_files
+from kbflow.sources.walk import FileIssue, format_size, read_by, walk_files
 
 __all__ = [
     "LOADERS",
@@ -263,7 +263,7 @@ class FileSetLoader(Loader):
         if os.path.isfile(uri):
             name = os.path.basename(uri)
             if not self.accepts(name):
-                raise SourceError(f"{uri}: not {self.what}{self._kinds()}")
+                raise SourceError(f"{uri}: not {self.what}{self._kinds()}{read_by(name, self.name)}")
             reason = self.over_limit(os.path.getsize(uri), options, name)
             if reason:
                 self.issues.append(FileIssue(name, reason))
@@ -272,7 +272,7 @@ class FileSetLoader(Loader):
         files = []
         for rel, size in walk_files(uri, on_skip=self.issues.append):
             if not self.accepts(rel):
-                self.issues.append(FileIssue(rel, f"not {self.what}{self._kinds()}"))
+                self.issues.append(FileIssue(rel, f"not {self.what}{self._kinds()}{read_by(rel, self.name)}"))
                 continue
             reason = self.over_limit(size, options, rel)
             if reason:

@@ -24,7 +24,7 @@ from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.base import FileSetLoader, SkipFile, decode_detect, read_bytes, register_loader
 from kbflow.sources.docs import notebook_unit
 from kbflow.sources.notebook import is_notebook
-from kbflow.sources.walk import looks_binary
+from kbflow.sources.walk import looks_binary, read_by
 from kbflow.sources.web import page_unit
 
 log = logging.getLogger(__name__)
@@ -104,8 +104,10 @@ class RepoLoader(FileSetLoader):
         if _site_index(rel, path):
             raise SkipFile("a documentation site's search index (generated: its pages are read)")
         data = read_bytes(path)
+        if data.startswith(b"%PDF-"):  # a PDF's text-like syntax is no text to read
+            raise SkipFile("a PDF" + read_by("file.pdf", self.name))
         if looks_binary(data):
-            raise SkipFile("binary file")
+            raise SkipFile("binary file" + read_by(rel, self.name))
         try:
             text, encoding = decode_detect(data, path)
         except SourceError:

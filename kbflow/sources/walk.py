@@ -99,6 +99,19 @@ LOCK_FILES = frozenset(
 )
 
 
+#: the source type that reads a file another type leaves out, by suffix
+_READ_BY = {".pdf": "pdf", ".html": "web", ".htm": "web", ".md": "docs", ".rst": "docs", ".ipynb": "docs"}
+
+
+def read_by(rel: str, source_type: str) -> str:
+    """``"; a pdf source reads it (kbflow add PATH --type pdf)"`` where a source of another type than
+    ``source_type`` reads ``rel`` ("" where none does)."""
+    other = _READ_BY.get(os.path.splitext(rel)[1].lower())
+    if other is None or other == source_type or (source_type == "repo" and other == "docs"):
+        return ""
+    return f"; a {other} source reads it (kbflow add PATH --type {other})"
+
+
 @dataclass(frozen=True)
 class FileIssue:
     """A file (or folder, ending in ``/``) of a source that was not read, and why.
