@@ -346,6 +346,8 @@ def test_front_matter_titles_the_document_and_an_h1_takes_its_place():
     spans = document_spans(text, budget=200, whole=240)
     assert [p for _, _, p in spans] == ["Getting started", "Getting started > Install"]
     assert text[spans[0][0] : spans[0][1]].startswith("---\ntitle:")  # the text stays the source's
+    toml = '+++\ntitle = "Hugo page"\ndraft = false\n+++\n\nBody.\n\n## Sub\n\nMore words.\n'
+    assert [p for _, _, p in document_spans(toml, budget=200, whole=240)] == ["Hugo page", "Hugo page > Sub"]
     titled = "---\ntitle: Guide\n---\n\n# Real title\n\nBody.\n\n## Sub\n\nMore.\n"
     assert [p for _, _, p in document_spans(titled, budget=200, whole=240)] == ["Real title", "Real title > Sub"]
     # no title: a paragraph of its own; not at the very start, or never closed: no front matter

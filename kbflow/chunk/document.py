@@ -34,7 +34,7 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])[\"')\]]*\s+")
 _WORD = re.compile(r"\S+")
-_FRONT_TITLE = re.compile(r"^title:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
+_FRONT_TITLE = re.compile(r"^title[ \t]*[:=][ \t]*(\S.*?)[ \t]*$", re.MULTILINE)  # YAML's title:, TOML's title =
 #: front matter closes within this many lines, or the file has none
 _FRONT_MAX_LINES = 200
 
@@ -42,13 +42,15 @@ log = logging.getLogger("kbflow")
 
 
 def front_matter(text: str) -> Block | None:
-    """A Markdown file's YAML front matter (``---`` ... ``---`` on its first lines, as Jekyll, Hugo, Docusaurus
-    and Quarto write it): a level-1 heading named by its ``title:`` (an ``# H1`` below takes its place), or a
-    paragraph of its own where it has none; ``None`` where the file has none."""
-    if not text.startswith(("---\n", "---\r\n")):
+    """A Markdown file's front matter (YAML between ``---`` lines, as Jekyll, Hugo, Docusaurus and Quarto write
+    it, or Hugo's TOML between ``+++`` lines): a level-1 heading named by its title (an ``# H1`` below takes its
+    place), or a paragraph of its own where it has none; ``None`` where the file has none."""
+    mark = text[:3]
+    if mark not in ("---", "+++") or text[3:4] not in ("\n", "\r"):
         return None
+    closing = ("---", "...") if mark == "---" else ("+++",)
     for i, (_start, end, line) in enumerate(lines(text)):
-        if i and line.strip() in ("---", "..."):
+        if i and line.strip() in closing:
             title = _FRONT_TITLE.search(text, 0, end)
             if title is None:
                 return Block(0, end, "para")
