@@ -233,8 +233,12 @@ def test_a_data_file_is_read_as_its_header_and_first_rows(tmp_path):
     (tmp_path / "births.csv").write_text("year,month,day,gender,births\n" + rows)
     wide = "\t".join(f"column_{i}" for i in range(60)) + "\n"
     (tmp_path / "wide.tsv").write_text(wide + "".join("\t".join(["123.456"] * 60) + "\n" for _ in range(40)))
+    (tmp_path / "dump.csv").write_text(",".join(str(i) for i in range(3000)))  # one giant line: no table
     loader, units = load("repo", tmp_path)
-    assert not loader.issues  # a wide table is no minified code
+    # a wide table is no minified code; one giant line is no table either
+    assert {i.path: i.reason for i in loader.issues} == {
+        "dump.csv": "a data file of rows of 13,889 characters on average"
+    }
     by_key = {u.unit_key: u for u in units}
     births = by_key["births.csv"]
     assert births.text.startswith("year,month,day,gender,births\n1969,1,1,F,4000\n")

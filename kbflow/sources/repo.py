@@ -1,13 +1,15 @@
 """Code repositories: one raw unit per text file, in a deterministic walk.
 
-Skips VCS, vendored and virtualenv folders, package managers' lock files, files over 1 MiB, binary files,
-minified code (``*.min.js``, or lines of over :data:`MINIFIED_MEAN_LINE`
-characters on average) and symlinks that leave the root, and honours
-``.gitignore``. A CSV/TSV data file is read as its header and first
-:data:`DATA_PREVIEW_ROWS` rows; a whole HTML page (built documentation) as its
-text, as a web source reads it. What is left out is
-reported (:attr:`~kbflow.sources.base.Loader.issues`), never silently dropped.
-A Jupyter notebook is read as its cells' text (:mod:`kbflow.sources.notebook`).
+Skips VCS, vendored and virtualenv folders, package managers' lock files,
+files over 1 MiB, binary files and PDFs, minified code (``*.min.js``, or lines
+of over :data:`MINIFIED_MEAN_LINE` characters on average), a built site's
+search index, and symlinks that leave the root, and honours ``.gitignore``.
+What is left out is reported (:attr:`~kbflow.sources.base.Loader.issues`),
+never silently dropped. Some files are read as what they hold rather than as
+their bytes: a Jupyter notebook as its cells' text
+(:mod:`kbflow.sources.notebook`), a whole HTML page (built documentation) as
+its text, as a web source reads it, and a CSV/TSV data file as its header and
+first :data:`DATA_PREVIEW_ROWS` rows.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _MINIFIED_NAMES = (".min.js", ".min.mjs", ".min.css")
 #: a data file is read as its header and this many rows, what its columns hold: its rows are figures no query asks
 #: for, and embedding them cost more than the code (the Python Data Science Handbook's CSVs: 41% of its tokens)
 DATA_PREVIEW_ROWS = 20
+#: a data file whose rows average more characters than this is no table a person reads (one giant line)
+DATA_MAX_LINE = 4000
 _DATA_NAMES = (".csv", ".tsv")
 
 
@@ -130,8 +134,9 @@ class RepoLoader(FileSetLoader):
             mean = len(text) / max(1, n_lines)
             if rel.endswith(_MINIFIED_NAMES):
                 raise SkipFile("minified code (named *.min.*)")
-            if len(text) >= 1024 and mean > MINIFIED_MEAN_LINE and not data_file:
-                raise SkipFile(f"minified or generated code (lines of {mean:,.0f} characters on average)")
+            if len(text) >= 1024 and mean > (DATA_MAX_LINE if data_file else MINIFIED_MEAN_LINE):
+                what = "a data file of rows" if data_file else "minified or generated code (lines"
+                raise SkipFile(f"{what} of {mean:,.0f} characters on average" + ("" if data_file else ")"))
             kind, locator = (
                 "code",
                 Locator(kind="code", path=rel, line_start=1, line_end=max(1, n_lines), encoding=encoding),
