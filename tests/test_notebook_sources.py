@@ -48,7 +48,7 @@ NOTE = {
     "data": {"text/markdown": ["**Churn** is 12%"], "text/plain": ["<IPython.core.display.Markdown object>"]},
     "metadata": {},
 }
-PROGRESS = {"output_type": "stream", "name": "stderr", "text": ["\x1b[32mepoch 1\x1b[0m\n", " 10%\r 50%\r100%\n"]}
+PROGRESS = {"output_type": "stream", "name": "stderr", "text": ["\x1b[32mepoch 1\x1b[0m\n", " 10%\r 50%\r100%\r\n"]}
 ERROR = {"output_type": "error", "ename": "KeyError", "evalue": "'rate'", "traceback": ["\x1b[0;31m---\x1b[0m"]}
 
 

@@ -61,7 +61,12 @@ def _joined(value: Any) -> str:
 def _plain(text: str) -> str:
     """Output text as a terminal showed it: no colour codes, only the last of a line's ``\\r`` rewrites."""
     text = _ANSI.sub("", text.replace("\r\n", "\n"))
-    return "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return "\n".join(_last_rewrite(line) for line in text.split("\n"))
+
+
+def _last_rewrite(line: str) -> str:
+    """What a line rewritten with ``\r`` (a progress bar) showed last: its last part with text."""
+    return next((part for part in reversed(line.split("\r")) if part.strip()), "") if "\r" in line else line
 
 
 def _output_text(out: dict[str, Any]) -> str:
