@@ -121,9 +121,9 @@ def main(ctx: click.Context, lake: str | None) -> None:
 @click.option(
     "--fields",
     default=None,
-    metavar="id=KEY,title=KEY,text=KEY",
-    help="jsonl: the keys of each record's id, title and text where they are not BEIR's _id, title, text "
-    "(e.g. id=doc_id,text=abstract).",
+    metavar="SPEC",
+    help="jsonl: the keys of each record's id, title and text where they are not BEIR's _id, title, text, as "
+    "id=KEY,title=KEY,text=KEY (any of the three; e.g. id=doc_id,text=abstract).",
 )
 @click.option(
     "--refresh",
