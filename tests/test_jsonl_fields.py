@@ -22,6 +22,8 @@ RECORDS = [
     {"doc_id": 7, "abstract": "Boundary layer transition on cones.", "text": 3},
     {"id": "x", "abstract": "a record without the id"},
     {"doc_id": "a3", "headline": "", "abstract": ""},
+    {"doc_id": "a4", "headline": "Shock tubes", "abstract": ["First sentence.", "Second sentence."]},
+    {"doc_id": "a5", "abstract": ["a sentence", 7]},
 ]
 FIELDS = {"id": "doc_id", "title": "headline", "text": "abstract"}
 
@@ -66,13 +68,19 @@ def test_records_are_read_by_the_named_keys_and_their_citations_resolve(pubs):
     assert [(u.unit_key, u.title, u.text) for u in units] == [
         ("record:a1", "Wing flutter", "Wing flutter\n\nFlutter of swept wings at transonic speed."),
         ("record:7", None, "Boundary layer transition on cones."),
+        ("record:a4", "Shock tubes", "Shock tubes\n\nFirst sentence.\nSecond sentence."),  # SciFact's lists
     ]
     reasons = {i.path: i.reason for i in loader.issues}
     assert 'record has no "doc_id" (its keys: "id", "abstract")' in reasons["pubs.jsonl:3"]
     assert reasons["pubs.jsonl:4"] == 'record \'a3\' has no text (empty "headline" and "abstract")'
+    assert reasons["pubs.jsonl:6"] == '"abstract" must be a string or a list of strings, "headline" a string'
     chunks = [c for u in units for c in chunk_unit(u)]
     citations = [Citation("pubs", "jsonl", str(pubs), c.locator) for c in chunks]
-    assert [c.locator.field for c in chunks] == ["doc_id:headline+abstract", "doc_id:abstract"]
+    assert [c.locator.field for c in chunks] == [
+        "doc_id:headline+abstract",
+        "doc_id:abstract",
+        "doc_id:headline+abstract",
+    ]
     assert [resolve(c) for c in citations] == [c.text for c in chunks] == resolve_many(citations)
 
 

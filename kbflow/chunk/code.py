@@ -26,8 +26,8 @@ So that a chunk stands on its own:
   not show it, and a split class's body is labelled "class body without its
   methods".
 
-Python, JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby and Bash are
-covered (see :mod:`kbflow.chunk.grammars`).
+Python, JavaScript, TypeScript/TSX, Go, Rust, Java, C, C++, Ruby, Bash, PHP,
+C#, Kotlin, Scala, Swift and Lua are covered (see :mod:`kbflow.chunk.grammars`).
 """
 
 from __future__ import annotations

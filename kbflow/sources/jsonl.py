@@ -72,14 +72,22 @@ class RecordFields:
 BEIR = RecordFields()
 
 
+def _joined(value: Any) -> str:
+    """A record's text: a string, or a list of strings (a set's sentences or paragraphs, as SciFact's original
+    ``abstract`` holds them) one a line."""
+    if isinstance(value, list):
+        return "\n".join(value)
+    return str(value or "")
+
+
 def record_text(obj: Mapping[str, Any], fields: RecordFields = BEIR) -> tuple[str, str]:
     """The unit text of a record and the field its locator carries (:meth:`RecordFields.locator_field`).
 
-    Its title and text joined by a blank line when there is a title; the
-    resolver rebuilds the text the same way.
+    Its title and text joined by a blank line when there is a title (a text given as a list of strings is
+    one string a line); the resolver rebuilds the text the same way.
     """
     title = str(obj.get(fields.title) or "").strip()
-    text = str(obj.get(fields.text) or "")
+    text = _joined(obj.get(fields.text))
     if title:
         return f"{title}\n\n{text}", fields.locator_field(True)
     return text, fields.locator_field(False)
@@ -144,8 +152,9 @@ def _record(raw: bytes, lineno: int, offset: int, fields: RecordFields) -> dict[
         hint = 'BEIR records are {"_id", "title", "text"}' if fields == BEIR else "check the source's fields"
         raise _NoId(f'record has no "{fields.id}" (its keys: {keys}); {hint}, or name yours: {_FIELDS_HINT}')
     text, title = obj.get(fields.text), obj.get(fields.title)
-    if not isinstance(text, (str, type(None))) or not isinstance(title, (str, type(None))):
-        raise ValueError(f'"{fields.text}" and "{fields.title}" must be strings')
+    sentences = isinstance(text, list) and all(isinstance(t, str) for t in text)
+    if not (isinstance(text, (str, type(None))) or sentences) or not isinstance(title, (str, type(None))):
+        raise ValueError(f'"{fields.text}" must be a string or a list of strings, "{fields.title}" a string')
     return obj
 
 
