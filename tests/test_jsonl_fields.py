@@ -104,3 +104,15 @@ def test_add_names_the_keys_a_record_has_and_stores_the_fields(tmp_path, pubs):
     )
     assert result.exit_code == 0, result.output
     assert Lake(str(tmp_path / "cli")).sources()[0].options == {"fields": {"id": "doc_id"}}
+
+
+@pytest.mark.parametrize("text", [json.dumps(RECORDS[:2]), json.dumps(RECORDS[:2], indent=2)])
+def test_a_json_array_is_refused_at_add_with_how_to_convert_it(tmp_path, text):
+    path = tmp_path / "pubs.json"
+    path.write_text(text)
+    with pytest.raises(SourceError, match=r"pubs.json:1: a JSON array, not JSON Lines .* jq -c '\.\[\]' FILE"):
+        register_source(Lake(str(tmp_path / "lake")), str(path), "jsonl")
+    loader = get_loader("jsonl")
+    with pytest.raises(SourceError):
+        list(loader.load(Source("s", "jsonl", str(path))))
+    assert "a JSON array, not JSON Lines" in loader.issues[0].reason

@@ -129,6 +129,13 @@ class _NoId(ValueError):
     """A record without the id its source's fields name."""
 
 
+class _NotLines(ValueError):
+    """A file that is not JSON Lines at all (a JSON array)."""
+
+
+_ARRAY = "a JSON array, not JSON Lines (one object a line); convert it first: jq -c '.[]' FILE > FILE.jsonl"
+
+
 def _record(raw: bytes, lineno: int, offset: int, fields: RecordFields) -> dict[str, Any] | None:
     """The record on one line (``None`` for a blank line); ``ValueError`` saying what is wrong with it."""
     try:
@@ -144,7 +151,11 @@ def _record(raw: bytes, lineno: int, offset: int, fields: RecordFields) -> dict[
     try:
         obj = jsontext.loads(line)
     except json.JSONDecodeError as exc:
+        if lineno == 1 and line.lstrip().startswith("["):
+            raise _NotLines(_ARRAY) from None
         raise ValueError(f"invalid JSON ({exc.msg}); each line must be one JSON object") from None
+    if lineno == 1 and isinstance(obj, list):
+        raise _NotLines(_ARRAY)
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
     if obj.get(fields.id) in (None, ""):
@@ -165,7 +176,7 @@ def _check_first_record(path: str, fields: RecordFields) -> None:
             try:
                 if _record(raw, lineno, 0, fields) is not None or lineno >= 1000:
                     return
-            except _NoId as exc:
+            except (_NoId, _NotLines) as exc:
                 raise SourceError(f"{path}:{lineno}: {exc}") from None
             except ValueError:
                 return  # another problem of one line: reported at ingest, the others loaded
