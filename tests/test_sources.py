@@ -210,6 +210,7 @@ def test_minified_code_is_left_out_with_its_reason(tmp_path):
     """A vendored bundle is no code anyone reads, and its few giant chunks would match every query's words."""
     (tmp_path / "bundle.js").write_text("var a=" + "+".join(str(i) for i in range(3000)) + ";\n")
     (tmp_path / "jquery.min.js").write_text("function a(){return 1}\n")
+    (tmp_path / "logo.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"><path d="M12 2C6.48 2 2 6.48"/></svg>')
     (tmp_path / "app.js").write_text('function prime() {\n  return "pump";\n}\n')
     (tmp_path / "data.json").write_text('{"a": [' + ",".join(str(i) for i in range(3000)) + "]}")  # data: cut at keys
     loader, units = load("repo", tmp_path)
@@ -218,6 +219,7 @@ def test_minified_code_is_left_out_with_its_reason(tmp_path):
     assert reasons == {
         "bundle.js": "minified or generated code (lines of 13,897 characters on average)",
         "jquery.min.js": "minified code (named *.min.*)",
+        "logo.svg": "an image (SVG)",
     }
     assert not any(i.failed for i in loader.issues)
 

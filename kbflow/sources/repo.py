@@ -1,7 +1,7 @@
 """Code repositories: one raw unit per text file, in a deterministic walk.
 
 Skips VCS, vendored and virtualenv folders, package managers' lock files,
-files over 1 MiB, binary files and PDFs, minified code (``*.min.js``, or lines
+files over 1 MiB, binary files, PDFs and SVG images, minified code (``*.min.js``, or lines
 of over :data:`MINIFIED_MEAN_LINE` characters on average), a built site's
 search index, and symlinks that leave the root, and honours ``.gitignore``.
 What is left out is reported (:attr:`~kbflow.sources.base.Loader.issues`),
@@ -110,6 +110,8 @@ class RepoLoader(FileSetLoader):
         data = read_bytes(path)
         if data.startswith(b"%PDF-"):  # a PDF's text-like syntax is no text to read
             raise SkipFile("a PDF" + read_by("file.pdf", self.name))
+        if rel.lower().endswith(".svg"):  # drawing commands: its few words are labels, its paths noise
+            raise SkipFile("an image (SVG)")
         if looks_binary(data):
             raise SkipFile("binary file" + read_by(rel, self.name))
         try:
