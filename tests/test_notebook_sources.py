@@ -110,6 +110,22 @@ def test_nbformat_3_worksheets_heading_cells_and_inputs():
         ],
     }
     assert notebook_text(json.dumps(nb), "old.ipynb") == "## Setup\n\n```python\nx = 1\nx\n```\n\n```output\n1\n```\n"
+    # a heading level that is no level, and cells and outputs of odd shapes, read as what they can be
+    odd = {
+        "nbformat": 3,
+        "metadata": None,
+        "worksheets": [
+            {
+                "cells": [
+                    {"cell_type": "heading", "level": "x", "source": "Odd"},
+                    {"cell_type": "code", "input": 5, "outputs": {"a": 1}},
+                    {"cell_type": "code", "input": "y", "outputs": [{"output_type": "stream", "text": None}]},
+                    "not a cell",
+                ]
+            }
+        ],
+    }
+    assert notebook_text(json.dumps(odd), "odd.ipynb") == "# Odd\n\n```\ny\n```\n"
 
 
 @pytest.mark.parametrize(
