@@ -297,3 +297,19 @@ def test_a_whole_html_page_in_a_repository_is_read_as_its_text_and_resolves(tmp_
     monkeypatch.setattr(web, "read_page", lambda path, *a: parsed.append(path) or real(path, *a))
     assert resolver.resolve_many(citations) == [c.text for c in chunks]
     assert len(parsed) == len(set(parsed)) == 3  # each page parsed once, however many chunks cite it
+
+
+def test_without_the_web_extra_a_page_in_a_repository_is_markup_and_says_why(tmp_path, monkeypatch, caplog):
+    from kbflow.errors import MissingDependencyError
+    from kbflow.sources import repo
+
+    def missing(*args, **kwargs):
+        raise MissingDependencyError("html5lib is missing: pip install 'kbflow[web]'")
+
+    monkeypatch.setattr(repo, "page_unit", missing)
+    repo._warn_once.cache_clear()
+    (tmp_path / "Session.html").write_text(PAGE)
+    with caplog.at_level("WARNING", logger="kbflow.sources.repo"):
+        _, units = load("repo", tmp_path)
+    assert [u.content_kind for u in units] == ["code"]
+    assert "pip install 'kbflow[web]'; until then a repository's HTML pages are read as markup" in caplog.text

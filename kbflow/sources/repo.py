@@ -14,6 +14,7 @@ first :data:`DATA_PREVIEW_ROWS` rows.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -48,6 +49,11 @@ _PAGE_NAMES = (".html", ".htm", ".xhtml")
 _WHOLE_PAGE = re.compile(r"\ufeff?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]", re.IGNORECASE | re.DOTALL)
 
 
+@functools.cache
+def _warn_once(message: str) -> None:
+    log.warning(message)
+
+
 def _page(source: Source, rel: str, path: str, data: bytes, text: str) -> list[RawUnit] | None:
     """A whole HTML page (built documentation, a saved page) read as a browser shows it, as a web source reads
     it; ``None`` for a fragment or template (read as code), or where the ``web`` extra is missing."""
@@ -55,7 +61,8 @@ def _page(source: Source, rel: str, path: str, data: bytes, text: str) -> list[R
         return None
     try:
         return [page_unit(source, rel, path, data)]
-    except MissingDependencyError:
+    except MissingDependencyError as exc:
+        _warn_once(f"{exc}; until then a repository's HTML pages are read as markup, in line windows")
         return None
     except SourceError:
         raise SkipFile("a web page without article text (script, navigation or hidden)") from None
