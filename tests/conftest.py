@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -17,8 +19,11 @@ SHARED = REPO.parent / "shared" / "datasets"
 FAST_MODEL = "hash:64"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# ONNX exports of the model go to a folder of this test session, never the user's ~/.cache/kbflow
-os.environ.setdefault("KBFLOW_CACHE", tempfile.mkdtemp(prefix="kbflow-test-cache-"))
+# ONNX exports of the model go to a folder of this test session, never the user's ~/.cache/kbflow;
+# the process that made it removes it at exit (xdist workers inherit the variable and leave it be)
+if "KBFLOW_CACHE" not in os.environ:
+    os.environ["KBFLOW_CACHE"] = tempfile.mkdtemp(prefix="kbflow-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["KBFLOW_CACHE"], ignore_errors=True)
 
 
 #: the keys of a hit's JSON object (``kbflow search --json``, REST) and of its citation
