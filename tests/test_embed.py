@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -151,6 +153,26 @@ def test_openvino_that_fails_falls_back_to_onnxruntime_unless_asked_for(embedder
     assert "no CPU plugin" in caplog.text and "on onnxruntime instead" in caplog.text
     with pytest.raises(EmbedError, match="no CPU plugin"):
         OnnxEmbedder(base_id, target, quantized=False, threads=None, runtime="openvino")
+
+
+def test_openvino_is_imported_with_its_telemetry_off():
+    """Importing OpenVINO sends a usage event (Google Analytics, from a forked process) unless its telemetry
+    module is missing: kbflow's import leaves OpenVINO on its no-op stub, and nothing forks."""
+    pytest.importorskip("openvino")
+    probe = (
+        "import os, sys\n"
+        "forks = []\n"
+        "os.register_at_fork(before=lambda: forks.append(1))\n"
+        "from kbflow.embed.openvino import import_openvino\n"
+        "import_openvino()\n"
+        "import time; time.sleep(0.5)\n"
+        "tm = sys.modules['openvino.tools.ovc.telemetry_utils'].tm\n"
+        "print(tm.__name__, len(forks))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["openvino.tools.ovc.telemetry_stub", "0"]
+    assert "fork" not in out.stderr
 
 
 def test_openvino_compiles_on_the_first_batch_not_for_a_processs_queries(monkeypatch):

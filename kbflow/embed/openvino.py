@@ -28,6 +28,7 @@ falls back to onnxruntime and logs why).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable
 from importlib import metadata
@@ -38,7 +39,7 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.errors import ConfigError, EmbedError
 
-__all__ = ["MIN_COSINE", "RUNTIME_ENV", "RUNTIMES", "OpenVinoRunner", "runtime_choice"]
+__all__ = ["MIN_COSINE", "RUNTIME_ENV", "RUNTIMES", "OpenVinoRunner", "import_openvino", "runtime_choice"]
 
 #: the environment variable that picks the runtime of the fp32 ``onnx`` backend
 RUNTIME_ENV = "KBFLOW_ONNX_RUNTIME"
@@ -64,6 +65,20 @@ def available() -> bool:
     return True
 
 
+def import_openvino() -> Any:
+    """``openvino``, imported with its usage telemetry off.
+
+    Importing OpenVINO starts its telemetry (``openvino_telemetry``): unless the user has opted out, a
+    Google Analytics event sent from a process forked for it. kbflow never reports its users' runs, and
+    that fork copies a process holding Lance's threads (Lance and LanceDB print warnings about it). The
+    ``openvino_telemetry`` module is marked missing in this process before the first import, so OpenVINO
+    takes its own no-op stub; a process that imported OpenVINO's telemetry itself is left as it is.
+    """
+    if "openvino" not in sys.modules:
+        sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
+    return require("openvino")
+
+
 class OpenVinoRunner:
     """An export's ``model.onnx`` compiled by OpenVINO for the CPU in fp32: ``run(feeds)`` is the first output.
 
@@ -71,7 +86,7 @@ class OpenVinoRunner:
     """
 
     def __init__(self, folder: str, threads: int | None) -> None:
-        ov = require("openvino")
+        ov = import_openvino()
         config: dict[str, Any] = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"}
         if threads:
             config["INFERENCE_NUM_THREADS"] = threads
