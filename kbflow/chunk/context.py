@@ -10,7 +10,8 @@ exactly the source text:
 kind   header
 ====== ==============================================================
 doc    ``path — Heading > Subheading``
-web    ``page title — Heading > Subheading``
+web    ``page title — Heading > Subheading``, then a table's header row
+       when the chunk starts below it inside the table
 pdf    ``file.pdf p.12`` (the page label where the PDF has one), then the
        page's heading (its title lines: a statement's title, units and
        periods, :mod:`kbflow.sources.pdf.heading`) when the chunk does

@@ -91,8 +91,10 @@ class WebLoader(FileSetLoader):
     max_file_mb = 16.0
     #: 2: headings whose text sits in an element of a "header"-like class are kept (mdBook); 3: pages hidden
     #: whole until their scripts run are read, headings' permalink markers (Sphinx's ¶) dropped, deep pages read,
-    #: a site's index and search pages that name themselves (rel=index, rel=search) left out
-    revision = "3"
+    #: a site's index and search pages that name themselves (rel=index, rel=search) left out; 4: a table's row of
+    #: values is one line, its cells joined by " | "; any element holding blocks is a container; a page without
+    #: heading elements takes its bold lines as headings; an inline XBRL filing is titled by its cover page
+    revision = "4"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

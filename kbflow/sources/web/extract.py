@@ -15,10 +15,15 @@ element that holds the text.
   the page's layout (``dropped``);
 - the content root is the ``article`` (or ``main`` / ``role="main"``) holding
   the most text, else ``body``;
-- block elements (paragraphs, headings, list items, quotes, ``pre``, table
-  cells, captions) become blocks joined by a blank line; headings are written
-  as Markdown ``#`` lines so the document chunker keeps them as structure;
-  whitespace is collapsed outside ``pre``.
+- block elements (paragraphs, headings, list items, quotes, ``pre``,
+  captions) become blocks joined by a blank line; a table's row of values is
+  one block, its cells joined by ``" | "`` (:mod:`.rows`), where a row that
+  lays out a page is read as blocks; any element holding blocks is a
+  container, whatever its tag (inline XBRL's ``<ix:nonNumeric>``, a web
+  component); headings are written as Markdown ``#`` lines so the document
+  chunker keeps them as structure, and a page with no heading element takes
+  its bold lines as headings (:mod:`.emphasis`: an SEC filing's ``PART II``,
+  ``Item 7.``, statement titles); whitespace is collapsed outside ``pre``.
 
 The layout maps each block's char span to the css path of its element
 (``html > body > div#main > p:nth-of-type(3)``); a chunk's locator takes the
@@ -34,7 +39,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kbflow._lazy import require
+from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason
+from kbflow.sources.web.rows import CELL_SEP, row_text
+from kbflow.sources.web.xbrl import filing_facts, filing_title
 
 __all__ = ["WebPage", "extract"]
 
@@ -50,6 +58,9 @@ _BLOCKS = {
     "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "pre", "blockquote", "td", "th", "dd", "dt",
     "figcaption", "caption", "address", "summary",
 }  # fmt: skip
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+#: blocks that are never a heading, bold or not (a list's item, a cell, a quote, code)
+_NOT_BOLD_HEADINGS = frozenset({"pre", "li", "dt", "dd", "td", "th", "caption", "figcaption", "blockquote", "summary"})
 _CONTAINERS = {
     "div", "section", "article", "main", "ul", "ol", "table", "tr", "tbody", "thead", "tfoot", "dl", "figure",
     "body", "html", "details",
@@ -88,6 +99,9 @@ class _Node:
     big: bool = False
     #: why this element is not content (computed once), "" when it is
     why: str | None = None
+    #: holds a block or container element: read as a container whatever its tag (an inline XBRL
+    #: ``<ix:nonNumeric>`` around a filing's note, a web component, an ``<a>`` around a card's ``<div>``)
+    blocky: bool = False
 
 
 def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str, str], styles: list[str]) -> None:
@@ -191,11 +205,18 @@ def _shown_once_scripts_ran(node: _Node, hidden: str) -> bool:
 
 
 def _raw_sizes(node: _Node) -> int:
-    """Visible-ish text length under ``node`` (scripts and styles excluded), without class rules."""
+    """Visible-ish text length under ``node`` (scripts and styles excluded), without class rules; marks the
+    elements that hold blocks (:attr:`_Node.blocky`)."""
     if node.tag in _DROP_TAGS:
         node.size = 0
         return 0
-    n = sum(len(c.strip()) if isinstance(c, str) else _raw_sizes(c) for c in node.children)
+    n = 0
+    for c in node.children:
+        if isinstance(c, str):
+            n += len(c.strip())
+        else:
+            n += _raw_sizes(c)
+            node.blocky = node.blocky or c.blocky or c.tag in _BLOCKS or c.tag in _CONTAINERS
     node.size = n
     return n
 
@@ -250,10 +271,15 @@ class WebPage:
 def extract(html: str) -> WebPage:
     """The article text of an HTML document, with its blocks' css paths and what was dropped."""
     root_node, meta, css = _tree(html)
+    filing = filing_title(filing_facts(root_node))
+    if filing:
+        meta["filing"] = filing
     _assign_css(root_node, "")
     _mark_big(root_node, _raw_sizes(root_node))
     reading = _Reading(_Rules(StyleRules.parse(css)))
-    reading.walk(reading.article(root_node), root=True)
+    article = reading.article(root_node)
+    reading.bold_headings = not reading.find(article, lambda n: n.tag in _HEADINGS)
+    reading.walk(article, root=True)
     return _page(reading.blocks, meta, reading.dropped)
 
 
@@ -264,6 +290,8 @@ class _Reading:
         self.rules = rules
         self.dropped: list[dict[str, Any]] = []
         self.blocks: list[tuple[str, str]] = []  # (text, css)
+        #: the page has no heading element: its bold lines are its headings (:mod:`.emphasis`)
+        self.bold_headings = False
 
     def content(self, node: _Node) -> bool:
         """Whether ``node`` is content; a dropped element with text is listed once, with its reason."""
@@ -298,9 +326,24 @@ class _Reading:
         text = "".join(parts)
         text = text.strip("\n") if pre else _SPACE.sub(" ", text).strip()
         if text:
-            if node.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            if node.tag in _HEADINGS:
                 text = "#" * int(node.tag[1]) + " " + text.replace("\n", " ")
+            elif self.bold_heading(node, text):
+                text = "#" * bold_level(text) + " " + text.replace("\n", " ")
             self.blocks.append((text, node.css))
+
+    def row_heading(self, row: _Node, text: str) -> str | None:
+        """A filing's part or item heading laid out as a table row (``ITEM 7. | MANAGEMENT'S DISCUSSION ...``,
+        all bold) as a heading line, cells a space apart; ``None`` for any other row."""
+        if not self.bold_headings or len(text) > MAX_HEADING_CHARS or bold_level(text) == 3:
+            return None
+        return "#" * bold_level(text) + " " + text.replace(CELL_SEP, " ") if all_bold(row, self.content) else None
+
+    def bold_heading(self, node: _Node, text: str) -> bool:
+        """Whether the block ``text`` (all of ``node``'s) is a heading of a page without heading elements."""
+        if not self.bold_headings or node.blocky or node.tag in _NOT_BOLD_HEADINGS or len(text) > MAX_HEADING_CHARS:
+            return False
+        return text[0] != "#" and all_bold(node, self.content)
 
     def inline(self, node: _Node, pre: bool) -> str:
         out = []
@@ -321,7 +364,12 @@ class _Reading:
                 parts.append(c)
             elif not self.content(c):
                 continue
-            elif c.tag in _BLOCKS or c.tag in _CONTAINERS:
+            elif c.tag == "tr" and (row := row_text(c, self.content)) is not None:
+                self.flush(parts, node, pre)
+                parts = []
+                if row:
+                    self.blocks.append((self.row_heading(c, row) or row, c.css))
+            elif c.tag in _BLOCKS or c.tag in _CONTAINERS or c.blocky:
                 self.flush(parts, node, pre)
                 parts = []
                 self.walk(c)
@@ -342,7 +390,7 @@ def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dic
         spans.append([pos, pos + len(text), path])
         text_parts.append(text)
         pos += len(text)
-    title = _SPACE.sub(" ", meta.get("og:title") or meta.get("title", "")).strip() or None
+    title = _SPACE.sub(" ", meta.get("filing") or meta.get("og:title") or meta.get("title", "")).strip() or None
     url = meta.get("canonical") or meta.get("og:url") or None
     refresh = _REFRESH_URL.search(meta.get("refresh", ""))
     return WebPage(

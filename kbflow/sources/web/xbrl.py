@@ -1,0 +1,74 @@
+"""The title of an SEC filing in inline XBRL: who filed which form for which period, from its cover page.
+
+EDGAR publishes every 10-K and 10-Q as inline XBRL HTML whose ``<title>``
+is its file's stem (``aapl-20240928``), a title that names neither the
+company nor the year. Each chunk's context header starts with its page's
+title, so a question naming Coca-Cola or fiscal 2025 could not tell one
+filing's "Human Capital" section from another's. The cover page tags what a
+reader looks for as document and entity information facts
+(``<ix:nonNumeric name="dei:EntityRegistrantName">``, ``dei:DocumentType``,
+``dei:DocumentFiscalYearFocus``, ``dei:DocumentFiscalPeriodFocus``,
+``dei:DocumentPeriodEndDate``, some in the document's hidden header); where
+the registrant is named, the page's title is made from them:
+``Apple Inc. 10-K FY2024, period ended September 28, 2024``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["filing_facts", "filing_title"]
+
+_FACTS = frozenset(
+    {
+        "dei:EntityRegistrantName",
+        "dei:DocumentType",
+        "dei:DocumentFiscalYearFocus",
+        "dei:DocumentFiscalPeriodFocus",
+        "dei:DocumentPeriodEndDate",
+    }
+)
+_SPACE = re.compile(r"\s+")
+#: a fact's text longer than this is not a name, a form or a date
+_MAX_FACT_CHARS = 120
+
+
+def filing_facts(root: Any) -> dict[str, str]:
+    """The first text of each cover-page fact of :data:`_FACTS` in the element tree under ``root``."""
+    found: dict[str, str] = {}
+    stack = [root]
+    while stack and len(found) < len(_FACTS):
+        node = stack.pop()
+        name = node.attrs.get("name", "") if node.tag == "ix:nonnumeric" else ""
+        if name in _FACTS and name not in found:
+            text = _SPACE.sub(" ", "".join(_in_order(node))).strip()
+            if text and len(text) <= _MAX_FACT_CHARS:
+                found[name] = text
+        stack.extend(c for c in reversed(node.children) if not isinstance(c, str))
+    return found
+
+
+def _in_order(node: Any) -> list[str]:
+    out: list[str] = []
+    for c in node.children:
+        out.extend([c] if isinstance(c, str) else _in_order(c))
+    return out
+
+
+def filing_title(facts: dict[str, str]) -> str | None:
+    """``Registrant form FYyyyy, period ended date`` (a quarter: ``Q2 FY2025``), or ``None`` without a
+    registrant's name."""
+    name = facts.get("dei:EntityRegistrantName")
+    if not name:
+        return None
+    parts = [name]
+    if form := facts.get("dei:DocumentType"):
+        parts.append(form)
+    year, period = facts.get("dei:DocumentFiscalYearFocus"), facts.get("dei:DocumentFiscalPeriodFocus")
+    if year:
+        parts.append(f"FY{year}" if period in (None, "FY") else f"{period} FY{year}")
+    title = " ".join(parts)
+    if end := facts.get("dei:DocumentPeriodEndDate"):
+        title += f", period ended {end}"
+    return title

@@ -1,0 +1,223 @@
+"""Web pages as SEC filings and docs pages write them: table rows as lines, blocks in any element, bold headings."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbflow.sources.web.emphasis import bold_level
+from kbflow.sources.web.extract import extract
+from kbflow.sources.web.rows import MAX_CELL_CHARS, join_cells
+from kbflow.sources.web.xbrl import filing_title
+
+pytestmark = pytest.mark.unit
+pytest.importorskip("html5lib")
+
+# as an SEC filing writes a statement: the sign, the figure and the % in cells of their own, spacer cells between
+STATEMENT = """<html><body>
+<div><span style="font-weight:700">CONSOLIDATED STATEMENTS OF OPERATIONS</span></div>
+<div>(In millions)</div>
+<table>
+<tr><td></td><td colspan="3">2024</td><td></td><td colspan="3">Change</td></tr>
+<tr><td><span>Americas</span></td><td></td><td>$</td><td>167,045</td><td></td><td>3</td><td>%</td></tr>
+<tr><td><span>Greater China</span></td><td></td><td>66,952</td><td></td><td>(8</td><td>)%</td></tr>
+<tr><td></td><td></td><td></td></tr>
+<tr><td>Total net sales</td><td>$</td><td>391,035</td><td>$</td><td>(1,234</td><td>)</td></tr>
+</table>
+<div>See accompanying Notes.</div>
+</body></html>"""
+
+
+def test_a_statement_row_is_one_line_with_signs_and_percents_joined_to_their_figures():
+    page = extract(STATEMENT)
+    lines = page.text.split("\n\n")
+    assert lines == [
+        "### CONSOLIDATED STATEMENTS OF OPERATIONS",  # bold, in a page with no heading element
+        "(In millions)",
+        "2024 | Change",
+        "Americas | $167,045 | 3%",
+        "Greater China | 66,952 | (8)%",
+        "Total net sales | $391,035 | $(1,234)",
+        "See accompanying Notes.",
+    ]  # the row of empty cells is no line
+    row = next(b for b in page.blocks if page.text[b[0] : b[1]].startswith("Americas"))
+    assert row[2].endswith("table > tbody > tr:nth-of-type(2)")  # the row's element
+
+
+def test_a_docs_option_table_keeps_each_option_with_its_description():
+    html = """<html><body><main><h1>Profiles</h1><table>
+    <thead><tr><th>Setting</th><th>Default</th><th>Meaning</th></tr></thead>
+    <tbody><tr><td><code>opt-level</code></td><td>0</td><td><p>How much to optimize.</p><p>3 is the most.</p></td></tr>
+    <tr><td><code>debug</code></td><td style="display:none">secret</td><td>Debug info, <em>full</em> or none.</td></tr>
+    </tbody></table></main></body></html>"""
+    lines = extract(html).text.split("\n\n")
+    assert lines == [
+        "# Profiles",
+        "Setting | Default | Meaning",
+        "opt-level | 0 | How much to optimize. 3 is the most.",  # a cell's paragraphs, a space apart
+        "debug | Debug info, full or none.",  # the hidden cell is not read
+    ]
+
+
+def test_a_table_that_lays_out_a_page_is_read_as_blocks():
+    html = """<html><body><table><tr>
+    <td><h2>About tides</h2><p>Tides rise twice a day.</p><p>The moon pulls the sea.</p></td>
+    <td><ul><li>menu one</li></ul></td></tr></table></body></html>"""
+    assert extract(html).text.split("\n\n") == [
+        "## About tides",
+        "Tides rise twice a day.",
+        "The moon pulls the sea.",
+        "menu one",
+    ]
+
+
+def test_a_row_with_a_cell_of_prose_is_read_as_blocks():
+    prose = "The sea is wide. " * (MAX_CELL_CHARS // 17 + 1)
+    html = f"<html><body><table><tr><td>Note</td><td>{prose}</td></tr></table></body></html>"
+    assert extract(html).text.split("\n\n") == ["Note", prose.strip()]
+
+
+def test_a_nested_table_is_read_row_by_row_inside_its_cell():
+    html = """<html><body><table><tr><td>
+    <table><tr><td>Revenue</td><td>$</td><td>10</td></tr><tr><td>Costs</td><td>4</td></tr></table>
+    </td></tr></table></body></html>"""
+    assert extract(html).text.split("\n\n") == ["Revenue | $10", "Costs | 4"]
+
+
+@pytest.mark.parametrize(
+    ("cells", "line"),
+    [
+        (["Net income", "$", "93,736", "$", "96,995"], "Net income | $93,736 | $96,995"),
+        (["Margin", "46.2", "%", "(1.5", ")%"], "Margin | 46.2% | (1.5)%"),
+        (["%", "of sales"], "% | of sales"),  # a lone % first: nothing before it to join
+        (["Total", "€"], "Total | €"),  # a sign with no figure after it stays
+        (["Loss", "$", "(12", ")"], "Loss | $(12)"),
+        ([], ""),
+    ],
+)
+def test_join_cells(cells, line):
+    assert join_cells(cells) == line
+
+
+def test_an_unknown_or_inline_element_around_blocks_is_read_as_a_container():
+    """Inline XBRL wraps a filing's notes in ``<ix:nonNumeric>``; a card is an ``<a>`` around ``<div>``s; a web
+    component is a tag of its own: their blocks stay blocks, not one paragraph of words run together."""
+    html = """<html><body>
+    <ix:nonNumeric name="us-gaap:RevenueTextBlock"><div><span>Revenue Recognition</span></div>
+    <div><span>Revenue is recognized when control passes.</span></div>
+    <div><table><tr><td>Products</td><td>$</td><td>294,866</td></tr></table></div></ix:nonNumeric>
+    <a href="/guide"><div>Guide</div><div>Start here.</div></a>
+    <docs-note><p>A note inside a web component.</p><p>Its second paragraph.</p></docs-note>
+    <p>An <span>inline <b>span</b></span> stays inline.</p>
+    </body></html>"""
+    assert extract(html).text.split("\n\n") == [
+        "Revenue Recognition",
+        "Revenue is recognized when control passes.",
+        "Products | $294,866",
+        "Guide",
+        "Start here.",
+        "A note inside a web component.",
+        "Its second paragraph.",
+        "An inline span stays inline.",
+    ]
+
+
+FILING = (
+    """<html><body>
+<div><span style="font-weight:700">PART II</span></div>
+<table><tr><td><span style="font-weight:bold">ITEM 7.</span></td>
+<td><b>MANAGEMENT'S DISCUSSION AND ANALYSIS</b></td></tr></table>
+<div><span style="font-weight:700">Gross <span>Margin</span></span></div>
+<div><span>Gross margin rose on <b>Services</b>.</span></div>
+<div style="font-weight:700"><span style="font-weight:400">Not bold after all</span></div>
+<table><tr><td><b>2024</b></td><td><b>2023</b></td></tr></table>
+<ul><li><b>A bold list item</b></li></ul>
+<div><b>"""
+    + "A bold paragraph far too long to be a heading. " * 5
+    + """</b></div>
+</body></html>"""
+)
+
+
+def test_a_page_without_heading_elements_takes_its_bold_lines_as_headings():
+    lines = extract(FILING).text.split("\n\n")
+    assert lines[:4] == [
+        "# PART II",
+        "## ITEM 7. MANAGEMENT'S DISCUSSION AND ANALYSIS",  # an item laid out as a row of bold cells
+        "### Gross Margin",
+        "Gross margin rose on Services.",  # only a word of it is bold
+    ]
+    assert lines[4:7] == ["Not bold after all", "2024 | 2023", "A bold list item"]  # a bold row of values stays a row
+    assert not lines[7].startswith("#")
+
+
+def test_a_page_with_heading_elements_keeps_only_those():
+    html = FILING.replace("<body>", "<body><h1>Annual report</h1>")
+    lines = extract(html).text.split("\n\n")
+    assert lines[0] == "# Annual report"
+    assert [line for line in lines if line.startswith("#")] == ["# Annual report"]
+
+
+@pytest.mark.parametrize(
+    ("text", "level"),
+    [("PART I", 1), ("Part IV", 1), ("Item 7. Management's Discussion", 2), ("ITEM 1A: RISK FACTORS", 2),
+     ("Gross Margin", 3), ("Partners", 3), ("Items sold", 3)],
+)  # fmt: skip
+def test_bold_level(text, level):
+    assert bold_level(text) == level
+
+
+def test_a_chunk_that_continues_a_table_carries_its_header_row_in_its_context(tmp_path):
+    from kbflow.chunk.base import chunk_unit
+    from kbflow.records import Source
+    from kbflow.sources.web import page_unit
+
+    rows = "".join(
+        f"<tr><td>Line item number {i} of the statement</td><td>$</td><td>{i},{i:03d}</td><td>{i + 1},000</td></tr>"
+        for i in range(1, 61)
+    )
+    html = (
+        "<html><body><div><b>CONSOLIDATED BALANCE SHEETS</b></div><table>"
+        "<tr><td>Years ended</td></tr><tr><td></td><td>September 28, 2024</td><td>September 30, 2023</td></tr>"
+        f"{rows}</table><div>Notes follow.</div></body></html>"
+    )
+    path = tmp_path / "10k.html"
+    path.write_text(html)
+    chunks = chunk_unit(page_unit(Source("s", "web", str(path)), "10k.html", str(path), html.encode()))
+    in_table = [c for c in chunks if "Line item number" in c.text]
+    assert len(in_table) >= 3  # the statement is cut into several chunks
+    header = "September 28, 2024 | September 30, 2023"
+    assert in_table[0].text.startswith("### CONSOLIDATED BALANCE SHEETS") and header in in_table[0].text
+    for chunk in in_table[1:]:
+        assert chunk.context.endswith("\n" + header)  # the periods, not shown by the chunk itself
+        assert "CONSOLIDATED BALANCE SHEETS" in chunk.context  # its heading path
+        assert chunk.text.startswith("Line item number")  # the text stays the rows it cites
+    assert chunks[-1].text.endswith("Notes follow.")
+
+
+COVER = """<html><head><title>ko-20241231</title></head><body>
+<div style="display:none"><ix:header><ix:hidden>
+<ix:nonNumeric name="dei:DocumentFiscalYearFocus" contextRef="c-1">2024</ix:nonNumeric>
+<ix:nonNumeric name="dei:DocumentFiscalPeriodFocus" contextRef="c-1">{period}</ix:nonNumeric>
+</ix:hidden></ix:header></div>
+<div>FORM <ix:nonNumeric name="dei:DocumentType" contextRef="c-1">10-K</ix:nonNumeric></div>
+<div>For the fiscal year ended <ix:nonNumeric name="dei:DocumentPeriodEndDate" contextRef="c-1">December&#160;31,
+<span>2024</span></ix:nonNumeric></div>
+<div><ix:nonNumeric name="dei:EntityRegistrantName" contextRef="c-1"><b>COCA COLA CO</b></ix:nonNumeric></div>
+<div>Our Company had approximately 69,700 employees.</div>
+</body></html>"""
+
+
+def test_an_inline_xbrl_filing_is_titled_by_its_registrant_form_and_period():
+    """EDGAR's <title> is the file's stem; the cover page's dei facts (some hidden) say who filed what, when."""
+    page = extract(COVER.format(period="FY"))
+    assert page.title == "COCA COLA CO 10-K FY2024, period ended December 31, 2024"
+    assert page.text.startswith("FORM 10-K") and "FY" not in page.text  # the hidden facts are not read
+    assert "Our Company had approximately 69,700 employees." in page.text
+    assert extract(COVER.format(period="Q2")).title.startswith("COCA COLA CO 10-K Q2 FY2024")
+
+
+def test_a_page_without_a_registrant_keeps_its_own_title():
+    html = COVER.replace("dei:EntityRegistrantName", "dei:EntityCentralIndexKey").format(period="FY")
+    assert extract(html).title == "ko-20241231"
+    assert filing_title({"dei:DocumentType": "10-K"}) is None
+    assert filing_title({"dei:EntityRegistrantName": "Tesla, Inc."}) == "Tesla, Inc."
