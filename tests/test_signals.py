@@ -82,3 +82,34 @@ def test_a_question_naming_a_filing_prefers_it_and_the_signal_can_be_turned_off(
     assert on[0].score == pytest.approx(off[1].score + 0.5 * off[0].score)  # half the best score: its name matched
     no_year = r.search("What was the revenue or the sales?", k=2, mode="bm25")
     assert no_year[0].citation.locator.path == "ACME_2021_10K.pdf"
+
+
+def test_a_question_naming_a_filings_registrant_prefers_that_web_page(tmp_path, fast_settings):
+    """An inline XBRL filing's page is named by its title (its registrant, form and year, taken from its cover
+    page), not by its file's stem: a question naming the company lifts that filing's chunks. (Other web pages
+    are not named by their titles.)"""
+    pytest.importorskip("html5lib")
+    folder = tmp_path / "edgar"
+    folder.mkdir()
+    cover = (
+        '<ix:nonNumeric name="dei:EntityRegistrantName">{name}</ix:nonNumeric>'
+        '<ix:nonNumeric name="dei:DocumentType">10-K</ix:nonNumeric>'
+    )
+    for stem, name, text in [
+        ("abc-20241231", "ALPHA BEVERAGE CO", "We had approximately 9,000 employees at the end of the year."),
+        ("xyz-20241231", "ZETA MOTORS INC", "Our company had approximately 12,000 employees and contractors."),
+    ]:
+        html = f"<html><head><title>{stem}</title></head><body><div>{cover.format(name=name)}</div><p>{text}</p>"
+        (folder / f"{stem}.htm").write_text(html + "</body></html>")
+    lake = Lake(fast_settings.lake)
+    lake.update_sources([Source("e", "web", str(folder)).to_row()])
+    pipeline.ingest(lake, fast_settings)
+    r = Retriever.open(lake, settings=fast_settings)
+    question = "How many employees did Alpha Beverage have?"
+    on = r.search(question, k=2, mode="bm25")
+    off = r.search(question, k=2, mode="bm25", document_weight=0)
+    assert on[0].citation.locator.path == "abc-20241231.htm"
+    named = next(h.score for h in off if h.citation.locator.path == "abc-20241231.htm")
+    assert on[0].score == pytest.approx(named + 0.5 * off[0].score)  # half the best score: its registrant matched
+    other = next(h.score for h in on if h.citation.locator.path == "xyz-20241231.htm")
+    assert other == pytest.approx(next(h.score for h in off if h.citation.locator.path == "xyz-20241231.htm"))

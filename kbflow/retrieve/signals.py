@@ -16,7 +16,14 @@ off at weight 0:
   pages have their paths in the keyword leg's names field already
   (``names_weight``), and lifting a whole source file for a word of its path
   cost code search 0.04 nDCG@10 when code was named too (measured with
-  ``bench/code_eval.py --set document_weight=0.5`` before this rule).
+  ``bench/code_eval.py --set document_weight=0.5`` before this rule). An
+  SEC filing published as a web page (inline XBRL) is named by its title
+  instead, which kbflow takes from its cover page (the registrant, the form
+  and the fiscal year: ``COCA COLA CO 10-K FY2024``; its file is
+  ``ko-20241231.htm``): on ``bench/filing_questions.py`` hybrid MRR@10 rose
+  0.600 to 0.633. Other web pages are not named by their titles: that cost
+  the Rust Reference's questions 0.017 nDCG@10 (``bench/sites/reference``;
+  the Cargo book's gained 0.002).
 - **page** (``RetrievalSettings.page_weight``): the chunks of one PDF page
   reinforce each other: each gets the scores of its page's best other
   candidates (:data:`PAGE_TOP` of them), so a page whose statement title,
@@ -47,6 +54,11 @@ __all__ = ["NAMED_BY_PATH", "PAGE_TOP", "Groups", "name_words", "reinforce"]
 #: the content kinds whose documents the document signal names by their path (the others' paths are searched
 #: by the keyword leg's names field)
 NAMED_BY_PATH = frozenset({"pdf", "table"})
+#: the content kinds whose documents the document signal names by their title, where it names a filing's form
+NAMED_BY_TITLE = frozenset({"web"})
+#: an SEC form in a web page's title, as :mod:`kbflow.sources.web.xbrl` titles an inline XBRL filing
+#: (``Apple Inc. 10-K FY2024, period ended September 28, 2024``)
+_FILING_FORM = re.compile(r"\b(?:10-K|10-Q|20-F|40-F|8-K|6-K|S-1|S-4|F-1|DEF 14A|424B\d)(?:T|/A)?\b")
 
 #: a chunk gets the normalized scores of this many of its page's best other candidates
 PAGE_TOP = 2
@@ -78,6 +90,16 @@ def _path_words(path: str | None) -> frozenset[str]:
     return frozenset(name_words(stem))
 
 
+def _document_words(path: str, kind: str, title: str | None) -> frozenset[str]:
+    """The words that name a document: a PDF's path's, a web page's title's (an SEC filing's registrant, form
+    and fiscal year, :mod:`kbflow.sources.web.xbrl`), none for other kinds."""
+    if kind in NAMED_BY_PATH:
+        return _path_words(path)
+    if kind in NAMED_BY_TITLE and title and _FILING_FORM.search(title):
+        return frozenset(name_words(title))
+    return frozenset()
+
+
 @dataclass
 class Groups:
     """Each row's document and page for one pinned search-table version, and each document's path words.
@@ -104,6 +126,7 @@ class Groups:
                 "kind": S.CONTENT_KIND,
                 "path": f"{S.LOCATOR}.path",
                 "page": f"{S.LOCATOR}.page",
+                "title": S.TITLE,
             },
             with_row_id=True,
         )
@@ -117,9 +140,10 @@ class Groups:
         docs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         _, first = np.unique(docs, return_index=True)  # a row of each document, for its kind
         kinds = table.column("kind").take(pa.array(first, type="int64")).to_pylist()
+        titles = table.column("title").take(pa.array(first, type="int64")).to_pylist()
         words = [
-            _path_words(name.split("\x00", 1)[1]) if kind in NAMED_BY_PATH else frozenset()
-            for name, kind in zip(encoded.dictionary.to_pylist(), kinds)
+            _document_words(name.split("\x00", 1)[1], kind, title)
+            for name, kind, title in zip(encoded.dictionary.to_pylist(), kinds, titles, strict=True)
         ]
         page = pc.fill_null(table.column("page"), -1).to_numpy().astype(np.int64)
         pages = np.where(page >= 0, docs.astype(np.int64) * (1 << 24) + page, -1)
