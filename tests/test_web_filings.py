@@ -166,34 +166,6 @@ def test_bold_level(text, level):
     assert bold_level(text) == level
 
 
-def test_a_chunk_that_continues_a_table_carries_its_header_row_in_its_context(tmp_path):
-    from kbflow.chunk.base import chunk_unit
-    from kbflow.records import Source
-    from kbflow.sources.web import page_unit
-
-    rows = "".join(
-        f"<tr><td>Line item number {i} of the statement</td><td>$</td><td>{i},{i:03d}</td><td>{i + 1},000</td></tr>"
-        for i in range(1, 61)
-    )
-    html = (
-        "<html><body><div><b>CONSOLIDATED BALANCE SHEETS</b></div><table>"
-        "<tr><td>Years ended</td></tr><tr><td></td><td>September 28, 2024</td><td>September 30, 2023</td></tr>"
-        f"{rows}</table><div>Notes follow.</div></body></html>"
-    )
-    path = tmp_path / "10k.html"
-    path.write_text(html)
-    chunks = chunk_unit(page_unit(Source("s", "web", str(path)), "10k.html", str(path), html.encode()))
-    in_table = [c for c in chunks if "Line item number" in c.text]
-    assert len(in_table) >= 3  # the statement is cut into several chunks
-    header = "September 28, 2024 | September 30, 2023"
-    assert in_table[0].text.startswith("### CONSOLIDATED BALANCE SHEETS") and header in in_table[0].text
-    for chunk in in_table[1:]:
-        assert chunk.context.endswith("\n" + header)  # the periods, not shown by the chunk itself
-        assert "CONSOLIDATED BALANCE SHEETS" in chunk.context  # its heading path
-        assert chunk.text.startswith("Line item number")  # the text stays the rows it cites
-    assert chunks[-1].text.endswith("Notes follow.")
-
-
 COVER = """<html><head><title>ko-20241231</title></head><body>
 <div style="display:none"><ix:header><ix:hidden>
 <ix:nonNumeric name="dei:DocumentFiscalYearFocus" contextRef="c-1">2024</ix:nonNumeric>

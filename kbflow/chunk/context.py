@@ -10,8 +10,7 @@ exactly the source text:
 kind   header
 ====== ==============================================================
 doc    ``path — Heading > Subheading``
-web    ``page title — Heading > Subheading``, then a table's header row
-       when the chunk starts below it inside the table
+web    ``page title — Heading > Subheading``
 pdf    ``file.pdf p.12`` (the page label where the PDF has one), then the
        page's heading (its title lines: a statement's title, units and
        periods, :mod:`kbflow.sources.pdf.heading`) when the chunk does

@@ -25,7 +25,7 @@ import re
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, register_chunker
 from kbflow.chunk.layout import parse as parse_layout
-from kbflow.chunk.layout import pdf_regions, web_css_path, web_table_header
+from kbflow.chunk.layout import pdf_regions, web_css_path
 from kbflow.chunk.markup import SYNTAXES, Block, lines, markup_blocks
 from kbflow.records import RawUnit
 
@@ -289,7 +289,6 @@ class DocumentChunker(Chunker):
             elif base.kind == "web" and layout is not None:
                 css_path = web_css_path(layout, start, end)
                 locator = base.replace(char_start=start, char_end=end, css_path=css_path, heading_path=path or None)
-                context = web_table_header(layout, unit.text, start)  # a table's header row, where it continues one
             else:
                 locator = base.replace(char_start=start, char_end=end)
             out.append(Piece(unit.text[start:end], locator, context=context))

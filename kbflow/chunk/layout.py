@@ -7,7 +7,6 @@ the locator fields of docs/design.md ("Provenance").
 
 from __future__ import annotations
 
-import bisect
 import json
 from typing import Any
 
@@ -123,27 +122,6 @@ def web_css_path(layout: dict[str, Any], start: int, end: int) -> str | None:
         else:
             break
     return " > ".join(common) or None
-
-
-def web_table_header(layout: dict[str, Any], text: str, start: int) -> str | None:
-    """The header row of the web table a chunk starting at ``start`` continues: where the chunk's first block
-    is a table row (``... > tbody > tr:nth-of-type(9)``, :mod:`kbflow.sources.web.rows`), the first of that
-    table's first two rows above it with two cells or more (a statement's periods, an options table's column
-    names); ``None`` where the chunk starts elsewhere or shows that row itself."""
-    blocks = layout.get("blocks") or []
-    i = bisect.bisect_right([b[1] for b in blocks], start)
-    if i >= len(blocks):
-        return None
-    table, _, row = str(blocks[i][2]).rpartition(" > ")
-    if not row.startswith("tr"):
-        return None
-    first = i
-    while first > 0 and str(blocks[first - 1][2]).rpartition(" > ")[0] == table:
-        first -= 1  # a table's rows are consecutive blocks
-    for b0, b1, _ in blocks[first : min(first + 2, i)]:
-        if " | " in text[b0:b1]:
-            return text[b0:b1]
-    return None
 
 
 def parse(layout: str | None) -> dict[str, Any] | None:

@@ -75,7 +75,7 @@ def import_openvino() -> Any:
     takes its own no-op stub; a process that imported OpenVINO's telemetry itself is left as it is.
     """
     if "openvino" not in sys.modules:
-        sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
+        sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]  # None: "not installed"
     return require("openvino")
 
 
