@@ -131,6 +131,7 @@ FILING = (
 <div style="font-weight:700"><span style="font-weight:400">Not bold after all</span></div>
 <table><tr><td><b>2024</b></td><td><b>2023</b></td></tr></table>
 <ul><li><b>A bold list item</b></li></ul>
+<div><b>______________</b></div>
 <div><b>"""
     + "A bold paragraph far too long to be a heading. " * 5
     + """</b></div>
@@ -147,7 +148,8 @@ def test_a_page_without_heading_elements_takes_its_bold_lines_as_headings():
         "Gross margin rose on Services.",  # only a word of it is bold
     ]
     assert lines[4:7] == ["Not bold after all", "2024 | 2023", "A bold list item"]  # a bold row of values stays a row
-    assert not lines[7].startswith("#")
+    assert lines[7] == "______________"  # a rule drawn in bold underscores names nothing
+    assert not lines[8].startswith("#")
 
 
 def test_a_page_with_heading_elements_keeps_only_those():

@@ -6,7 +6,8 @@ their headings are ``<div><span style="font-weight:700">Item 7. ...</span></div>
 Read as paragraphs, none of their chunks had a heading path, and a chunk
 of a statement did not say which statement it is. In a page with no heading
 element, a block whose every word is bold (``<b>``, ``<strong>`` or a
-``font-weight`` of bold or 600-900 in its style) and that is at most
+``font-weight`` of bold or 600-900 in its style), that holds a letter (a
+cover page's rule of bold underscores is none) and that is at most
 :data:`MAX_HEADING_CHARS` long is a heading: level 1 for a filing's
 ``PART I``, 2 for its ``Item 7.``, 3 for any other. A page with heading
 elements keeps only those.

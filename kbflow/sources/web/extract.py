@@ -343,7 +343,7 @@ class _Reading:
         """Whether the block ``text`` (all of ``node``'s) is a heading of a page without heading elements."""
         if not self.bold_headings or node.blocky or node.tag in _NOT_BOLD_HEADINGS or len(text) > MAX_HEADING_CHARS:
             return False
-        return text[0] != "#" and all_bold(node, self.content)
+        return text[0] != "#" and any(c.isalpha() for c in text) and all_bold(node, self.content)
 
     def inline(self, node: _Node, pre: bool) -> str:
         out = []
