@@ -195,3 +195,56 @@ def test_a_page_without_a_registrant_keeps_its_own_title():
     assert extract(html).title == "ko-20241231"
     assert filing_title({"dei:DocumentType": "10-K"}) is None
     assert filing_title({"dei:EntityRegistrantName": "Tesla, Inc."}) == "Tesla, Inc."
+
+
+SPHINX_API = """<html><body><main>
+<h1>Developer Interface</h1><h2>Main Interface</h2>
+<dl class="py function"><dt class="sig sig-object py" id="requests.get"><span class="sig-prename">requests.</span>
+<span class="sig-name">get</span>(<em>url</em>, <em>params=None</em>)
+<a class="headerlink" href="#requests.get">¶</a></dt>
+<dd><p>Sends a GET request.</p><div class="highlight"><pre># install it first
+pip install requests
+```
+</pre></div></dd></dl>
+<h2>Request Sessions</h2>
+<dl class="py class"><dt class="sig sig-object py" id="requests.Session">class requests.Session</dt>
+<dd><p>A Requests session.</p>
+<dl class="py method"><dt class="sig sig-object py" id="requests.Session.close">close()</dt>
+<dd><p>Closes all adapters.</p><pre>s.close()</pre></dd></dl>
+</dd></dl>
+<dl class="function"><dt id="requests.utils.quote">requests.utils.quote(s)</dt><dd><p>Old Sphinx.</p></dd></dl>
+<dl class="field-list"><dt>Parameters:</dt><dd><p>not an entry</p></dd></dl>
+</main></body></html>"""
+
+
+def test_an_api_references_entries_are_headings_below_their_section():
+    """Sphinx writes a function's, class's and method's signature as a <dt>: each is a heading one level below
+    its section, a class's members one more, so every entry is a section of its own."""
+    headings = [line for line in extract(SPHINX_API).text.split("\n\n") if line.startswith("#")]
+    assert headings == [
+        "# Developer Interface",
+        "## Main Interface",
+        "### requests. get(url, params=None)",
+        "## Request Sessions",
+        "### class requests.Session",
+        "#### close()",  # a method of the class
+        "### requests.utils.quote(s)",  # older Sphinx: <dl class="function"><dt id>
+    ]
+
+
+def test_a_code_blocks_comments_are_no_headings(tmp_path):
+    """A <pre> is fenced as Markdown code (a fence longer than any backtick run in it): its "# install it first"
+    line was read as a heading, which then headed every chunk below it."""
+    from kbflow.chunk.base import chunk_unit
+    from kbflow.records import Source
+    from kbflow.sources.web import page_unit
+
+    page = extract(SPHINX_API)
+    assert "````\n# install it first\npip install requests\n```\n````" in page.text
+    assert "\n\ns.close()\n\n" in page.text  # a block no line of which reads as Markdown is left as it is
+    path = tmp_path / "api.html"
+    path.write_text(SPHINX_API)
+    chunks = chunk_unit(page_unit(Source("s", "web", str(tmp_path)), "api.html", str(path), SPHINX_API.encode()))
+    paths = [c.locator.heading_path or "" for c in chunks]
+    assert not any("install it first" in p for p in paths)
+    assert any(p.endswith("Request Sessions > class requests.Session > close()") for p in paths)

@@ -93,7 +93,8 @@ class WebLoader(FileSetLoader):
     #: whole until their scripts run are read, headings' permalink markers (Sphinx's ¶) dropped, deep pages read,
     #: a site's index and search pages that name themselves (rel=index, rel=search) left out; 4: a table's row of
     #: values is one line, its cells joined by " | "; any element holding blocks is a container; a page without
-    #: heading elements takes its bold lines as headings; an inline XBRL filing is titled by its cover page
+    #: heading elements takes its bold lines as headings; an inline XBRL filing is titled by its cover page; an
+    #: API reference's entries (Sphinx's signatures) are headings; a <pre> whose lines read as headings is fenced
     revision = "4"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
