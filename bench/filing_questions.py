@@ -20,6 +20,12 @@ from the test fixtures of the dgunning/edgartools repository
 (``tests/fixtures/html/<ticker>/10k/``, ``tests/fixtures/attachments/aapl/``
 and ``data/xbrl/datafiles/aeon/``; the files are not kept here). Questions
 written by hand by the kbflow team on 2026-11-27 while reading them.
+
+The same judging serves any site: ``--questions bench/sphinx/requests.jsonl``
+asks 16 questions over the documentation of psf/requests as Sphinx builds it
+(``sphinx-build docs OUT`` in a checkout, the default theme; ``add OUT --type
+web``), 9 answered by its API reference and 7 by its user guide; ``file`` is
+then a page's path in the site (``user/advanced.html``).
 """
 
 from __future__ import annotations
@@ -46,8 +52,9 @@ def rank(retriever: Retriever, question: dict, mode: str) -> int | None:
     """The 0-based rank of the first hit from the question's file holding one of its answers (None: not in 10)."""
     answers = [_norm(a) for a in question["answers"]]
     for i, hit in enumerate(retriever.search(question["text"], k=10, mode=mode)):
-        name = os.path.basename(hit.citation.locator.path or hit.citation.uri or "")
-        if name == question["file"] and any(a in _norm(hit.text) for a in answers):
+        path = hit.citation.locator.path or hit.citation.uri or ""
+        right = question["file"] in (path, os.path.basename(path))  # a page's path in its source, or its name
+        if right and any(a in _norm(hit.text) for a in answers):
             return i
     return None
 
