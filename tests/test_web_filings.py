@@ -7,7 +7,7 @@ import pytest
 from kbflow.sources.web.emphasis import bold_level
 from kbflow.sources.web.extract import extract
 from kbflow.sources.web.rows import MAX_CELL_CHARS, join_cells
-from kbflow.sources.web.xbrl import filing_title
+from kbflow.sources.web.xbrl import cover_title, filing_title
 
 pytestmark = pytest.mark.unit
 pytest.importorskip("html5lib")
@@ -248,3 +248,24 @@ def test_a_code_blocks_comments_are_no_headings(tmp_path):
     paths = [c.locator.heading_path or "" for c in chunks]
     assert not any("install it first" in p for p in paths)
     assert any(p.endswith("Request Sessions > class requests.Session > close()") for p in paths)
+
+
+OLD_COVER = """<html><head><title>d10k.htm</title></head><body>
+<p align="center"><font size="4"><b>UNITED STATES SECURITIES AND EXCHANGE COMMISSION</b></font></p>
+<p align="center"><b>FORM 10-K</b></p>
+<table><tr><td>[X]</td><td>ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d)</td></tr></table>
+<p align="center">For the fiscal year ended December&nbsp;31, 2018</p>
+<p align="center">Commission File No. 000-22513</p>
+<p align="center"><b>AMAZON.COM, INC.</b></p>
+<p align="center">(Exact name of registrant as specified in its charter)</p>
+<p>We employed approximately 647,500 full-time and part-time employees.</p>
+</body></html>"""
+
+
+def test_a_filing_from_before_inline_xbrl_is_titled_by_its_cover_pages_lines():
+    assert extract(OLD_COVER).title == "AMAZON.COM, INC. 10-K, fiscal year ended December 31, 2018"
+    unnamed = OLD_COVER.replace("<b>AMAZON.COM, INC.</b>", "<img src=logo.png>")  # the name is a logo
+    assert extract(unnamed).title == "d10k.htm"
+    assert cover_title(["AMAZON.COM, INC. (Exact name of registrant as specified in its charter)"]) == (
+        "AMAZON.COM, INC."
+    )

@@ -43,7 +43,7 @@ from kbflow._lazy import require
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason
 from kbflow.sources.web.rows import CELL_SEP, row_text
-from kbflow.sources.web.xbrl import filing_facts, filing_title
+from kbflow.sources.web.xbrl import COVER_LINES, cover_title, filing_facts, filing_title
 
 __all__ = ["WebPage", "extract"]
 
@@ -281,6 +281,8 @@ def extract(html: str) -> WebPage:
     article = reading.article(root_node)
     reading.bold_headings = not reading.find(article, lambda n: n.tag in _HEADINGS)
     reading.walk(article, root=True)
+    if "filing" not in meta and (cover := cover_title([text for text, _ in reading.blocks[:COVER_LINES]])):
+        meta["filing"] = cover  # a filing from before inline XBRL: its cover page's lines
     return _page(reading.blocks, meta, reading.dropped)
 
 

@@ -11,6 +11,14 @@ reader looks for as document and entity information facts
 ``dei:DocumentPeriodEndDate``, some in the document's hidden header); where
 the registrant is named, the page's title is made from them:
 ``Apple Inc. 10-K FY2024, period ended September 28, 2024``.
+
+A filing from before inline XBRL (EDGAR's HTML of 2001-2019) has no such
+facts, but its cover page has the lines every 10-K and 10-Q cover has:
+``FORM 10-K``, ``For the fiscal year ended December 31, 2018`` and the
+registrant's name above ``(Exact name of registrant as specified in its
+charter)``. :func:`cover_title` reads them from the page's first
+:data:`COVER_LINES` lines: ``AMAZON.COM, INC. 10-K, fiscal year ended
+December 31, 2018``.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["filing_facts", "filing_title"]
+__all__ = ["COVER_LINES", "cover_title", "filing_facts", "filing_title"]
 
 _FACTS = frozenset(
     {
@@ -72,3 +80,35 @@ def filing_title(facts: dict[str, str]) -> str | None:
     if end := facts.get("dei:DocumentPeriodEndDate"):
         title += f", period ended {end}"
     return title
+
+
+#: a cover page is read from this many of a page's first lines (blocks)
+COVER_LINES = 80
+_EXACT_NAME = re.compile(r"\(?\s*exact name of (?:the )?registrant as specified in its charter", re.IGNORECASE)
+_FORM = re.compile(r"^form\s+(\d{1,2}-[a-z]{1,2}(?:/a)?)$", re.IGNORECASE)
+_PERIOD = re.compile(
+    r"^for the ((?:fiscal )?(?:year|quarterly period|quarter) ended\s+\w+\.?\s+\d{1,2},?\s+\d{4})", re.IGNORECASE
+)
+#: lines above the "exact name" line that are not a name
+_NOT_A_NAME = re.compile(r"commission file|file number|mark one|^\(|^\W*$", re.IGNORECASE)
+
+
+def cover_title(lines: list[str]) -> str | None:
+    """``Registrant form, period`` from a filing's cover page lines (headings' ``#`` marks are ignored), or
+    ``None`` where they name no registrant."""
+    cover = [" ".join(line.lstrip("#").split()) for line in lines[:COVER_LINES]]
+    name = form = period = None
+    for i, line in enumerate(cover):
+        if form is None and (m := _FORM.match(line)):
+            form = m.group(1).upper()
+        elif period is None and (m := _PERIOD.match(line)):
+            period = m.group(1)
+        elif name is None and (m := _EXACT_NAME.search(line)):
+            before = line[: m.start()].strip(" |")
+            above = next((c for c in reversed(cover[max(0, i - 3) : i]) if c), "")
+            name = before or (above if not _NOT_A_NAME.search(above) else None)
+            if name is None:
+                return None
+    if not name or len(name) > _MAX_FACT_CHARS:
+        return None
+    return f"{name} {form}, {period}" if form and period else f"{name} {form or ''}".strip()
