@@ -100,6 +100,21 @@ def _document_words(path: str, kind: str, title: str | None) -> frozenset[str]:
     return frozenset()
 
 
+def _titles(ds, kinds: frozenset[str]) -> dict[str, str]:
+    """``{source + NUL + path: title}`` of the rows of ``kinds`` in the Lance dataset ``ds`` (read only where a
+    lake holds such rows: a title column of every row would cost a large lake's first search)."""
+    wanted = ", ".join(f"'{k}'" for k in sorted(kinds))
+    table = ds.to_table(
+        columns={"source": S.SOURCE_ID, "path": f"{S.LOCATOR}.path", "title": S.TITLE},
+        filter=f"{S.CONTENT_KIND} IN ({wanted})",
+    )
+    out: dict[str, str] = {}
+    for source, path, title in zip(*(table.column(c).to_pylist() for c in ("source", "path", "title")), strict=True):
+        if title:
+            out.setdefault(f"{source}\x00{path or ''}", title)
+    return out
+
+
 @dataclass
 class Groups:
     """Each row's document and page for one pinned search-table version, and each document's path words.
@@ -126,7 +141,6 @@ class Groups:
                 "kind": S.CONTENT_KIND,
                 "path": f"{S.LOCATOR}.path",
                 "page": f"{S.LOCATOR}.page",
-                "title": S.TITLE,
             },
             with_row_id=True,
         )
@@ -140,10 +154,10 @@ class Groups:
         docs = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         _, first = np.unique(docs, return_index=True)  # a row of each document, for its kind
         kinds = table.column("kind").take(pa.array(first, type="int64")).to_pylist()
-        titles = table.column("title").take(pa.array(first, type="int64")).to_pylist()
+        titles = _titles(ds, NAMED_BY_TITLE) if NAMED_BY_TITLE.intersection(kinds) else {}
         words = [
-            _document_words(name.split("\x00", 1)[1], kind, title)
-            for name, kind, title in zip(encoded.dictionary.to_pylist(), kinds, titles, strict=True)
+            _document_words(name.split("\x00", 1)[1], kind, titles.get(name))
+            for name, kind in zip(encoded.dictionary.to_pylist(), kinds, strict=True)
         ]
         page = pc.fill_null(table.column("page"), -1).to_numpy().astype(np.int64)
         pages = np.where(page >= 0, docs.astype(np.int64) * (1 << 24) + page, -1)
