@@ -1,4 +1,4 @@
-"""Web pages as SEC filings and docs pages write them: table rows as lines, blocks in any element, bold headings."""
+"""Web pages as SEC filings and docs write them: rows as lines, blocks anywhere, bold and API headings, titles."""
 
 from __future__ import annotations
 

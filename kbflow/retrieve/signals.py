@@ -17,7 +17,7 @@ off at weight 0:
   (``names_weight``), and lifting a whole source file for a word of its path
   cost code search 0.04 nDCG@10 when code was named too (measured with
   ``bench/code_eval.py --set document_weight=0.5`` before this rule). An
-  SEC filing published as a web page (inline XBRL) is named by its title
+  SEC filing published as a web page (EDGAR's HTML) is named by its title
   instead, which kbflow takes from its cover page (the registrant, the form
   and the fiscal year: ``COCA COLA CO 10-K FY2024``; its file is
   ``ko-20241231.htm``): on ``bench/filing_questions.py`` hybrid MRR@10 rose
@@ -56,7 +56,7 @@ __all__ = ["NAMED_BY_PATH", "PAGE_TOP", "Groups", "name_words", "reinforce"]
 NAMED_BY_PATH = frozenset({"pdf", "table"})
 #: the content kinds whose documents the document signal names by their title, where it names a filing's form
 NAMED_BY_TITLE = frozenset({"web"})
-#: an SEC form in a web page's title, as :mod:`kbflow.sources.web.xbrl` titles an inline XBRL filing
+#: an SEC form in a web page's title, as :mod:`kbflow.sources.web.xbrl` titles a filing
 #: (``Apple Inc. 10-K FY2024, period ended September 28, 2024``)
 _FILING_FORM = re.compile(r"\b(?:10-K|10-Q|20-F|40-F|8-K|6-K|S-1|S-4|F-1|DEF 14A|424B\d)(?:T|/A)?\b")
 

@@ -1,4 +1,4 @@
-"""The title of an SEC filing in inline XBRL: who filed which form for which period, from its cover page.
+"""The title of an SEC filing: who filed which form for which period, from its cover page (inline XBRL or not).
 
 EDGAR publishes every 10-K and 10-Q as inline XBRL HTML whose ``<title>``
 is its file's stem (``aapl-20240928``), a title that names neither the
