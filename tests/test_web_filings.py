@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kbflow.sources.web.emphasis import bold_level
@@ -269,3 +271,32 @@ def test_a_filing_from_before_inline_xbrl_is_titled_by_its_cover_pages_lines():
     assert cover_title(["AMAZON.COM, INC. (Exact name of registrant as specified in its charter)"]) == (
         "AMAZON.COM, INC."
     )
+
+
+PDOC = """<html><head><style>
+.view-source-toggle-state, .view-source-toggle-state ~ .pdoc-code { display: none; }
+.view-source-toggle-state:checked ~ .pdoc-code { display: block; }
+section > .later ~ .late { display: none; }
+</style></head><body><main><h1>requests.utils</h1>
+<section id="super_len"><input class="view-source-toggle-state" type="checkbox">
+<div class="attr function">def super_len(o) -> int:</div>
+<div class="pdoc-code">161def super_len(o):\n162    total_length = None</div>
+<div class="docstring"><p>Returns the length of an object.</p></div>
+<div class="pdoc-code" style="display:block">shown by its own style</div></section>
+<section><div class="pdoc-code">no toggle before it: shown</div>
+<span class="later">a</span><p class="late">b</p></section>
+</main></body></html>"""
+
+
+def test_an_element_a_sibling_rule_hides_is_dropped():
+    """pdoc hides each function's source behind a "View Source" checkbox (``.toggle ~ .pdoc-code``): a reader
+    sees the signature and docstring, and the source only once they tick the box."""
+    page = extract(PDOC)
+    assert "def super_len(o) -> int:" in page.text and "Returns the length of an object." in page.text
+    assert "161def" not in page.text  # hidden until the reader asks for it (a :checked rule is not their choice)
+    assert "shown by its own style" in page.text and "no toggle before it: shown" in page.text
+    assert "b" in page.text.split("\n\n")  # a rule with another combinator is not evaluated
+    dropped = [d for d in json.loads(page.layout())["dropped"] if d["reason"] == "hidden: display:none"]
+    assert [d["css_path"] for d in dropped] == [
+        "html > body > main > section#super_len:nth-of-type(1) > div:nth-of-type(2)"
+    ]

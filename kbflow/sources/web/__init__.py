@@ -94,7 +94,8 @@ class WebLoader(FileSetLoader):
     #: a site's index and search pages that name themselves (rel=index, rel=search) left out; 4: a table's row of
     #: values is one line, its cells joined by " | "; any element holding blocks is a container; a page without
     #: heading elements takes its bold lines as headings; an inline XBRL filing is titled by its cover page; an
-    #: API reference's entries (Sphinx's signatures) are headings; a <pre> whose lines read as headings is fenced
+    #: API reference's entries (Sphinx's signatures) are headings; a <pre> whose lines read as headings is fenced; an
+    #: element an ``A ~ B`` rule of the page hides (pdoc's sources) is dropped
     revision = "4"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

@@ -41,7 +41,7 @@ from typing import Any
 
 from kbflow._lazy import require
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
-from kbflow.sources.web.hidden import StyleRules, hidden_reason
+from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
 from kbflow.sources.web.rows import CELL_SEP, row_text
 from kbflow.sources.web.xbrl import COVER_LINES, cover_title, filing_facts, filing_title
 
@@ -172,6 +172,8 @@ class _Rules:
         if node.tag in _DROP_TAGS:
             return f"<{node.tag}>"
         hidden = hidden_reason(node.tag, a, self.styles)
+        if not hidden and self.styles.siblings and node.parent is not None:
+            hidden = sibling_hidden_reason(node.tag, a, lambda: _before(node), self.styles)
         if hidden and not _shown_once_scripts_ran(node, hidden):
             return f"hidden: {hidden}"
         if node.tag in _BOILERPLATE_TAGS:
@@ -190,6 +192,17 @@ class _Rules:
             if m:
                 return f'boilerplate: {name} "{m.group(2)}"'
         return ""
+
+
+def _before(node: _Node) -> list[tuple[str, dict[str, str]]]:
+    """``(tag, attrs)`` of the elements before ``node`` among its parent's children."""
+    out: list[tuple[str, dict[str, str]]] = []
+    for c in node.parent.children if node.parent is not None else ():
+        if c is node:
+            break
+        if not isinstance(c, str):
+            out.append((c.tag, c.attrs))
+    return out
 
 
 def _shown_once_scripts_ran(node: _Node, hidden: str) -> bool:

@@ -3,7 +3,9 @@ own ``<style>`` rules. Hidden text is a known carrier of prompt injections, so i
 
 Caught, on an element or through a rule of the page's ``<style>`` elements
 whose selector is simple (``p``, ``.note``, ``#x``, ``div.note.small``, and
-comma lists of those):
+comma lists of those) or two simple selectors joined by the general sibling
+combinator (``.toggle ~ .source``: the element after a sibling, as pdoc hides
+each function's source behind a "View Source" checkbox):
 
 - ``hidden``, ``aria-hidden="true"``, ``<template>``, ``<noscript>`` (elsewhere);
 - ``display: none``, ``visibility: hidden|collapse``, ``opacity: 0``;
@@ -20,7 +22,8 @@ comma lists of those):
   rules or attributes set it; white when unset).
 
 Not caught (and documented as such): external stylesheets other than the
-class names above, selectors with combinators, attributes or pseudo-classes,
+class names above, selectors with other combinators, attributes or pseudo-classes
+(a rule for ``:checked`` is a state the reader has not chosen yet),
 ``@media`` blocks, styles set by scripts, inherited colours from ancestors,
 and text hidden behind other elements (z-index, overlays).
 """
@@ -28,9 +31,10 @@ and text hidden behind other elements (z-index, overlays).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-__all__ = ["StyleRules", "hidden_reason"]
+__all__ = ["StyleRules", "hidden_reason", "sibling_hidden_reason"]
 
 _SR_CLASSES = {
     "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only", "screenreader-only",
@@ -105,27 +109,43 @@ class StyleRules:
     #: (tag or None, classes, id or None, declarations), in document order
     rules: list[tuple[str | None, frozenset[str], str | None, dict[str, str]]]
     background: str = "#ffffff"
+    #: ``A ~ B`` rules: (A, B as (tag or None, classes, id or None), declarations), in document order
+    siblings: list[tuple[_Simple, _Simple, dict[str, str]]] = field(default_factory=list)
 
     @classmethod
     def parse(cls, css: str) -> StyleRules:
         css = _AT_BLOCK.sub("", _COMMENT.sub("", css))
         rules = []
+        siblings = []
         for selectors, body in _RULE.findall(css):
             decls = declarations(body)
             for selector in selectors.split(","):
-                m = _SIMPLE.match(selector.strip())
-                if not m or not selector.strip():
-                    continue  # combinators, attributes, pseudo-classes: not evaluated
-                parts = re.findall(r"[.#][\w-]+", m.group(2) or "")
-                classes = frozenset(p[1:].lower() for p in parts if p[0] == ".")
-                ident = next((p[1:] for p in parts if p[0] == "#"), None)
-                rules.append(((m.group(1) or "").lower() or None, classes, ident, decls))
-        page = cls(rules)
+                before, tilde, after = selector.partition("~")
+                if tilde:
+                    first, second = _simple(before), _simple(after)
+                    if first and second:
+                        siblings.append((first, second, decls))
+                    continue
+                simple = _simple(selector)
+                if simple:  # combinators, attributes, pseudo-classes: not evaluated
+                    rules.append((*simple, decls))
+        page = cls(rules, siblings=siblings)
         for tag in ("html", "body"):
             bg = _background(page.matching(tag, {}))
             if bg and bg != "transparent":
                 page.background = bg
         return page
+
+    def after_siblings(
+        self, tag: str, attrs: dict[str, str], before: list[tuple[str, dict[str, str]]]
+    ) -> dict[str, str]:
+        """The declarations of every ``A ~ B`` rule that selects this element (``B``) after one of the siblings
+        ``before`` (``A``: ``(tag, attrs)`` of each element before it, in order), later rules winning."""
+        out: dict[str, str] = {}
+        for first, second, decls in self.siblings:
+            if _selects(second, tag, attrs) and any(_selects(first, t, a) for t, a in before):
+                out.update(decls)
+        return out
 
     def matching(self, tag: str, attrs: dict[str, str]) -> dict[str, str]:
         """The declarations of every rule that selects this element (later rules win), then its inline style."""
@@ -147,6 +167,28 @@ class StyleRules:
         return out
 
 
+_Simple = tuple[str | None, frozenset[str], str | None]
+
+
+def _simple(selector: str) -> _Simple | None:
+    """``(tag or None, classes, id or None)`` of a simple selector (``div.note#x``), else ``None``."""
+    m = _SIMPLE.match(selector.strip())
+    if not m or not selector.strip():
+        return None
+    parts = re.findall(r"[.#][\w-]+", m.group(2) or "")
+    classes = frozenset(p[1:].lower() for p in parts if p[0] == ".")
+    ident = next((p[1:] for p in parts if p[0] == "#"), None)
+    return (m.group(1) or "").lower() or None, classes, ident
+
+
+def _selects(simple: _Simple, tag: str, attrs: dict[str, str]) -> bool:
+    rule_tag, rule_classes, rule_id = simple
+    if rule_tag is None and not rule_classes and rule_id is None:
+        return False
+    classes = {c.lower() for c in attrs.get("class", "").split()}
+    return (rule_tag is None or rule_tag == tag) and rule_classes <= classes and rule_id in (None, attrs.get("id"))
+
+
 def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | None:
     """Why a reader cannot see this element's text (``"display:none"``, ``"font-size:0"``, …), else ``None``."""
     if "hidden" in attrs:
@@ -161,6 +203,20 @@ def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | N
     if not d:
         return None
     return _unseen(d) or _clipped(d) or _off_screen(d) or _camouflaged(d, rules)
+
+
+def sibling_hidden_reason(
+    tag: str, attrs: dict[str, str], before: Callable[[], list[tuple[str, dict[str, str]]]], rules: StyleRules
+) -> str | None:
+    """Why an ``A ~ B`` rule hides this element (``before()``: its preceding siblings' ``(tag, attrs)``, asked
+    only where a rule's ``B`` selects it), else ``None``; its inline style still wins."""
+    if not any(_selects(second, tag, attrs) for _, second, _ in rules.siblings):
+        return None
+    d = rules.after_siblings(tag, attrs, before())
+    if not d:
+        return None
+    d.update(declarations(attrs.get("style", "")))
+    return _unseen(d) or _clipped(d) or _off_screen(d)
 
 
 def _unseen(d: dict[str, str]) -> str | None:
