@@ -37,13 +37,13 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kbflow._lazy import require
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
 from kbflow.sources.web.rows import CELL_SEP, row_text
-from kbflow.sources.web.xbrl import COVER_LINES, cover_title, filing_facts, filing_title
+from kbflow.sources.web.xbrl import COVER_LINES, FACTS, cover_title, filing_facts, filing_title
 
 __all__ = ["WebPage", "extract"]
 
@@ -124,13 +124,28 @@ def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str,
         styles.append(element.text or "")
 
 
-def _tree(html: str) -> tuple[_Node, dict[str, str], str]:
-    """The page as a :class:`_Node` tree (browser-equal), its ``og:``/canonical metadata and its styles."""
+class _Parsed(NamedTuple):
+    """A page as :func:`_tree` builds it, with the elements later steps look for, found on the way."""
+
+    root: _Node
+    meta: dict[str, str]
+    css: str
+    #: its inline XBRL cover-page facts (:data:`kbflow.sources.web.xbrl.FACTS`), in document order
+    facts: list[_Node]
+    #: its heading elements, in document order
+    headings: list[_Node]
+
+
+def _tree(html: str) -> _Parsed:
+    """The page as a :class:`_Node` tree (browser-equal), its ``og:``/canonical metadata, its styles, its cover
+    page's facts and its headings."""
     html5lib = require("html5lib")
     doc = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False)
     meta: dict[str, str] = {}
     styles: list[str] = []
     root = _Node("#root", {}, None)
+    facts: list[_Node] = []
+    headings: list[_Node] = []
 
     # iterative, depth first, in document order: (element, where it goes, that node's depth, its tail only)
     stack: list[tuple[Any, _Node, int, bool]] = [(doc, root, 0, False)]
@@ -149,12 +164,16 @@ def _tree(html: str) -> tuple[_Node, dict[str, str], str]:
             continue
         node = _Node(tag, attrs, parent)
         parent.children.append(node)
+        if tag == "ix:nonnumeric" and attrs.get("name") in FACTS:
+            facts.append(node)
+        elif tag in _HEADINGS:
+            headings.append(node)
         if element.text:
             node.children.append(element.text)
         # as browsers' parsers do, an element nested deeper than MAX_DEPTH is attached at that depth
         holder, at = (node, depth + 1) if depth + 1 < MAX_DEPTH else (parent, depth)
         stack.extend((child, holder, at, False) for child in reversed(element))
-    return root, meta, "\n".join(styles)
+    return _Parsed(root, meta, "\n".join(styles), facts, headings)
 
 
 class _Rules:
@@ -284,15 +303,15 @@ class WebPage:
 
 def extract(html: str) -> WebPage:
     """The article text of an HTML document, with its blocks' css paths and what was dropped."""
-    root_node, meta, css = _tree(html)
-    filing = filing_title(filing_facts(root_node))
+    root_node, meta, css, facts, headings = _tree(html)
+    filing = filing_title(filing_facts(facts))
     if filing:
         meta["filing"] = filing
     _assign_css(root_node, "")
     _mark_big(root_node, _raw_sizes(root_node))
     reading = _Reading(_Rules(StyleRules.parse(css)))
     article = reading.article(root_node)
-    reading.bold_headings = not reading.find(article, lambda n: n.tag in _HEADINGS)
+    reading.bold_headings = not any(reading.shown_in(h, article) for h in headings)
     reading.walk(article, root=True)
     if "filing" not in meta and (cover := cover_title([text for text, _ in reading.blocks[:COVER_LINES]])):
         meta["filing"] = cover  # a filing from before inline XBRL: its cover page's lines
@@ -323,6 +342,15 @@ class _Reading:
         if self.rules.why(node):
             return 0
         return sum(len(c.strip()) if isinstance(c, str) else self.text_len(c) for c in node.children)
+
+    def shown_in(self, node: _Node, article: _Node) -> bool:
+        """Whether ``node`` is content inside ``article`` (neither it nor an element around it dropped)."""
+        at: _Node | None = node
+        while at is not None and at is not article:
+            if self.rules.why(at):
+                return False
+            at = at.parent
+        return at is article
 
     def find(self, node: _Node, pred: Callable[[_Node], bool]) -> list[_Node]:
         out = [node] if pred(node) else []
@@ -358,9 +386,10 @@ class _Reading:
     def row_heading(self, row: _Node, text: str) -> str | None:
         """A filing's part or item heading laid out as a table row (``ITEM 7. | MANAGEMENT'S DISCUSSION ...``,
         all bold) as a heading line, cells a space apart; ``None`` for any other row."""
-        if not self.bold_headings or len(text) > MAX_HEADING_CHARS or bold_level(text) == 3:
+        level = bold_level(text)
+        if not self.bold_headings or len(text) > MAX_HEADING_CHARS or level == 3 or not all_bold(row, self.content):
             return None
-        return "#" * bold_level(text) + " " + text.replace(CELL_SEP, " ") if all_bold(row, self.content) else None
+        return "#" * level + " " + text.replace(CELL_SEP, " ")
 
     def bold_heading(self, node: _Node, text: str) -> bool:
         """Whether the block ``text`` (all of ``node``'s) is a heading of a page without heading elements."""

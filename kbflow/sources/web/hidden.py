@@ -106,10 +106,10 @@ def _length(value: str | None) -> float | None:
 class StyleRules:
     """The simple rules of a page's ``<style>`` elements, and the page's background colour."""
 
-    #: (tag or None, classes, id or None, declarations), in document order
-    rules: list[tuple[str | None, frozenset[str], str | None, dict[str, str]]]
+    #: (selector, declarations), in document order
+    rules: list[tuple[_Simple, dict[str, str]]]
     background: str = "#ffffff"
-    #: ``A ~ B`` rules: (A, B as (tag or None, classes, id or None), declarations), in document order
+    #: ``A ~ B`` rules: (A, B, declarations), in document order
     siblings: list[tuple[_Simple, _Simple, dict[str, str]]] = field(default_factory=list)
 
     @classmethod
@@ -127,8 +127,8 @@ class StyleRules:
                         siblings.append((first, second, decls))
                     continue
                 simple = _simple(selector)
-                if simple:  # combinators, attributes, pseudo-classes: not evaluated
-                    rules.append((*simple, decls))
+                if simple:  # other combinators, attributes, pseudo-classes: not evaluated
+                    rules.append((simple, decls))
         page = cls(rules, siblings=siblings)
         for tag in ("html", "body"):
             bg = _background(page.matching(tag, {}))
@@ -137,29 +137,27 @@ class StyleRules:
         return page
 
     def after_siblings(
-        self, tag: str, attrs: dict[str, str], before: list[tuple[str, dict[str, str]]]
+        self, tag: str, attrs: dict[str, str], before: Callable[[], list[tuple[str, dict[str, str]]]]
     ) -> dict[str, str]:
-        """The declarations of every ``A ~ B`` rule that selects this element (``B``) after one of the siblings
-        ``before`` (``A``: ``(tag, attrs)`` of each element before it, in order), later rules winning."""
+        """The declarations of every ``A ~ B`` rule that selects this element (``B``) after one of its siblings
+        (``before()``: ``(tag, attrs)`` of each element before it, asked only where some ``B`` selects it),
+        later rules winning."""
+        mine = [(first, decls) for first, second, decls in self.siblings if _selects(second, tag, attrs)]
+        if not mine:
+            return {}
+        siblings = [(t, _classes(a), a.get("id")) for t, a in before()]
         out: dict[str, str] = {}
-        for first, second, decls in self.siblings:
-            if _selects(second, tag, attrs) and any(_selects(first, t, a) for t, a in before):
+        for first, decls in mine:
+            if any(_matches(first, *sibling) for sibling in siblings):
                 out.update(decls)
         return out
 
     def matching(self, tag: str, attrs: dict[str, str]) -> dict[str, str]:
         """The declarations of every rule that selects this element (later rules win), then its inline style."""
-        classes = {c.lower() for c in attrs.get("class", "").split()}
-        ident = attrs.get("id")
+        classes, ident = _classes(attrs), attrs.get("id")
         out: dict[str, str] = {}
-        for rule_tag, rule_classes, rule_id, decls in self.rules:
-            if (
-                (rule_tag is None or rule_tag == tag)
-                and rule_classes <= classes
-                and (rule_id is None or rule_id == ident)
-            ):
-                if rule_tag is None and not rule_classes and rule_id is None:
-                    continue
+        for simple, decls in self.rules:
+            if _matches(simple, tag, classes, ident):
                 out.update(decls)
         out.update(declarations(attrs.get("style", "")))
         if tag == "body" and "bgcolor" in attrs and "background-color" not in out:
@@ -181,12 +179,20 @@ def _simple(selector: str) -> _Simple | None:
     return (m.group(1) or "").lower() or None, classes, ident
 
 
-def _selects(simple: _Simple, tag: str, attrs: dict[str, str]) -> bool:
+def _classes(attrs: dict[str, str]) -> set[str]:
+    return {c.lower() for c in attrs.get("class", "").split()}
+
+
+def _matches(simple: _Simple, tag: str, classes: set[str], ident: str | None) -> bool:
+    """Whether the simple selector selects an element of ``tag``, ``classes`` and ``ident`` (an empty one: none)."""
     rule_tag, rule_classes, rule_id = simple
     if rule_tag is None and not rule_classes and rule_id is None:
         return False
-    classes = {c.lower() for c in attrs.get("class", "").split()}
-    return (rule_tag is None or rule_tag == tag) and rule_classes <= classes and rule_id in (None, attrs.get("id"))
+    return (rule_tag is None or rule_tag == tag) and rule_classes <= classes and rule_id in (None, ident)
+
+
+def _selects(simple: _Simple, tag: str, attrs: dict[str, str]) -> bool:
+    return _matches(simple, tag, _classes(attrs), attrs.get("id"))
 
 
 def hidden_reason(tag: str, attrs: dict[str, str], rules: StyleRules) -> str | None:
@@ -210,9 +216,7 @@ def sibling_hidden_reason(
 ) -> str | None:
     """Why an ``A ~ B`` rule hides this element (``before()``: its preceding siblings' ``(tag, attrs)``, asked
     only where a rule's ``B`` selects it), else ``None``; its inline style still wins."""
-    if not any(_selects(second, tag, attrs) for _, second, _ in rules.siblings):
-        return None
-    d = rules.after_siblings(tag, attrs, before())
+    d = rules.after_siblings(tag, attrs, before)
     if not d:
         return None
     d.update(declarations(attrs.get("style", "")))

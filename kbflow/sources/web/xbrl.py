@@ -26,9 +26,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["COVER_LINES", "cover_title", "filing_facts", "filing_title"]
+__all__ = ["COVER_LINES", "FACTS", "cover_title", "filing_facts", "filing_title"]
 
-_FACTS = frozenset(
+#: the cover-page facts a filing's title is made of (the ``name`` of an ``<ix:nonNumeric>``)
+FACTS = frozenset(
     {
         "dei:EntityRegistrantName",
         "dei:DocumentType",
@@ -42,18 +43,16 @@ _SPACE = re.compile(r"\s+")
 _MAX_FACT_CHARS = 120
 
 
-def filing_facts(root: Any) -> dict[str, str]:
-    """The first text of each cover-page fact of :data:`_FACTS` in the element tree under ``root``."""
+def filing_facts(elements: list[Any]) -> dict[str, str]:
+    """The first text of each fact of :data:`FACTS` among ``elements``, the page's ``<ix:nonNumeric>`` elements
+    naming one, in document order (the parser collects them as it builds the tree)."""
     found: dict[str, str] = {}
-    stack = [root]
-    while stack and len(found) < len(_FACTS):
-        node = stack.pop()
-        name = node.attrs.get("name", "") if node.tag == "ix:nonnumeric" else ""
-        if name in _FACTS and name not in found:
+    for node in elements:
+        name = node.attrs.get("name", "")
+        if name not in found:
             text = _SPACE.sub(" ", "".join(_in_order(node))).strip()
             if text and len(text) <= _MAX_FACT_CHARS:
                 found[name] = text
-        stack.extend(c for c in reversed(node.children) if not isinstance(c, str))
     return found
 
 
