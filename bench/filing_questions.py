@@ -3,6 +3,7 @@
     kbflow --lake LAKE add FOLDER --type web && kbflow --lake LAKE ingest
     python bench/filing_questions.py LAKE                              # bench/filings/questions.jsonl
     python bench/filing_questions.py LAKE --text-of FOLDER             # first check each answer is in its file
+    python bench/filing_questions.py LAKE --document-weight 0          # without the document signal
 
 Each line of ``bench/filings/questions.jsonl`` is ``{"id", "text", "file",
 "answers", "type"}``: a question a reader of the filing asks, the file that
@@ -48,10 +49,10 @@ def _norm(text: str) -> str:
     return _SPACE.sub(" ", text)
 
 
-def rank(retriever: Retriever, question: dict, mode: str) -> int | None:
+def rank(retriever: Retriever, question: dict, mode: str, **settings: float) -> int | None:
     """The 0-based rank of the first hit from the question's file holding one of its answers (None: not in 10)."""
     answers = [_norm(a) for a in question["answers"]]
-    for i, hit in enumerate(retriever.search(question["text"], k=10, mode=mode)):
+    for i, hit in enumerate(retriever.search(question["text"], k=10, mode=mode, **settings)):
         path = hit.citation.locator.path or hit.citation.uri or ""
         right = question["file"] in (path, os.path.basename(path))  # a page's path in its source, or its name
         if right and any(a in _norm(hit.text) for a in answers):
@@ -87,14 +88,18 @@ def main() -> None:
     ap.add_argument("--questions", default=os.path.join(HERE, "filings", "questions.jsonl"))
     ap.add_argument("--text-of", metavar="FOLDER", help="check every answer is in its file's text first")
     ap.add_argument("--misses", action="store_true", help="list the questions hybrid misses in its top 5")
+    ap.add_argument(
+        "--document-weight", type=float, default=None, help="the document signal's weight (0: off; default: the lake's)"
+    )
     args = ap.parse_args()
     questions = [json.loads(line) for line in open(args.questions, encoding="utf-8") if line.strip()]
     if args.text_of:
         _check(questions, args.text_of)
     retriever = Retriever.open(args.lake)
+    settings = {} if args.document_weight is None else {"document_weight": args.document_weight}
     print(f"{len(questions)} questions, lake {args.lake}")
     for mode in ("hybrid", "dense", "bm25"):
-        got = [rank(retriever, q, mode) for q in questions]
+        got = [rank(retriever, q, mode, **settings) for q in questions]
         print(_line(mode, got))
         for kind in sorted({q["type"] for q in questions}):
             print(_line(f"  {kind}", [r for r, q in zip(got, questions, strict=True) if q["type"] == kind]))

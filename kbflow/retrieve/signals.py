@@ -20,10 +20,11 @@ off at weight 0:
   SEC filing published as a web page (EDGAR's HTML) is named by its title
   instead, which kbflow takes from its cover page (the registrant, the form
   and the fiscal year: ``COCA COLA CO 10-K FY2024``; its file is
-  ``ko-20241231.htm``): on ``bench/filing_questions.py`` hybrid MRR@10 rose
-  0.600 to 0.633. Other web pages are not named by their titles: that cost
-  the Rust Reference's questions 0.017 nDCG@10 (``bench/sites/reference``;
-  the Cargo book's gained 0.002).
+  ``ko-20241231.htm``): on ``bench/filing_questions.py`` hybrid MRR@10 is
+  0.635 with it and 0.596 without (``--document-weight 0``). Other web
+  pages are not named by their titles: that cost the Rust Reference's
+  questions 0.017 nDCG@10 (``bench/sites/reference``; the Cargo book's
+  gained 0.002).
 - **page** (``RetrievalSettings.page_weight``): the chunks of one PDF page
   reinforce each other: each gets the scores of its page's best other
   candidates (:data:`PAGE_TOP` of them), so a page whose statement title,
