@@ -292,3 +292,48 @@ def test_permalink_and_source_link_markers_leave_headings_and_signatures_clean()
     assert "## Care" in page.text and "¶" not in page.text and "[source]" not in page.text and "§" not in page.text
     assert "An anchor with words stays" in page.text
     assert not json.loads(page.layout())["dropped"]
+
+
+def test_a_highlighters_line_elements_in_a_pre_are_its_lines():
+    """Prism (Docusaurus) writes each line of a code block as a ``<div class="token-line">`` inside ``<code>``,
+    Sphinx's source pages wrap each definition in a ``<div>``: the block is one block, line for line, and its
+    Markdown lines stay code."""
+    lines = "".join(
+        f'<div class="token-line"><span class="token">{line}</span><br></div>'
+        for line in ("# Hello", "", "def prime(pump):", "    return pump.fill(water=True)")
+    )
+    page = extract(
+        "<html><body><article><p>Create a file named hello.md with this in it:</p>"
+        f'<div class="codeBlockContainer"><pre class="prism-code"><code>{lines}</code></pre></div>'
+        "<p>Then build the site again from its folder.</p></article></body></html>"
+    )
+    code = "```\n# Hello\n\ndef prime(pump):\n    return pump.fill(water=True)\n```"
+    last = "Then build the site again from its folder."
+    assert page.text == f"Create a file named hello.md with this in it:\n\n{code}\n\n{last}"
+    assert len(page.blocks) == 3
+
+
+def test_an_articles_own_header_is_read_and_the_sites_is_not():
+    """A ``<header>`` inside an ``<article>`` is the article's (Docusaurus puts a page's ``<h1>`` there, WordPress
+    its ``entry-header``); the page's banner outside it is boilerplate, as is the page's table of contents."""
+    page = extract(
+        '<html><body><header class="site-header"><p>Acme Pumps: home, products, contact</p></header>'
+        '<main><article><header class="entry-header"><h1>Priming a pump</h1><p>March 9, 2017</p></header>'
+        "<p>Prime the pump with water before starting it, every single time you start it.</p>"
+        "<h2>Greasing</h2><p>Grease the valves every spring, before the first frost has gone.</p></article>"
+        '<div class="theme-doc-toc-desktop"><ul class="table-of-contents"><li><a href="#g">Greasing</a></li></ul>'
+        "</div></main></body></html>"
+    )
+    assert page.text.startswith("# Priming a pump\n\nMarch 9, 2017\n\nPrime the pump")
+    assert "Acme Pumps" not in page.text and page.text.count("Greasing") == 1
+    reasons = {d["reason"] for d in json.loads(page.layout())["dropped"]}
+    assert {"boilerplate: <header>", 'boilerplate: class "toc"'} <= reasons
+
+
+def test_an_inline_svgs_title_and_text_are_not_the_pages():
+    page = extract(
+        '<html><body><main><svg role="img" viewBox="0 0 10 10"><title>Easy to Use</title><text>A B</text></svg>'
+        "<h3>Easy to Use</h3><p>Docusaurus was designed to be easily installed and used to get a site up.</p>"
+        "</main></body></html>"
+    )
+    assert page.text == "### Easy to Use\n\nDocusaurus was designed to be easily installed and used to get a site up."

@@ -6,17 +6,19 @@ end tags (``<p>a<p>b``, ``<li>a<li>b``), implied ``<tbody>``, misnested
 markup. Every css path kbflow records therefore selects, in a browser, the
 element that holds the text.
 
-- dropped: ``script``, ``style``, ``noscript``, ``template``, ``svg``,
-  ``iframe``, ``head``, comments; text a reader cannot see
-  (:mod:`.hidden`); navigation and boilerplate (``nav``, ``header``,
-  ``footer``, ``aside``, ``form``, ``button``, and elements whose id, class or
-  role names a menu, sidebar, cookie banner, share bar, comments, related
-  links, ads, newsletter or breadcrumbs). What was dropped and why is kept in
-  the page's layout (``dropped``);
+- dropped: ``script``, ``style``, ``noscript``, ``template``, ``svg`` (inline
+  SVG's titles and labels too), ``iframe``, ``head``, comments; text a reader
+  cannot see (:mod:`.hidden`); navigation and boilerplate (``nav``,
+  ``header`` but an article's own, ``footer``, ``aside``, ``form``,
+  ``button``, and elements whose id, class or role names a menu, sidebar,
+  cookie banner, share bar, comments, related links, ads, newsletter,
+  breadcrumbs or table of contents). What was dropped and why is kept in the
+  page's layout (``dropped``);
 - the content root is the ``article`` (or ``main`` / ``role="main"``) holding
   the most text, else ``body``;
-- block elements (paragraphs, headings, list items, quotes, ``pre`` (fenced
-  as Markdown code where a line of it would read as a heading),
+- block elements (paragraphs, headings, list items, quotes, ``pre`` (one
+  block whatever elements hold its lines, fenced as Markdown code where a
+  line of it would read as a heading: :mod:`.code`),
   captions) become blocks joined by a blank line; a table's row of values is
   one block, its cells joined by ``" | "`` (:mod:`.rows`), where a row that
   lays out a page is read as blocks; any element holding blocks is a
@@ -40,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from kbflow._lazy import require
+from kbflow.sources.web.code import code_block
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
 from kbflow.sources.web.rows import CELL_SEP, row_text
@@ -51,7 +54,8 @@ _DROP_TAGS = {"script", "style", "noscript", "template", "svg", "iframe", "head"
 _BOILERPLATE_TAGS = {"nav", "header", "footer", "aside", "form", "button", "dialog", "menu"}
 _BOILERPLATE = re.compile(
     r"(^|[\s_-])(nav|navbar|menu|sidebar|side-bar|cookie|consent|share|sharing|social|comments?|related|promo|"
-    r"advert|ads?|banner|newsletter|subscribe|breadcrumbs?|footer|header|masthead|popup|modal|skip-link)($|[\s_-])",
+    r"advert|ads?|banner|newsletter|subscribe|breadcrumbs?|footer|header|masthead|popup|modal|skip-link|"
+    r"toc|table-of-contents)($|[\s_-])",
     re.IGNORECASE,
 )
 _BOILERPLATE_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "dialog", "menu", "menubar"}
@@ -66,6 +70,8 @@ _CONTAINERS = {
     "div", "section", "article", "main", "ul", "ol", "table", "tr", "tbody", "thead", "tfoot", "dl", "figure",
     "body", "html", "details",
 }  # fmt: skip
+#: elements that end a line inside a ``<pre>`` (its cells do not: a row is one line)
+_LINES = (_BLOCKS | _CONTAINERS) - {"td", "th"}
 #: elements a class or id never marks as boilerplate: headings and inline text are content wherever they are
 #: (mdBook writes every heading as ``<h2><a class="header" href="#x">Title</a></h2>``)
 _NOT_REGIONS = {
@@ -80,6 +86,8 @@ _VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
 #: why a permalink or source link is dropped (not listed in the page's layout: every heading has one)
 MARKER = "a permalink or source link marker"
 _SPACE = re.compile(r"\s+")
+#: an inline ``<svg>`` as the parser names it (HTML elements are not namespaced)
+_SVG = "{http://www.w3.org/2000/svg}svg"
 _IDENT = re.compile(r"[A-Za-z][\w-]*")
 #: dropped elements listed in a page's layout, at most
 MAX_DROPPED_LISTED = 200
@@ -162,6 +170,8 @@ def _tree(html: str) -> _Parsed:
         if tag == "br":
             parent.children.append("\n")
             continue
+        if tag == _SVG:  # inline SVG: its <title> and <text> are a picture's, dropped with it
+            tag = "svg"
         node = _Node(tag, attrs, parent)
         parent.children.append(node)
         if tag == "ix:nonnumeric" and attrs.get("name") in FACTS:
@@ -195,7 +205,8 @@ class _Rules:
             hidden = sibling_hidden_reason(node.tag, a, lambda: _before(node), self.styles)
         if hidden and not _shown_once_scripts_ran(node, hidden):
             return f"hidden: {hidden}"
-        if node.tag in _BOILERPLATE_TAGS:
+        own_header = node.tag == "header" and _in_article(node)
+        if node.tag in _BOILERPLATE_TAGS and not own_header:
             return f"boilerplate: <{node.tag}>"
         if a.get("role", "").lower() in _BOILERPLATE_ROLES:
             return f'boilerplate: role="{a["role"]}"'
@@ -207,10 +218,21 @@ class _Rules:
         if node.big or node.tag in ("html", "body", "main", "article") or node.tag in _NOT_REGIONS:
             return ""
         for name in ("class", "id"):
-            m = _BOILERPLATE.search(a.get(name, ""))
-            if m:
-                return f'boilerplate: {name} "{m.group(2)}"'
+            for m in _BOILERPLATE.finditer(a.get(name, "")):
+                if not (own_header and m.group(2).lower() == "header"):
+                    return f'boilerplate: {name} "{m.group(2)}"'
         return ""
+
+
+def _in_article(node: _Node) -> bool:
+    """Whether ``node`` sits in an ``<article>``: a ``<header>`` there is the article's own (its title, date and
+    authors: Docusaurus puts a page's ``<h1>`` in one, WordPress ``entry-header``), not the site's banner."""
+    at = node.parent
+    while at is not None:
+        if at.tag == "article":
+            return True
+        at = at.parent
+    return False
 
 
 def _before(node: _Node) -> list[tuple[str, dict[str, str]]]:
@@ -370,7 +392,7 @@ class _Reading:
 
     def flush(self, parts: list[str], node: _Node, pre: bool) -> None:
         text = "".join(parts)
-        text = _code(text) if pre else _SPACE.sub(" ", text).strip()
+        text = code_block(text) if pre else _SPACE.sub(" ", text).strip()
         if text:
             level = int(node.tag[1]) if node.tag in _HEADINGS else 0
             if not level and self.bold_heading(node, text):
@@ -403,13 +425,18 @@ class _Reading:
             if isinstance(c, str):
                 out.append(c)
             elif self.content(c):
-                out.append(self.inline(c, pre or c.tag == "pre"))
+                text = self.inline(c, pre or c.tag == "pre")
+                if pre and c.tag in _LINES and text and not text.endswith("\n"):
+                    text += "\n"  # a highlighter's line element (Prism's <div class="token-line">) ends a line
+                out.append(text)
         return "".join(out)
 
     def walk(self, node: _Node, root: bool = False) -> None:
         if not root and not self.content(node):
             return
-        pre = node.tag == "pre"
+        if node.tag == "pre":  # one block, whatever elements hold its lines
+            self.flush([self.inline(node, True)], node, True)
+            return
         parts: list[str] = []
         for c in node.children:
             if isinstance(c, str):
@@ -417,37 +444,17 @@ class _Reading:
             elif not self.content(c):
                 continue
             elif c.tag == "tr" and (row := row_text(c, self.content)) is not None:
-                self.flush(parts, node, pre)
+                self.flush(parts, node, False)
                 parts = []
                 if row:
                     self.blocks.append((self.row_heading(c, row) or row, c.css))
             elif c.tag in _BLOCKS or c.tag in _CONTAINERS or c.blocky:
-                self.flush(parts, node, pre)
+                self.flush(parts, node, False)
                 parts = []
                 self.walk(c)
             else:
-                parts.append(self.inline(c, pre))
-        self.flush(parts, node, pre)
-
-
-def _code(text: str) -> str:
-    """A ``pre`` block's text; fenced as Markdown code (a fence longer than any run of backticks in it) where a
-    line of it would read as Markdown structure, so the document chunker reads those lines as code: a shell or
-    Python comment (``# install it first``) was a heading, and headed every chunk below it.
-
-    Only those blocks: fencing every block cost the Rust Reference's questions 0.021 nDCG@10 and the Cargo
-    book's 0.020 (``kbflow eval bench/sites/reference``), fencing these alone nothing and 0.008.
-    """
-    code = text.strip("\n")
-    if not code.strip() or not _STRUCTURE.search(code):
-        return code
-    fence = "`" * max(3, max((len(run) for run in _BACKTICKS.findall(code)), default=0) + 1)
-    return f"{fence}\n{code}\n{fence}"
-
-
-_BACKTICKS = re.compile(r"`+")
-#: a line Markdown reads as structure: an ATX heading, a setext underline, a code fence
-_STRUCTURE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$|```|~~~)", re.MULTILINE)
+                parts.append(self.inline(c, False))
+        self.flush(parts, node, False)
 
 
 def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dict[str, Any]]) -> WebPage:
