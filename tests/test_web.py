@@ -337,3 +337,16 @@ def test_an_inline_svgs_title_and_text_are_not_the_pages():
         "</main></body></html>"
     )
     assert page.text == "### Easy to Use\n\nDocusaurus was designed to be easily installed and used to get a site up."
+
+
+def test_rustdocs_anchors_and_source_links_are_markers():
+    page = extract(
+        '<html><body><main><div class="main-heading"><h1>Struct Pump</h1><span class="sub-heading">1.0.0 · '
+        '<a class="src" href="../src/p.rs.html">Source</a></span></div>'
+        '<h2 id="ex"><a class="doc-anchor" href="#ex">§</a>Examples</h2>'
+        "<p>Prime the pump with water before starting it, every single time you start it.</p>"
+        '<p>Read the <a class="src" href="../src/p.rs.html">Source code</a> of the pump for the details.</p>'
+        "</main></body></html>"
+    )
+    assert page.text.startswith("# Struct Pump\n\n1.0.0 ·\n\n## Examples\n\nPrime the pump")
+    assert "Read the Source code of the pump" in page.text

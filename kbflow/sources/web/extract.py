@@ -80,8 +80,10 @@ _NOT_REGIONS = {
 }  # fmt: skip
 #: the classes of a heading's permalink (``<a class="headerlink" href="#x">¶</a>``: Sphinx and MkDocs; Docusaurus,
 #: VitePress, AnchorJS, nbconvert, rustdoc's ``§``): a symbol of at most 3 characters, no word of the heading
-_PERMALINK = frozenset({"headerlink", "hash-link", "header-anchor", "anchorjs-link", "anchor-link", "anchor"})
-#: Sphinx's links between the docs and their source code, ``[source]`` and ``[docs]``
+_PERMALINK = frozenset(
+    {"headerlink", "hash-link", "header-anchor", "anchorjs-link", "anchor-link", "anchor", "doc-anchor"}
+)
+#: Sphinx's links between the docs and their source code, ``[source]`` and ``[docs]`` (rustdoc's ``Source``: below)
 _VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
 #: why a permalink or source link is dropped (not listed in the page's layout: every heading has one)
 MARKER = "a permalink or source link marker"
@@ -214,6 +216,8 @@ class _Rules:
         if node.tag == "a" and node.size <= 3 and _PERMALINK.intersection(classes):
             return MARKER
         if node.tag in ("a", "span") and node.size <= 10 and _VIEWCODE.intersection(classes):
+            return MARKER
+        if node.tag == "a" and "src" in classes and node.children == ["Source"]:  # rustdoc's, at every item
             return MARKER
         if node.big or node.tag in ("html", "body", "main", "article") or node.tag in _NOT_REGIONS:
             return ""
