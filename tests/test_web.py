@@ -265,7 +265,7 @@ def test_an_aria_hidden_root_holding_the_page_is_read_but_a_small_aria_hidden_bl
 def test_a_page_nested_thousands_deep_is_read_as_a_browser_attaches_it():
     """Thousands of unclosed <div>: elements deeper than MAX_DEPTH are attached at that depth, as browsers'
     parsers do, so reading the page never exhausts the stack; hidden text deep down is still dropped."""
-    from kbflow.sources.web.extract import MAX_DEPTH
+    from kbflow.sources.web.tree import MAX_DEPTH
 
     deep = "<div>" * (MAX_DEPTH * 12)
     page = extract(
@@ -350,3 +350,19 @@ def test_rustdocs_anchors_and_source_links_are_markers():
     )
     assert page.text.startswith("# Struct Pump\n\n1.0.0 ·\n\n## Examples\n\nPrime the pump")
     assert "Read the Source code of the pump" in page.text
+
+
+def test_a_tab_panel_behind_its_tab_is_read_and_a_lone_hidden_panel_is_not():
+    """Docusaurus and sphinx-tabs mark every panel but the chosen one ``hidden``; its reader shows it by choosing
+    its tab. A hidden panel with no panel on screen beside it is hidden text like any other."""
+    page = extract(
+        "<html><body><main><p>Install the pump driver with the package manager of your project.</p>"
+        '<div class="tabs-container"><ul role="tablist"><li role="tab" aria-selected="true">npm</li>'
+        '<li role="tab">yarn</li></ul><div><div role="tabpanel"><pre>npm install pump-driver</pre></div>'
+        '<div role="tabpanel" hidden><pre>yarn add pump-driver</pre></div></div></div>'
+        '<div><div role="tabpanel" hidden><p>INJECT a lone hidden panel</p></div></div>'
+        '<div role="tabpanel"><p style="display:none">INJECT styled away inside a panel</p></div>'
+        '<div role="tabpanel" style="display:none">INJECT styled away</div></main></body></html>'
+    )
+    assert "npm install pump-driver" in page.text and "yarn add pump-driver" in page.text
+    assert "INJECT" not in page.text

@@ -1,14 +1,15 @@
 """A web page's article text: headings kept, boilerplate and hidden text dropped, each block's css path kept.
 
 The page is parsed with a real HTML5 parser (html5lib, the WHATWG algorithm
-browsers implement), so the element tree is the one a browser builds: omitted
-end tags (``<p>a<p>b``, ``<li>a<li>b``), implied ``<tbody>``, misnested
-markup. Every css path kbflow records therefore selects, in a browser, the
-element that holds the text.
+browsers implement: :mod:`.tree`), so the element tree is the one a browser
+builds: omitted end tags (``<p>a<p>b``, ``<li>a<li>b``), implied ``<tbody>``,
+misnested markup. Every css path kbflow records therefore selects, in a
+browser, the element that holds the text.
 
 - dropped: ``script``, ``style``, ``noscript``, ``template``, ``svg`` (inline
   SVG's titles and labels too), ``iframe``, ``head``, comments; text a reader
-  cannot see (:mod:`.hidden`); navigation and boilerplate (``nav``,
+  cannot see (:mod:`.hidden`; a tab panel behind its tab is read: its reader
+  chooses the tab); navigation and boilerplate (``nav``,
   ``header`` but an article's own, ``footer``, ``aside``, ``form``,
   ``button``, and elements whose id, class or role names a menu, sidebar,
   cookie banner, share bar, comments, related links, ads, newsletter,
@@ -39,14 +40,14 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from kbflow._lazy import require
 from kbflow.sources.web.code import code_block
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
 from kbflow.sources.web.rows import CELL_SEP, row_text
-from kbflow.sources.web.xbrl import COVER_LINES, FACTS, cover_title, filing_facts, filing_title
+from kbflow.sources.web.tree import HEADINGS, Node, assign_css, parse
+from kbflow.sources.web.xbrl import COVER_LINES, cover_title, filing_facts, filing_title
 
 __all__ = ["WebPage", "extract"]
 
@@ -63,7 +64,6 @@ _BLOCKS = {
     "p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "pre", "blockquote", "td", "th", "dd", "dt",
     "figcaption", "caption", "address", "summary",
 }  # fmt: skip
-_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 #: blocks that are never a heading, bold or not (a list's item, a cell, a quote, code)
 _NOT_BOLD_HEADINGS = frozenset({"pre", "li", "dt", "dd", "td", "th", "caption", "figcaption", "blockquote", "summary"})
 _CONTAINERS = {
@@ -88,124 +88,28 @@ _VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
 #: why a permalink or source link is dropped (not listed in the page's layout: every heading has one)
 MARKER = "a permalink or source link marker"
 _SPACE = re.compile(r"\s+")
-#: an inline ``<svg>`` as the parser names it (HTML elements are not namespaced)
-_SVG = "{http://www.w3.org/2000/svg}svg"
-_IDENT = re.compile(r"[A-Za-z][\w-]*")
 #: dropped elements listed in a page's layout, at most
 MAX_DROPPED_LISTED = 200
-#: elements nested deeper are attached at this depth, as browsers' parsers do (Blink's limit is 512): the
-#: page's reading is recursive, and a page of thousands of unclosed ``<div>`` must not exhaust the stack
-MAX_DEPTH = 256
-
-
-@dataclass
-class _Node:
-    tag: str
-    attrs: dict[str, str]
-    parent: _Node | None
-    children: list[_Node | str] = field(default_factory=list)
-    css: str = ""
-    size: int = 0
-    #: holds a large share of the page's text: never dropped for its class or id alone
-    big: bool = False
-    #: why this element is not content (computed once), "" when it is
-    why: str | None = None
-    #: holds a block or container element: read as a container whatever its tag (an inline XBRL
-    #: ``<ix:nonNumeric>`` around a filing's note, a web component, an ``<a>`` around a card's ``<div>``)
-    blocky: bool = False
-
-
-def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str, str], styles: list[str]) -> None:
-    """Keep what ``element`` says about the page: ``og:`` and canonical links, robots, refresh, title, styles."""
-    if tag == "meta" and attrs.get("property") in ("og:url", "og:title"):
-        meta[attrs["property"]] = attrs.get("content", "")
-    elif tag == "meta" and attrs.get("name", "").lower() in ("robots", "googlebot"):
-        meta["robots"] = (meta.get("robots", "") + "," + attrs.get("content", "")).strip(",").lower()
-    elif tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh":
-        meta["refresh"] = attrs.get("content", "")
-    elif tag == "link" and "canonical" in attrs.get("rel", "").split():
-        meta["canonical"] = attrs.get("href", "")
-    elif tag == "link" and {"index", "search"} & set(attrs.get("rel", "").lower().split()):
-        for rel in {"index", "search"} & set(attrs["rel"].lower().split()):
-            meta[f"rel-{rel}"] = attrs.get("href", "")
-    elif tag == "title":
-        meta["title"] = (element.text or "") + meta.get("title", "")
-    elif tag == "style":
-        styles.append(element.text or "")
-
-
-class _Parsed(NamedTuple):
-    """A page as :func:`_tree` builds it, with the elements later steps look for, found on the way."""
-
-    root: _Node
-    meta: dict[str, str]
-    css: str
-    #: its inline XBRL cover-page facts (:data:`kbflow.sources.web.xbrl.FACTS`), in document order
-    facts: list[_Node]
-    #: its heading elements, in document order
-    headings: list[_Node]
-
-
-def _tree(html: str) -> _Parsed:
-    """The page as a :class:`_Node` tree (browser-equal), its ``og:``/canonical metadata, its styles, its cover
-    page's facts and its headings."""
-    html5lib = require("html5lib")
-    doc = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False)
-    meta: dict[str, str] = {}
-    styles: list[str] = []
-    root = _Node("#root", {}, None)
-    facts: list[_Node] = []
-    headings: list[_Node] = []
-
-    # iterative, depth first, in document order: (element, where it goes, that node's depth, its tail only)
-    stack: list[tuple[Any, _Node, int, bool]] = [(doc, root, 0, False)]
-    while stack:
-        element, parent, depth, tail_only = stack.pop()
-        tag = element.tag
-        if tail_only or not isinstance(tag, str):  # a comment or processing instruction: its tail only
-            if element.tail:
-                parent.children.append(element.tail)
-            continue
-        attrs = {str(k).lower(): str(v or "") for k, v in element.attrib.items()}
-        _head_element(tag, attrs, element, meta, styles)
-        stack.append((element, parent, depth, True))  # its tail, once its descendants are in
-        if tag == "br":
-            parent.children.append("\n")
-            continue
-        if tag == _SVG:  # inline SVG: its <title> and <text> are a picture's, dropped with it
-            tag = "svg"
-        node = _Node(tag, attrs, parent)
-        parent.children.append(node)
-        if tag == "ix:nonnumeric" and attrs.get("name") in FACTS:
-            facts.append(node)
-        elif tag in _HEADINGS:
-            headings.append(node)
-        if element.text:
-            node.children.append(element.text)
-        # as browsers' parsers do, an element nested deeper than MAX_DEPTH is attached at that depth
-        holder, at = (node, depth + 1) if depth + 1 < MAX_DEPTH else (parent, depth)
-        stack.extend((child, holder, at, False) for child in reversed(element))
-    return _Parsed(root, meta, "\n".join(styles), facts, headings)
 
 
 class _Rules:
     def __init__(self, styles: StyleRules) -> None:
         self.styles = styles
 
-    def why(self, node: _Node) -> str:
+    def why(self, node: Node) -> str:
         """Why ``node`` is not content ("" when it is); computed once per node."""
         if node.why is None:
             node.why = self._why(node)
         return node.why
 
-    def _why(self, node: _Node) -> str:
+    def _why(self, node: Node) -> str:
         a = node.attrs
         if node.tag in _DROP_TAGS:
             return f"<{node.tag}>"
         hidden = hidden_reason(node.tag, a, self.styles)
         if not hidden and self.styles.siblings and node.parent is not None:
             hidden = sibling_hidden_reason(node.tag, a, lambda: _before(node), self.styles)
-        if hidden and not _shown_once_scripts_ran(node, hidden):
+        if hidden and not _shown_once_scripts_ran(node, hidden) and not _behind_its_tab(node, hidden):
             return f"hidden: {hidden}"
         own_header = node.tag == "header" and _in_article(node)
         if node.tag in _BOILERPLATE_TAGS and not own_header:
@@ -228,7 +132,7 @@ class _Rules:
         return ""
 
 
-def _in_article(node: _Node) -> bool:
+def _in_article(node: Node) -> bool:
     """Whether ``node`` sits in an ``<article>``: a ``<header>`` there is the article's own (its title, date and
     authors: Docusaurus puts a page's ``<h1>`` in one, WordPress ``entry-header``), not the site's banner."""
     at = node.parent
@@ -239,7 +143,7 @@ def _in_article(node: _Node) -> bool:
     return False
 
 
-def _before(node: _Node) -> list[tuple[str, dict[str, str]]]:
+def _before(node: Node) -> list[tuple[str, dict[str, str]]]:
     """``(tag, attrs)`` of the elements before ``node`` among its parent's children."""
     out: list[tuple[str, dict[str, str]]] = []
     for c in node.parent.children if node.parent is not None else ():
@@ -250,7 +154,7 @@ def _before(node: _Node) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def _shown_once_scripts_ran(node: _Node, hidden: str) -> bool:
+def _shown_once_scripts_ran(node: Node, hidden: str) -> bool:
     """Whether hiding ``node`` hides a whole page until its scripts show it, not some text from its reader.
 
     Frame-busting (``html { display: none }`` until a script sees the page is not framed) and anti-flicker
@@ -263,9 +167,22 @@ def _shown_once_scripts_ran(node: _Node, hidden: str) -> bool:
     return node.tag in ("html", "body") or (node.big and hidden == 'aria-hidden="true"')
 
 
-def _raw_sizes(node: _Node) -> int:
+def _behind_its_tab(node: Node, hidden: str) -> bool:
+    """Whether ``node`` is a tab panel its reader shows by choosing its tab: Docusaurus and sphinx-tabs give
+    every panel but the chosen one the ``hidden`` attribute (an install command for npm, yarn and pnpm; an
+    example in Python, Java and Go). Only a panel beside a panel on screen, in one tab set, and hidden by that
+    attribute alone: a lone hidden panel is hidden text like any other."""
+    if hidden != "hidden attribute" or node.attrs.get("role", "").lower() != "tabpanel" or node.parent is None:
+        return False
+    return any(
+        isinstance(c, Node) and c.attrs.get("role", "").lower() == "tabpanel" and "hidden" not in c.attrs
+        for c in node.parent.children
+    )
+
+
+def _raw_sizes(node: Node) -> int:
     """Visible-ish text length under ``node`` (scripts and styles excluded), without class rules; marks the
-    elements that hold blocks (:attr:`_Node.blocky`)."""
+    elements that hold blocks (:attr:`Node.blocky`)."""
     if node.tag in _DROP_TAGS:
         node.size = 0
         return 0
@@ -280,27 +197,11 @@ def _raw_sizes(node: _Node) -> int:
     return n
 
 
-def _mark_big(node: _Node, total: int) -> None:
+def _mark_big(node: Node, total: int) -> None:
     node.big = node.size > 0.4 * total
     for c in node.children:
-        if isinstance(c, _Node):
+        if isinstance(c, Node):
             _mark_big(c, total)
-
-
-def _assign_css(node: _Node, path: str) -> None:
-    """Give every element its css path; ``:nth-of-type(n)`` only where the parent has several of that tag."""
-    elements = [c for c in node.children if isinstance(c, _Node)]
-    totals: dict[str, int] = {}
-    for child in elements:
-        totals[child.tag] = totals.get(child.tag, 0) + 1
-    seen: dict[str, int] = {}
-    for child in elements:
-        n = seen[child.tag] = seen.get(child.tag, 0) + 1
-        ident = child.attrs.get("id", "")
-        seg = child.tag + (f"#{ident}" if ident and _IDENT.fullmatch(ident) else "")
-        seg += f":nth-of-type({n})" if totals[child.tag] > 1 else ""
-        child.css = f"{path} > {seg}" if path else seg
-        _assign_css(child, child.css)
 
 
 @dataclass
@@ -329,11 +230,11 @@ class WebPage:
 
 def extract(html: str) -> WebPage:
     """The article text of an HTML document, with its blocks' css paths and what was dropped."""
-    root_node, meta, css, facts, headings = _tree(html)
+    root_node, meta, css, facts, headings = parse(html)
     filing = filing_title(filing_facts(facts))
     if filing:
         meta["filing"] = filing
-    _assign_css(root_node, "")
+    assign_css(root_node, "")
     _mark_big(root_node, _raw_sizes(root_node))
     reading = _Reading(_Rules(StyleRules.parse(css)))
     article = reading.article(root_node)
@@ -356,7 +257,7 @@ class _Reading:
         #: the level of the last heading read: an API entry's signature is a heading below it
         self.section_level = 1
 
-    def content(self, node: _Node) -> bool:
+    def content(self, node: Node) -> bool:
         """Whether ``node`` is content; a dropped element with text is listed once, with its reason."""
         why = self.rules.why(node)
         if why and node.size and len(self.dropped) < MAX_DROPPED_LISTED and not why.startswith("<") and why != MARKER:
@@ -364,28 +265,28 @@ class _Reading:
                 self.dropped.append({"css_path": node.css, "reason": why, "chars": node.size})
         return not why
 
-    def text_len(self, node: _Node) -> int:
+    def text_len(self, node: Node) -> int:
         if self.rules.why(node):
             return 0
         return sum(len(c.strip()) if isinstance(c, str) else self.text_len(c) for c in node.children)
 
-    def shown_in(self, node: _Node, article: _Node) -> bool:
+    def shown_in(self, node: Node, article: Node) -> bool:
         """Whether ``node`` is content inside ``article`` (neither it nor an element around it dropped)."""
-        at: _Node | None = node
+        at: Node | None = node
         while at is not None and at is not article:
             if self.rules.why(at):
                 return False
             at = at.parent
         return at is article
 
-    def find(self, node: _Node, pred: Callable[[_Node], bool]) -> list[_Node]:
+    def find(self, node: Node, pred: Callable[[Node], bool]) -> list[Node]:
         out = [node] if pred(node) else []
         for c in node.children:
-            if isinstance(c, _Node) and not self.rules.why(c):
+            if isinstance(c, Node) and not self.rules.why(c):
                 out.extend(self.find(c, pred))
         return out
 
-    def article(self, root_node: _Node) -> _Node:
+    def article(self, root_node: Node) -> Node:
         """The ``<article>`` or ``<main>`` with the most text (over 200 characters), else the body."""
         mains = self.find(root_node, lambda n: n.tag in ("article", "main") or n.attrs.get("role") == "main")
         bodies = self.find(root_node, lambda n: n.tag == "body")
@@ -394,11 +295,11 @@ class _Reading:
             return best
         return bodies[0] if bodies else root_node
 
-    def flush(self, parts: list[str], node: _Node, pre: bool) -> None:
+    def flush(self, parts: list[str], node: Node, pre: bool) -> None:
         text = "".join(parts)
         text = code_block(text) if pre else _SPACE.sub(" ", text).strip()
         if text:
-            level = int(node.tag[1]) if node.tag in _HEADINGS else 0
+            level = int(node.tag[1]) if node.tag in HEADINGS else 0
             if not level and self.bold_heading(node, text):
                 level = bold_level(text)
             if level:
@@ -409,7 +310,7 @@ class _Reading:
                 text = "#" * level + " " + text.replace("\n", " ")
             self.blocks.append((text, node.css))
 
-    def row_heading(self, row: _Node, text: str) -> str | None:
+    def row_heading(self, row: Node, text: str) -> str | None:
         """A filing's part or item heading laid out as a table row (``ITEM 7. | MANAGEMENT'S DISCUSSION ...``,
         all bold) as a heading line, cells a space apart; ``None`` for any other row."""
         level = bold_level(text)
@@ -417,13 +318,13 @@ class _Reading:
             return None
         return "#" * level + " " + text.replace(CELL_SEP, " ")
 
-    def bold_heading(self, node: _Node, text: str) -> bool:
+    def bold_heading(self, node: Node, text: str) -> bool:
         """Whether the block ``text`` (all of ``node``'s) is a heading of a page without heading elements."""
         if not self.bold_headings or node.blocky or node.tag in _NOT_BOLD_HEADINGS or len(text) > MAX_HEADING_CHARS:
             return False
         return text[0] != "#" and any(c.isalpha() for c in text) and all_bold(node, self.content)
 
-    def inline(self, node: _Node, pre: bool) -> str:
+    def inline(self, node: Node, pre: bool) -> str:
         out = []
         for c in node.children:
             if isinstance(c, str):
@@ -435,7 +336,7 @@ class _Reading:
                 out.append(text)
         return "".join(out)
 
-    def walk(self, node: _Node, root: bool = False) -> None:
+    def walk(self, node: Node, root: bool = False) -> None:
         if not root and not self.content(node):
             return
         if node.tag == "pre":  # one block, whatever elements hold its lines
