@@ -366,3 +366,25 @@ def test_a_tab_panel_behind_its_tab_is_read_and_a_lone_hidden_panel_is_not():
     )
     assert "npm install pump-driver" in page.text and "yarn add pump-driver" in page.text
     assert "INJECT" not in page.text
+
+
+def test_doxygens_code_fragments_are_code_blocks_and_line_numbers_are_no_words():
+    """Doxygen writes a code block as ``<div class="fragment">`` of ``<div class="line">`` lines (its stylesheet
+    keeps their spaces), its source pages with ``<span class="lineno">``; Pygments' table gutter is a
+    ``<td class="linenos">``, Chroma's inline numbers ``<span class="ln">``."""
+    line = '<div class="line"><a id="l{n}"></a><span class="lineno">{n}</span>{code}</div>\n'
+    fragment = "".join(
+        line.format(n=n, code=code) for n, code in enumerate(("int prime(void)", "{", "    return fill();", "}"), 1)
+    )
+    page = extract(
+        "<html><body><main><p>Prime the pump with this function before it is started:</p>"
+        f'<div class="fragment">{fragment}</div>'
+        '<table class="highlighttable"><tr><td class="linenos"><div class="linenodiv"><pre><span>1</span>\n'
+        '<span>2</span></pre></div></td><td class="code"><div class="highlight"><pre>pump.prime()\npump.start()'
+        '</pre></div></td></tr></table><pre><span class="ln">7</span>pump.stop()\n</pre></main></body></html>'
+    )
+    code = "int prime(void)\n{\n    return fill();\n}"
+    assert page.text == (
+        f"Prime the pump with this function before it is started:\n\n{code}\n\npump.prime()\npump.start()"
+        "\n\npump.stop()"
+    )

@@ -97,7 +97,8 @@ class WebLoader(FileSetLoader):
     #: API reference's entries (Sphinx's signatures) are headings; a <pre> whose lines read as headings is fenced; an
     #: element an ``A ~ B`` rule of the page hides (pdoc's sources) is dropped; 5: a <pre>'s line elements (Prism's
     #: token lines) are its lines, an article's own <header> and a tab panel behind its tab are read, tables of
-    #: contents, inline SVG and rustdoc's anchors and "Source" links dropped
+    #: contents, inline SVG, code blocks' line numbers and rustdoc's anchors and "Source" links dropped; Doxygen's
+    #: fragments are code blocks
     revision = "5"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

@@ -12,12 +12,35 @@ of backticks in them.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["code_block"]
+__all__ = ["LINE_NUMBERS", "code_block", "is_code_block", "line_numbers"]
+
+#: the classes of a code block's line numbers: Pygments' (Sphinx, MkDocs) ``linenos`` and ``linenodiv``,
+#: Doxygen's ``lineno``, Chroma's (Hugo) ``ln`` and ``lnt``; gutters, no words of the code
+LINE_NUMBERS = frozenset({"linenos", "linenodiv", "lineno", "ln", "lnt"})
+_NUMBERS = re.compile(r"[\d\s]*")
 
 _BACKTICKS = re.compile(r"`+")
 #: a line Markdown reads as structure: an ATX heading, a setext underline, a code fence
 _STRUCTURE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t]|$)|=+[ \t]*$|-+[ \t]*$|```|~~~)", re.MULTILINE)
+
+
+def is_code_block(node: Any) -> bool:
+    """Whether the element ``node`` is a code block: a ``<pre>``, or Doxygen's ``<div class="fragment">`` of
+    ``<div class="line">`` lines (monospaced and kept as written by its stylesheet)."""
+    if node.tag == "pre":
+        return True
+    return (
+        node.tag == "div"
+        and "fragment" in node.attrs.get("class", "").split()
+        and any(not isinstance(c, str) and "line" in c.attrs.get("class", "").split() for c in node.children)
+    )
+
+
+def line_numbers(node: Any) -> bool:
+    """Whether ``node``'s text is only digits and whitespace (a gutter of line numbers, not a word of code)."""
+    return all(_NUMBERS.fullmatch(c) if isinstance(c, str) else line_numbers(c) for c in node.children)
 
 
 def code_block(text: str) -> str:

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kbflow.sources.web.code import code_block
+from kbflow.sources.web.code import LINE_NUMBERS, code_block, is_code_block, line_numbers
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
 from kbflow.sources.web.rows import CELL_SEP, row_text
@@ -86,7 +86,7 @@ _PERMALINK = frozenset(
 #: Sphinx's links between the docs and their source code, ``[source]`` and ``[docs]`` (rustdoc's ``Source``: below)
 _VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
 #: why a permalink or source link is dropped (not listed in the page's layout: every heading has one)
-MARKER = "a permalink or source link marker"
+MARKER = "a permalink, source link or line number marker"
 _SPACE = re.compile(r"\s+")
 #: dropped elements listed in a page's layout, at most
 MAX_DROPPED_LISTED = 200
@@ -120,6 +120,8 @@ class _Rules:
         if node.tag == "a" and node.size <= 3 and _PERMALINK.intersection(classes):
             return MARKER
         if node.tag in ("a", "span") and node.size <= 10 and _VIEWCODE.intersection(classes):
+            return MARKER
+        if LINE_NUMBERS.intersection(classes) and line_numbers(node):
             return MARKER
         if node.tag == "a" and "src" in classes and node.children == ["Source"]:  # rustdoc's, at every item
             return MARKER
@@ -336,11 +338,19 @@ class _Reading:
                 out.append(text)
         return "".join(out)
 
+    def code_text(self, node: Node) -> str:
+        """A code block's text: a ``<pre>``'s as written; Doxygen's fragment is its line elements, a line each
+        (the line breaks between them in the markup are not the page's: only the lines keep their spaces)."""
+        if node.tag == "pre":
+            return self.inline(node, True)
+        lines = (self.inline(c, True) for c in node.children if not isinstance(c, str) and self.content(c))
+        return "\n".join(line.rstrip("\n") for line in lines)
+
     def walk(self, node: Node, root: bool = False) -> None:
         if not root and not self.content(node):
             return
-        if node.tag == "pre":  # one block, whatever elements hold its lines
-            self.flush([self.inline(node, True)], node, True)
+        if is_code_block(node):  # one block, whatever elements hold its lines
+            self.flush([self.code_text(node)], node, True)
             return
         parts: list[str] = []
         for c in node.children:
