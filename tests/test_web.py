@@ -328,6 +328,14 @@ def test_an_articles_own_header_is_read_and_the_sites_is_not():
     assert "Acme Pumps" not in page.text and page.text.count("Greasing") == 1
     reasons = {d["reason"] for d in json.loads(page.layout())["dropped"]}
     assert {"boilerplate: <header>", 'boilerplate: class "toc"'} <= reasons
+    # in <main>, a header holding the page's <h1> is its title block (Javadoc's <div class="header">)
+    page = extract(
+        '<html><body><main><div class="header"><div class="sub-title">Package com.acme.pump</div>'
+        '<h1 class="title">Class Pump</h1></div><div class="header">Acme home, products, contact</div>'
+        "<p>A water pump that must be primed before it is started, every single time.</p></main></body></html>"
+    )
+    assert page.text.startswith("Package com.acme.pump\n\n# Class Pump\n\nA water pump")
+    assert "Acme home" not in page.text
 
 
 def test_an_inline_svgs_title_and_text_are_not_the_pages():

@@ -96,9 +96,9 @@ class WebLoader(FileSetLoader):
     #: heading elements takes its bold lines as headings; an inline XBRL filing is titled by its cover page; an
     #: API reference's entries (Sphinx's signatures) are headings; a <pre> whose lines read as headings is fenced; an
     #: element an ``A ~ B`` rule of the page hides (pdoc's sources) is dropped; 5: a <pre>'s line elements (Prism's
-    #: token lines) are its lines, an article's own <header> and a tab panel behind its tab are read, tables of
-    #: contents, inline SVG, code blocks' line numbers and rustdoc's anchors and "Source" links dropped; Doxygen's
-    #: fragments are code blocks
+    #: token lines) are its lines, an article's own <header> (or one in <main> holding the <h1>) and a tab panel
+    #: behind its tab are read, tables of contents, inline SVG, code blocks' line numbers and rustdoc's anchors
+    #: and "Source" links dropped; Doxygen's fragments are code blocks
     revision = "5"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

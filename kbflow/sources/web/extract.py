@@ -9,8 +9,8 @@ browser, the element that holds the text.
 - dropped: ``script``, ``style``, ``noscript``, ``template``, ``svg`` (inline
   SVG's titles and labels too), ``iframe``, ``head``, comments; text a reader
   cannot see (:mod:`.hidden`; a tab panel behind its tab is read: its reader
-  chooses the tab); navigation and boilerplate (``nav``,
-  ``header`` but an article's own, ``footer``, ``aside``, ``form``,
+  chooses the tab); navigation and boilerplate (``nav``, ``header`` but
+  an article's own (:func:`_own_header`), ``footer``, ``aside``, ``form``,
   ``button``, and elements whose id, class or role names a menu, sidebar,
   cookie banner, share bar, comments, related links, ads, newsletter,
   breadcrumbs or table of contents). What was dropped and why is kept in the
@@ -111,7 +111,7 @@ class _Rules:
             hidden = sibling_hidden_reason(node.tag, a, lambda: _before(node), self.styles)
         if hidden and not _shown_once_scripts_ran(node, hidden) and not _behind_its_tab(node, hidden):
             return f"hidden: {hidden}"
-        own_header = node.tag == "header" and _in_article(node)
+        own_header = node.tag in ("header", "div") and _own_header(node)
         if node.tag in _BOILERPLATE_TAGS and not own_header:
             return f"boilerplate: <{node.tag}>"
         if a.get("role", "").lower() in _BOILERPLATE_ROLES:
@@ -134,15 +134,22 @@ class _Rules:
         return ""
 
 
-def _in_article(node: Node) -> bool:
-    """Whether ``node`` sits in an ``<article>``: a ``<header>`` there is the article's own (its title, date and
-    authors: Docusaurus puts a page's ``<h1>`` in one, WordPress ``entry-header``), not the site's banner."""
-    at = node.parent
+def _own_header(node: Node) -> bool:
+    """Whether ``node`` (a ``<header>``, or a ``<div>`` classed as one) is the article's own header, not the site's
+    banner: a ``<header>`` in an ``<article>`` (its title, date and authors: Docusaurus puts a page's ``<h1>`` in
+    one, WordPress its ``entry-header``), or either in the page's ``<main>`` holding its ``<h1>`` (Javadoc's
+    ``<div class="header"><h1>Class Pump</h1>``)."""
+    at, main = node.parent, False
     while at is not None:
-        if at.tag == "article":
+        if at.tag == "article" and node.tag == "header":
             return True
+        main = main or at.tag in ("article", "main") or at.attrs.get("role", "").lower() == "main"
         at = at.parent
-    return False
+    return main and _holds_h1(node)
+
+
+def _holds_h1(node: Node) -> bool:
+    return any(isinstance(c, Node) and (c.tag == "h1" or _holds_h1(c)) for c in node.children)
 
 
 def _before(node: Node) -> list[tuple[str, dict[str, str]]]:
