@@ -111,8 +111,7 @@ class _Rules:
             hidden = sibling_hidden_reason(node.tag, a, lambda: _before(node), self.styles)
         if hidden and not _shown_once_scripts_ran(node, hidden) and not _behind_its_tab(node, hidden):
             return f"hidden: {hidden}"
-        own_header = node.tag in ("header", "div") and _own_header(node)
-        if node.tag in _BOILERPLATE_TAGS and not own_header:
+        if node.tag in _BOILERPLATE_TAGS and not (node.tag == "header" and _own_header(node)):
             return f"boilerplate: <{node.tag}>"
         if a.get("role", "").lower() in _BOILERPLATE_ROLES:
             return f'boilerplate: role="{a["role"]}"'
@@ -129,7 +128,7 @@ class _Rules:
             return ""
         for name in ("class", "id"):
             for m in _BOILERPLATE.finditer(a.get(name, "")):
-                if not (own_header and m.group(2).lower() == "header"):
+                if m.group(2).lower() != "header" or node.tag not in ("header", "div") or not _own_header(node):
                     return f'boilerplate: {name} "{m.group(2)}"'
         return ""
 
