@@ -396,3 +396,11 @@ def test_doxygens_code_fragments_are_code_blocks_and_line_numbers_are_no_words()
         f"Prime the pump with this function before it is started:\n\n{code}\n\npump.prime()\npump.start()"
         "\n\npump.stop()"
     )
+
+
+@pytest.mark.parametrize("head", ["", "<title>Document</title>", "<title>  Untitled  </title>"])
+def test_an_untitled_page_is_titled_by_its_h1(head):
+    body = "<h1>Priming   the pump</h1><p>Prime the pump with water before starting it, every single time.</p>"
+    assert extract(f"<html><head>{head}</head><body>{body}</body></html>").title == "Priming the pump"
+    titled = extract(f"<html><head><title>Pump care</title></head><body>{body}</body></html>")
+    assert titled.title == "Pump care"

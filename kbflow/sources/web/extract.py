@@ -250,7 +250,14 @@ def extract(html: str) -> WebPage:
     reading.walk(article, root=True)
     if "filing" not in meta and (cover := cover_title([text for text, _ in reading.blocks[:COVER_LINES]])):
         meta["filing"] = cover  # a filing from before inline XBRL: its cover page's lines
+    heading = next((text[2:] for text, _ in reading.blocks if text.startswith("# ")), None)
+    if heading and _SPACE.sub(" ", meta.get("title", "")).strip().casefold() in _NO_TITLES:
+        meta["title"] = heading  # an untitled page (an export's "Document") is titled by its <h1>
     return _page(reading.blocks, meta, reading.dropped)
+
+
+#: ``<title>``s that name no page: none, or a word processor's or an editor's placeholder
+_NO_TITLES = frozenset({"", "document", "untitled", "untitled document", "new document", "untitled page"})
 
 
 class _Reading:
