@@ -27,6 +27,12 @@ asks 16 questions over the documentation of psf/requests as Sphinx builds it
 (``sphinx-build docs OUT`` in a checkout, the default theme; ``add OUT --type
 web``), 9 answered by its API reference and 7 by its user guide; ``file`` is
 then a page's path in the site (``user/advanced.html``).
+``--questions bench/docusaurus/prettier.jsonl`` asks 16 over prettier/prettier's
+``docs/*.md`` built by Docusaurus (``npx create-docusaurus@latest site classic
+--javascript``, its ``docs/`` replaced by prettier's with their HTML comments
+removed, as MDX refuses them, broken links and images ignored, the blog off,
+``npm run build``; ``file`` is ``docs/options/index.html``), two of them
+answered only in a tab that is not the chosen one (the yarn and pnpm commands).
 """
 
 from __future__ import annotations
