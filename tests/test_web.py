@@ -404,3 +404,17 @@ def test_an_untitled_page_is_titled_by_its_h1(head):
     assert extract(f"<html><head>{head}</head><body>{body}</body></html>").title == "Priming the pump"
     titled = extract(f"<html><head><title>Pump care</title></head><body>{body}</body></html>")
     assert titled.title == "Pump care"
+
+
+def test_a_doxygen_pages_tooltips_are_hidden_as_its_stylesheet_hides_them():
+    """Doxygen's hover tooltips (``.ttc``) close each source page, hidden by ``doxygen.css``, a stylesheet kbflow
+    does not read: on a page that names Doxygen its generator, they are hidden; elsewhere the class means nothing."""
+    body = (
+        '<body><div class="fragment"><div class="line">int prime(void);</div></div>'
+        "<p>Prime the pump with water before starting it, every single time you start it.</p>"
+        '<div class="ttc" id="a1"><div class="ttname">prime</div><div class="ttdef">Definition: pump.h:3</div></div>'
+        "</body>"
+    )
+    doxygen = extract(f'<html><head><meta name="generator" content="Doxygen 1.9.4"/></head>{body}</html>')
+    assert doxygen.text.startswith("int prime(void);") and "Definition: pump.h:3" not in doxygen.text
+    assert "Definition: pump.h:3" in extract(f"<html><head></head>{body}</html>").text

@@ -98,7 +98,8 @@ class WebLoader(FileSetLoader):
     #: element an ``A ~ B`` rule of the page hides (pdoc's sources) is dropped; 5: a <pre>'s line elements (Prism's
     #: token lines) are its lines, an article's own <header> (or one in <main> holding the <h1>) and a tab panel
     #: behind its tab are read, tables of contents, inline SVG, code blocks' line numbers and rustdoc's anchors
-    #: and "Source" links dropped; Doxygen's fragments are code blocks; an untitled page is titled by its <h1>
+    #: and "Source" links dropped; Doxygen's fragments are code blocks, its tooltips hidden; an untitled page is
+    #: titled by its <h1>
     revision = "5"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

@@ -236,6 +236,17 @@ class WebPage:
         return json.dumps({"blocks": self.blocks, "dropped": self.dropped}, separators=(",", ":"))
 
 
+#: rules of a generator's own stylesheet that hide text, for the pages that name it (``<meta name="generator">``):
+#: kbflow reads no linked stylesheet, and these hide on every page (Doxygen's hover tooltips, ``.ttc``, closing
+#: each source page; its search frames' "Loading... Searching... No Matches" statuses)
+_GENERATOR_CSS = {"doxygen": ".ttc, .SRStatus { display: none }\n"}
+
+
+def _generator(meta: dict[str, str]) -> str:
+    """The page's generator, lower case, without its version (``Doxygen 1.9.4``: ``doxygen``)."""
+    return (meta.get("generator", "").split() or [""])[0].lower()
+
+
 def extract(html: str) -> WebPage:
     """The article text of an HTML document, with its blocks' css paths and what was dropped."""
     root_node, meta, css, facts, headings = parse(html)
@@ -244,7 +255,7 @@ def extract(html: str) -> WebPage:
         meta["filing"] = filing
     assign_css(root_node, "")
     _mark_big(root_node, _raw_sizes(root_node))
-    reading = _Reading(_Rules(StyleRules.parse(css)))
+    reading = _Reading(_Rules(StyleRules.parse(_GENERATOR_CSS.get(_generator(meta), "") + css)))
     article = reading.article(root_node)
     reading.bold_headings = not any(reading.shown_in(h, article) for h in headings)
     reading.walk(article, root=True)

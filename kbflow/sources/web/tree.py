@@ -48,11 +48,14 @@ class Node:
 
 
 def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str, str], styles: list[str]) -> None:
-    """Keep what ``element`` says about the page: ``og:`` and canonical links, robots, refresh, title, styles."""
+    """Keep what ``element`` says about the page: ``og:`` and canonical links, robots, generator, refresh, title,
+    styles."""
     if tag == "meta" and attrs.get("property") in ("og:url", "og:title"):
         meta[attrs["property"]] = attrs.get("content", "")
     elif tag == "meta" and attrs.get("name", "").lower() in ("robots", "googlebot"):
         meta["robots"] = (meta.get("robots", "") + "," + attrs.get("content", "")).strip(",").lower()
+    elif tag == "meta" and attrs.get("name", "").lower() == "generator":
+        meta["generator"] = attrs.get("content", "")
     elif tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh":
         meta["refresh"] = attrs.get("content", "")
     elif tag == "link" and "canonical" in attrs.get("rel", "").split():
