@@ -4,7 +4,8 @@
     python bench/site_pages.py path/to/saved/site ...
 
 Reads each site with kbflow's web loader (nothing is embedded) and prints, per
-site, the pages loaded and the pages left out grouped by the first words of
+site, the pages loaded, how long reading them took (files read, pages
+parsed and extracted), and the pages left out grouped by the first words of
 their reason (robots noindex, redirect stubs, canonical copies, other files).
 """
 
@@ -15,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -39,10 +41,15 @@ def main() -> None:
         sys.exit("no site given and no rustup documentation found; pass folders of saved HTML pages")
     for site in sites:
         loader = get_loader("web")
+        t0 = time.perf_counter()
         units = list(loader.load(Source("site", "web", site)))
+        seconds = time.perf_counter() - t0
         reasons = collections.Counter(i.reason.split(" (")[0].split(";")[0] for i in loader.issues)
         left = ", ".join(f"{n} {why}" for why, n in reasons.most_common()) or "none"
-        print(f"{os.path.basename(site.rstrip('/'))}: {len(units)} pages loaded; left out: {left}")
+        print(
+            f"{os.path.basename(site.rstrip('/'))}: {len(units)} pages loaded in {seconds:.1f} s "
+            f"({len(units) / seconds:.1f} pages/s); left out: {left}"
+        )
 
 
 if __name__ == "__main__":
