@@ -1,9 +1,11 @@
 """The embedding backends side by side, in one run: throughput, query latency, vectors, nDCG@10.
 
 For ``torch`` (sentence-transformers, fp32), ``onnx`` (the same graph,
-exported, on OpenVINO where installed, else onnxruntime) and ``onnx-int8``
+exported, on OpenVINO where installed, else onnxruntime), ``bf16`` (PyTorch
+with bfloat16 products, batches sorted by token count) and ``onnx-int8``
 (int8 weights, dynamic per-channel quantization, on onnxruntime), all with
-the same model:
+the same model (``auto``, the default, is ``bf16`` or ``onnx``: name it with
+``--backends`` to see which this machine picks):
 
 1. sentences/s on the same 5,000 real chunk texts (the embed texts of the
    Cranfield and CoSQA eval lakes, seeded sample), measured slice by slice with
@@ -14,7 +16,7 @@ the same model:
    mean and minimum cosine, top-10 neighbour overlap;
 4. nDCG@10 of dense and hybrid search on Cranfield and CoSQA for each backend
    (``kbflow eval``'s path; ``torch`` and ``onnx`` share one lake's vectors,
-   ``onnx-int8`` gets its own);
+   ``onnx-int8`` gets its own, ``bf16`` and ``auto`` a fresh lake each);
 
 5. throughput by text length, against raw ``SentenceTransformer.encode``
    (``batch_size=32``, the model as sentence-transformers loads it): short
@@ -43,6 +45,7 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,20 +71,28 @@ def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
 
+#: backends that store their vectors under torch's ``model_id`` but compute them otherwise: each is scored on a fresh
+#: lake of its own (on the shared eval lake it would be scored on the fp32 vectors another backend stored there)
+OWN_LAKE = ("bf16", "auto")
+
+
 def quality(datasets: str, backends: tuple[str, ...], settings: Settings) -> tuple[dict, list[str], list[str]]:
     """``{(set, mode, backend): ndcg}``, the chunk texts of the eval lakes, and the judged queries."""
     ndcg, texts, queries = {}, [], []
-    for name in SETS:
-        dataset = load_beir(os.path.join(datasets, name), "test")
-        configs = [
-            config_for(settings, mode=mode, backend=backend) for backend in backends for mode in ("dense", "hybrid")
-        ]
-        runs, lake = evaluate_dataset(dataset, configs, settings, progress=False, save=False, log=print)
-        for run in runs:
-            ndcg[(name, run.config["mode"], run.config["backend"])] = run.metrics["ndcg@10"]
-        rows = lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH, S.CONTEXT, S.TEXT])
-        texts += list(dict(zip(embed_keys(rows).to_pylist(), embed_texts(rows))).values())
-        queries += list(dataset.queries.values())
+    with tempfile.TemporaryDirectory(prefix="kbflow-backends-") as work:
+        for name in SETS:
+            dataset = load_beir(os.path.join(datasets, name), "test")
+            lakes = [(None, [b for b in backends if b not in OWN_LAKE])]
+            lakes += [(os.path.join(work, f"{name}-{b}"), [b]) for b in backends if b in OWN_LAKE]
+            for i, (path, group) in enumerate(lakes):
+                configs = [config_for(settings, mode=m, backend=b) for b in group for m in ("dense", "hybrid")]
+                runs, lake = evaluate_dataset(dataset, configs, settings, lake=path, save=False, log=print)
+                for run in runs:
+                    ndcg[(name, run.config["mode"], run.config["backend"])] = run.metrics["ndcg@10"]
+                if i == 0:
+                    rows = lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH, S.CONTEXT, S.TEXT])
+                    texts += list(dict(zip(embed_keys(rows).to_pylist(), embed_texts(rows))).values())
+            queries += list(dataset.queries.values())
     return ndcg, texts, queries
 
 
@@ -160,7 +171,7 @@ def by_length(datasets: str, backends: tuple[str, ...], args: argparse.Namespace
     for b in backends:
         embedder = get_embedder(DEFAULT_MODEL, None, b, args.threads)
         runtime = getattr(getattr(embedder, "_onnx", None), "runtime", None)
-        runners[f"kbflow {b}" + (f" [{runtime}]" if runtime == "openvino" else "")] = embedder.embed
+        runners[f"kbflow {b}" + (f" [{runtime}]" if runtime in ("openvino", "torch-bf16") else "")] = embedder.embed
         if runtime == "openvino":  # the same graph on onnxruntime, side by side
             runners[f"kbflow {b} [onnxruntime]"] = onnxruntime_embed(args.threads)
     for size in (int(x) for x in args.batch_sizes.split(",") if x):
@@ -194,7 +205,7 @@ def by_length(datasets: str, backends: tuple[str, ...], args: argparse.Namespace
 def onnxruntime_embed(threads: int | None):
     """The default model's fp32 ONNX export on onnxruntime (the ``onnx`` backend's runtime without OpenVINO)."""
     from kbflow.embed.models import resolve_model
-    from kbflow.embed.onnx import OnnxEmbedder
+    from kbflow.embed.runtimes import OnnxEmbedder
 
     base_id, target = resolve_model(DEFAULT_MODEL)
     return OnnxEmbedder(base_id, target, quantized=False, threads=threads, runtime="onnxruntime").embed
@@ -216,8 +227,8 @@ def ceiling(raw, buckets: dict[str, list[str]], speed: dict, names: list[str], t
             rate = statistics.median(speed[(bucket, name)]) * work[bucket]
             cells.append(f"{rate:9.0f} ({rate / peak:4.0%})")
         print(f"{name:<24}" + "".join(f"{c:>20}" for c in cells))
-    default = get_embedder(DEFAULT_MODEL, None, DEFAULT_BACKEND, threads)
-    if getattr(default, "_onnx", None) is None:
+    fp32 = get_embedder(DEFAULT_MODEL, None, "onnx", threads)
+    if getattr(fp32, "_onnx", None) is None:
         return
     long = buckets["prose-256"]
     config = raw[0].auto_model.config
@@ -225,11 +236,12 @@ def ceiling(raw, buckets: dict[str, list[str]], speed: dict, names: list[str], t
     per_token = {"products": h * h + 2 * h * ff, "attention": 3 * h * h + 2 * n * h}  # MatMul ops; Attention op
     total = sum(per_token.values())
     print(
-        f"\nwhere the default's time goes on {len(long)} texts of 256+ word pieces (onnxruntime's profile of its "
-        f"graph; of the model's FLOPs at {n} tokens the MatMul ops hold {per_token['products'] / total:.1%}, the "
+        f"\nwhere the fp32 graph's time goes on {len(long)} texts of 256+ word pieces (onnxruntime's profile of the "
+        f"onnx backend's export; of the model's FLOPs at {n} tokens the MatMul ops hold "
+        f"{per_token['products'] / total:.1%}, the "
         f"Attention ops, their query/key/value product included, {per_token['attention'] / total:.1%}, the rest none)"
     )
-    for op, share in op_split(default, long, threads):
+    for op, share in op_split(fp32, long, threads):
         print(f"  {op:<28} {share:6.1%}")
 
 
@@ -304,7 +316,7 @@ def main() -> None:
     ap.add_argument("--slices", type=int, default=5, help="slices the texts are timed in (median over slices)")
     ap.add_argument("--queries", type=int, default=300, help="queries for the latency test")
     ap.add_argument("--threads", type=int, default=None, help="intra-op threads (default: the backend's own)")
-    ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--backends", default=",".join(b for b in BACKENDS if b != "auto"))
     ap.add_argument("--per-bucket", type=int, default=300, help="texts per length bucket")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of the by-length test")
     ap.add_argument("--batch-sizes", default="", help="also time ONNX at these batch sizes (by length)")

@@ -66,7 +66,7 @@ def backend_of(spec: str) -> str:
 def runtime_of(backend: str) -> str:
     from kbflow.embed.base import get_embedder
 
-    onnx = getattr(get_embedder(DEFAULT_MODEL, 32, backend), "_onnx", None)
+    onnx = getattr(get_embedder(DEFAULT_MODEL, None, backend), "_onnx", None)  # the ingest's own (cached) embedder
     return f" on {onnx.runtime}" if onnx is not None else ""
 
 

@@ -35,11 +35,13 @@ DEFAULT_LAKE = os.path.join("data", "lake")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 #: what runs the embedding model (:mod:`kbflow.embed.sentence_transformers`)
-BACKENDS = ("torch", "onnx", "onnx-int8")
-#: ONNX fp32: torch's vectors (mean cosine 1.00000). int8 is 1.3-1.4x faster than the raw model on every text
-#: length but no recipe kept all five evaluation sets within 0.005 nDCG@10 of fp32 (the current one moves
-#: pdfpages by -0.0075: ``python bench/embed_backends.py``, ``kbflow eval``), so it stays an option
-DEFAULT_BACKEND = "onnx"
+BACKENDS = ("auto", "torch", "onnx", "bf16", "onnx-int8")
+#: ``bf16`` where this CPU multiplies bfloat16 fast (1.8-2.1x the raw fp32 model on every text length, vectors at
+#: mean cosine 0.99998 to fp32's: :mod:`kbflow.embed.bf16`), else ``onnx`` (fp32: torch's vectors, 1.3-1.7x on
+#: OpenVINO). All three share the model's vectors (``model_id``). int8 is 1.3-1.4x the raw model but no recipe
+#: kept all five evaluation sets within 0.005 nDCG@10 of fp32 (the current one moves pdfpages by -0.0075:
+#: ``python bench/embed_backends.py``, ``kbflow eval``), so it stays an option
+DEFAULT_BACKEND = "auto"
 
 
 def check_backend(backend: str) -> str:
@@ -380,16 +382,21 @@ class Settings:
         feature-hashing embedder used in tests. Default: ``$KBFLOW_MODEL``, else the default model.
     backend:
         What runs the model: ``"torch"`` (sentence-transformers), ``"onnx"``
-        (onnxruntime, the same vectors) or ``"onnx-int8"`` (int8 weights, its
-        own vectors, stored under ``<model>#onnx-int8.3``). The ONNX graph is
-        exported once from the local weights and cached (:mod:`kbflow.embed.onnx`).
-        ``hash:DIM`` ignores it. Default: ``$KBFLOW_BACKEND``, else ``"onnx"``.
+        (the exported graph in fp32 on OpenVINO or onnxruntime, the same
+        vectors), ``"bf16"`` (PyTorch with bfloat16 products: vectors within
+        0.99998 cosine, stored as the same model's), ``"auto"`` (``bf16``
+        where this CPU multiplies bfloat16 fast, else ``onnx``) or
+        ``"onnx-int8"`` (int8 weights, its own vectors, stored under
+        ``<model>#onnx-int8.3``). The ONNX graph is exported once from the
+        local weights and cached (:mod:`kbflow.embed.onnx`); every backend but
+        ``torch`` embeds a search's queries on it. ``hash:DIM`` ignores it.
+        Default: ``$KBFLOW_BACKEND``, else ``"auto"``.
     embed_threads:
         Intra-op threads of the model (``None``: the backend's default, every
         core). Set 1 when other work shares the machine's cores.
     embed_batch_size:
         Texts per forward pass of the model (``None``: the backend's own, 32
-        on torch and 8 on ONNX, where smaller batches of texts sorted by token count run faster).
+        on torch, 8 on ONNX and 16 in bfloat16, where smaller batches of texts sorted by token count run faster).
     write_batch_size:
         Vectors per Arrow batch streamed into the embeddings table; peak memory
         grows with this, not with the corpus.

@@ -96,7 +96,7 @@ def test_cli_errors_are_one_clear_line(lake_path, tmp_path):
     out = run(str(afile), "status")
     assert out.exit_code == 1 and "is a file, not a lake folder" in out.output
     out = run(lake_path, "ingest", "--backend", "tensorrt")
-    assert out.exit_code == 2 and "'tensorrt' is not one of 'torch', 'onnx', 'onnx-int8'" in out.output
+    assert out.exit_code == 2 and "'tensorrt' is not one of 'auto', 'torch', 'onnx', 'bf16', 'onnx-int8'" in out.output
 
 
 def test_cli_ingest_reports_partial_and_failed_sources_and_exits_1(lake_path, docs_dir, tmp_path):

@@ -43,7 +43,7 @@ def test_vector_space_ids_name_the_backend_only_where_vectors_differ(monkeypatch
         Settings(backend="tensorrt")
     with pytest.raises(ConfigError, match="embed_threads"):
         Settings(embed_threads=0)
-    assert Settings().backend == "onnx"
+    assert Settings().backend == "auto"
     monkeypatch.setenv("KBFLOW_BACKEND", "torch")
     assert Settings().backend == "torch" and Settings(backend="onnx").backend == "onnx"
 
@@ -100,8 +100,8 @@ def test_onnx_batches_texts_by_their_tokens_not_their_characters(embedders):
 
 def test_fp32_onnx_runs_on_openvino_with_onnxruntimes_vectors(embedders, monkeypatch):
     pytest.importorskip("openvino")
-    from kbflow.embed.onnx import OnnxEmbedder
     from kbflow.embed.openvino import RUNTIME_ENV
+    from kbflow.embed.runtimes import OnnxEmbedder
 
     onnx = embedders["onnx"]._onnx
     assert onnx.runtime == "openvino"  # the default where the package is installed (a core dependency)
@@ -138,7 +138,7 @@ def test_fp32_onnx_runs_on_openvino_with_onnxruntimes_vectors(embedders, monkeyp
 def test_openvino_that_fails_falls_back_to_onnxruntime_unless_asked_for(embedders, monkeypatch, caplog):
     pytest.importorskip("openvino")
     from kbflow.embed import openvino
-    from kbflow.embed.onnx import OnnxEmbedder
+    from kbflow.embed.runtimes import OnnxEmbedder
 
     base_id, target = resolve_model(DEFAULT_MODEL)
 
@@ -178,7 +178,8 @@ def test_openvino_is_imported_with_its_telemetry_off():
 def test_openvino_compiles_on_the_first_batch_not_for_a_processs_queries(monkeypatch):
     pytest.importorskip("openvino")
     from kbflow.embed import openvino
-    from kbflow.embed.onnx import QUERY_TEXTS, OnnxEmbedder
+    from kbflow.embed.onnx import QUERY_TEXTS
+    from kbflow.embed.runtimes import OnnxEmbedder
 
     made = []
     real = openvino.OpenVinoRunner
@@ -200,8 +201,78 @@ def test_openvino_compiles_on_the_first_batch_not_for_a_processs_queries(monkeyp
     assert len(made) == 2  # asked for by name: compiled (and any error raised) when made
 
 
+def test_bf16_stores_the_models_vectors_and_auto_runs_it_only_where_it_is_fast(embedders, monkeypatch):
+    """bfloat16 products move a vector by about 2e-5 cosine: ``bf16`` stores it as the model's own; ``auto`` runs its
+    batches in bfloat16 only where this CPU multiplies it fast and no fp32 runtime is named; ``onnx`` never does."""
+    from kbflow.embed import bf16
+    from kbflow.embed.onnx import QUERY_TEXTS
+    from kbflow.embed.openvino import RUNTIME_ENV
+    from kbflow.embed.runtimes import BF16, OnnxEmbedder
+
+    half = get_embedder(DEFAULT_MODEL, None, "bf16")
+    assert half.model_id == DEFAULT_MODEL and half._onnx.runtime == BF16
+    ref, got = embedders["torch"].embed(TEXTS), half.embed(TEXTS)
+    assert got.dtype == np.float32 and np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert np.sum(ref * got, axis=1).min() >= 0.9999
+    assert not np.allclose(got, ref, atol=1e-5)  # close, yet bfloat16 did run
+    assert [n for n in os.listdir(half._onnx.folder) if n.startswith(f"{BF16}-")]  # its check passed, once
+    assert half._onnx._run_for(QUERY_TEXTS) != half._onnx.run  # a search's query runs on onnxruntime
+    assert os.environ["ONEDNN_PRIMITIVE_CACHE_CAPACITY"]  # bounded before the first product: a flat RSS
+    base_id, target = resolve_model(DEFAULT_MODEL)
+
+    def runtime(**kwargs) -> str:
+        return OnnxEmbedder(base_id, target, quantized=False, threads=None, **kwargs).runtime
+
+    monkeypatch.setattr(bf16, "fast", lambda: False)
+    assert runtime(bf16=True) != BF16
+    monkeypatch.setattr(bf16, "fast", lambda: True)
+    assert runtime(bf16=True) == BF16 and runtime() != BF16
+    monkeypatch.setenv(RUNTIME_ENV, "onnxruntime")
+    assert runtime(bf16=True) == "onnxruntime" and runtime(runtime=BF16) == BF16  # the bf16 backend: always
+
+
+def test_bf16_that_fails_falls_back_to_fp32_unless_asked_for(monkeypatch, caplog):
+    from kbflow.embed import bf16
+    from kbflow.embed.runtimes import BF16, OnnxEmbedder
+
+    class Broken:
+        def __init__(self, model_id, target, threads):
+            raise EmbedError(f"cannot load embedding model {model_id!r} (RuntimeError: no bfloat16 kernels)")
+
+    monkeypatch.setattr(bf16, "Bf16Runner", Broken)
+    monkeypatch.setattr(bf16, "fast", lambda: True)
+    base_id, target = resolve_model(DEFAULT_MODEL)
+    with caplog.at_level("WARNING"):
+        auto = OnnxEmbedder(base_id, target, quantized=False, threads=None, bf16=True)
+        assert auto.runtime != BF16 and auto.embed(TEXTS).shape == (len(TEXTS), 384)
+    assert "no bfloat16 kernels" in caplog.text and "batches in fp32 instead" in caplog.text
+    named = OnnxEmbedder(base_id, target, quantized=False, threads=None, runtime=BF16)
+    assert named.embed(TEXTS[:1]).shape == (1, 384)  # a query: onnxruntime, nothing loaded yet
+    with pytest.raises(EmbedError, match="no bfloat16 kernels"):
+        named.embed(TEXTS)
+    with pytest.raises(ConfigError, match="onnx-int8 runs on onnxruntime only"):
+        OnnxEmbedder(base_id, target, quantized=True, threads=None, runtime=BF16)
+
+
+def test_a_search_on_the_default_backend_never_imports_torch(embedders):
+    """A process that only embeds queries (``kbflow search``) runs them on the export's onnxruntime session: it
+    neither imports torch nor compiles OpenVINO, whatever would run the default backend's batches."""
+    probe = (
+        "import sys\n"
+        "from kbflow.config import Settings\n"
+        "from kbflow.embed.base import get_embedder\n"
+        "e = get_embedder('all-MiniLM-L6-v2', None, Settings().backend)\n"
+        "v = e.embed_queries(['where are ranks fused', 'bm25'])\n"
+        "print(Settings().backend, v.shape, 'torch' in sys.modules, 'openvino' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KBFLOW_BACKEND"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["auto", "(2,", "384)", "False", "False"]
+
+
 def test_openvinos_check_refuses_other_vectors_and_remembers_a_pass(tmp_path):
-    from kbflow.embed.openvino import checked
+    from kbflow.embed.runtimes import checked
 
     class Runner:
         version = "0.test"
@@ -212,6 +283,10 @@ def test_openvinos_check_refuses_other_vectors_and_remembers_a_pass(tmp_path):
     assert not list(tmp_path.iterdir())
     checked(str(tmp_path), Runner(), lambda r: same, lambda: same)
     assert (tmp_path / "openvino-0.test.checked").exists()
+    with pytest.raises(EmbedError, match="PyTorch bfloat16 0.test does not reproduce"):
+        checked(str(tmp_path), Runner(), lambda r: same, lambda: np.roll(same, 1, axis=0), name="torch-bf16")
+    checked(str(tmp_path), Runner(), lambda r: same, lambda: same, name="torch-bf16")
+    assert (tmp_path / "torch-bf16-0.test.checked").exists()
     # a passed check is not run again
     checked(str(tmp_path), Runner(), lambda r: 1 / 0, lambda: 1 / 0)
 
@@ -237,16 +312,17 @@ def test_the_export_is_cached_and_checked(embedders):
     assert os.stat(os.path.join(folder, "model.onnx")).st_mtime_ns == stamp
 
 
-def test_a_model_onnx_cannot_run_falls_back_to_torch_for_fp32_only(monkeypatch, caplog):
-    import kbflow.embed.onnx as onnx_mod
+def test_a_model_onnx_cannot_run_falls_back_to_torch_but_for_int8(monkeypatch, caplog):
+    import kbflow.embed.runtimes as runtimes
     from kbflow.embed.sentence_transformers import SentenceTransformerEmbedder
 
     def refuse(*args, **kwargs):
         raise EmbedError("the ONNX export of m does not reproduce its PyTorch vectors")
 
-    monkeypatch.setattr(onnx_mod, "export", refuse)
-    fp32 = SentenceTransformerEmbedder(DEFAULT_MODEL, backend="onnx")
-    assert fp32.backend == "torch" and fp32.model_id == DEFAULT_MODEL
+    monkeypatch.setattr(runtimes, "export", refuse)
+    for backend in ("onnx", "bf16", "auto"):  # each stores torch's vectors: torch stands in
+        fp32 = SentenceTransformerEmbedder(DEFAULT_MODEL, backend=backend)
+        assert fp32.backend == "torch" and fp32.model_id == DEFAULT_MODEL
     assert "embedding with torch instead" in caplog.text
     with pytest.raises(EmbedError, match="does not reproduce"):
         SentenceTransformerEmbedder(DEFAULT_MODEL, backend="onnx-int8")

@@ -79,7 +79,8 @@ def hit_places(hit: Any) -> str:
     type=click.Choice(BACKENDS),
     envvar="KBFLOW_BACKEND",
     default=None,
-    help="What embeds the query (a lake of onnx-int8 vectors is always queried with onnx-int8). Env: KBFLOW_BACKEND.",
+    help="What embeds the query (every backend but torch embeds one on the ONNX export's onnxruntime session; a lake "
+    "of onnx-int8 vectors is always queried with onnx-int8). Env: KBFLOW_BACKEND.",
 )
 @click.pass_context
 def search(

@@ -67,7 +67,7 @@ def register_provider(prefix: str):
 def get_embedder(
     model: str, batch_size: int | None = None, backend: str = "torch", threads: int | None = None
 ) -> Embedder:
-    """The (cached) embedder for ``model`` on ``backend`` (``torch``, ``onnx`` or ``onnx-int8``; models
+    """The (cached) embedder for ``model`` on ``backend`` (one of :data:`kbflow.config.BACKENDS`; models
     without a backend choice, such as ``hash:DIM``, ignore it) with ``threads`` intra-op threads and
     ``batch_size`` texts per forward pass (``None``: the backend's own)."""
     if not model or not isinstance(model, str):

@@ -1,4 +1,4 @@
-"""sentence-transformers models run by onnxruntime: ``backend="onnx"`` (fp32) and ``"onnx-int8"``.
+"""sentence-transformers models exported to ONNX: ``backend="onnx"`` (fp32) and ``"onnx-int8"``.
 
 The ONNX graph is exported once, offline, from the locally installed weights
 (the whole sentence-transformers pipeline: transformer, pooling, any dense
@@ -21,11 +21,12 @@ vectors fell to 0.9946 mean cosine to torch's and CoSQA's dense nDCG@10 by
 0.008; kept in fp32, for 1.36x torch's throughput instead of 1.68x;
 ``python bench/embed_backends.py``).
 
-After the export a search or an ingest needs neither torch nor the
-transformers model: the tokenizer runs from its ``tokenizer.json`` with the
-``tokenizers`` library, and the graph in one OpenVINO compiled model (fp32,
-where installed and checked: :mod:`kbflow.embed.openvino`) or one onnxruntime
-session (int8 always).
+After the export a search needs neither torch nor the transformers model:
+the tokenizer runs from its ``tokenizer.json`` with the ``tokenizers``
+library, and the graph in one onnxruntime session; the batches of an
+ingest run on the fastest runtime checked (:mod:`kbflow.embed.runtimes`:
+OpenVINO for fp32, PyTorch in bfloat16 for the ``auto`` backend where the
+CPU multiplies bfloat16 fast, onnxruntime for int8).
 
 Vector spaces: fp32 ONNX vectors equal PyTorch's (mean cosine 1.00000 on
 2,000 real chunks, ``python bench/embed_backends.py``; every export is checked
@@ -56,9 +57,9 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.config import SPACES
 from kbflow.embed.smoothing import ALPHA, CALIBRATION_TEXTS, down_projections, smooth_model
-from kbflow.errors import ConfigError, EmbedError, MissingDependencyError
+from kbflow.errors import EmbedError
 
-__all__ = ["BATCH_SIZE", "EXPORT_REVISION", "QUANTIZED_OPS", "OnnxEmbedder", "cache_root", "export"]
+__all__ = ["BATCH_SIZE", "EXPORT_REVISION", "QUANTIZED_OPS", "QUERY_TEXTS", "cache_root", "export"]
 
 log = logging.getLogger(__name__)
 
@@ -410,86 +411,3 @@ class _Session(_Feeds):
 
     def embed(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         return self.embed_with(self.run, texts, batch_size)
-
-
-class OnnxEmbedder:
-    """A model's cached ONNX export (exported on first use), run by OpenVINO (fp32, where installed and
-    checked: :mod:`kbflow.embed.openvino`) or by onnxruntime. ``runtime``: ``auto``, ``openvino`` or
-    ``onnxruntime`` (``None``: ``$KBFLOW_ONNX_RUNTIME``, else ``auto``); :attr:`runtime` says which runs it.
-
-    Under ``auto`` OpenVINO compiles the graph on the first batch of more than :data:`QUERY_TEXTS` texts, not
-    when the embedder is made: a process that only searches (``kbflow search``, a notebook's retriever)
-    embeds its queries on onnxruntime and never pays the compile."""
-
-    def __init__(
-        self, model_id: str, target: str, quantized: bool, threads: int | None, runtime: str | None = None
-    ) -> None:
-        from kbflow.embed.openvino import runtime_choice
-
-        self._choice = runtime_choice(runtime)
-        if quantized and self._choice == "openvino":
-            raise ConfigError("onnx-int8 runs on onnxruntime only (its graph is quantized for its int8 kernels)")
-        self.folder = export(model_id, target, quantized)
-        self.tokens = _Feeds(self.folder)
-        self.dim = self.tokens.dim
-        self.threads = threads
-        self._lock, self._resolving = threading.Lock(), threading.Lock()
-        self._session: _Session | None = None
-        self._batches: tuple[str, Callable[[dict[str, np.ndarray]], np.ndarray]] | None = None
-        self._choice = "onnxruntime" if quantized else self._choice
-        if self._choice == "openvino":  # asked for by name: an error now, not at the first batch
-            self._batch_runtime()
-
-    def _ort(self) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
-        """onnxruntime's forward pass (one session, made on first use)."""
-        with self._lock:
-            if self._session is None:
-                self._session = _Session(self.folder, self.threads)
-        return self._session.run
-
-    def _batch_runtime(self) -> tuple[str, Callable[[dict[str, np.ndarray]], np.ndarray]]:
-        """``(runtime, forward pass)`` of batches, resolved once: OpenVINO where chosen and it compiles and passes
-        its check, else onnxruntime."""
-        if self._batches is None:
-            with self._resolving:
-                if self._batches is None:
-                    run = self._openvino(self.threads, self._choice) if self._choice != "onnxruntime" else None
-                    self._batches = ("openvino", run) if run is not None else ("onnxruntime", self._ort())
-        return self._batches
-
-    #: ``"openvino"`` or ``"onnxruntime"``: what runs the batches (OpenVINO's graph compiled if not yet)
-    runtime = property(lambda self: self._batch_runtime()[0])
-    #: the forward pass of a batch (a runtime's ``run(feeds)``)
-    run = property(lambda self: self._batch_runtime()[1])
-
-    def _run_for(self, texts: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
-        """The forward pass for ``texts`` texts: a search's query or two on onnxruntime, whatever runs the batches
-        (OpenVINO's threads wake slower between searches, :data:`QUERY_TEXTS`), the same vectors either way."""
-        return self._ort() if texts <= QUERY_TEXTS else self.run
-
-    def _openvino(self, threads: int | None, choice: str) -> Callable[[dict[str, np.ndarray]], np.ndarray] | None:
-        """OpenVINO's forward pass, checked against onnxruntime's once per export; ``None`` (auto) where it
-        is not installed or fails, which the log says."""
-        from kbflow.embed import openvino as ov
-
-        if choice == "auto" and not ov.available():
-            return None
-        try:
-            runner = ov.OpenVinoRunner(self.folder, threads)
-            ov.checked(
-                self.folder,
-                runner,
-                lambda r: self.tokens.embed_with(r.run, _PROBES, BATCH_SIZE),
-                lambda: _Session(self.folder, threads=1).embed(_PROBES, BATCH_SIZE),
-            )
-        except (EmbedError, MissingDependencyError) as exc:
-            if choice == "openvino":
-                raise
-            log.warning("%s; running the ONNX graph on onnxruntime instead (the same vectors)", exc)
-            return None
-        return runner.run
-
-    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
-        if not len(texts):
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self.tokens.embed_with(self._run_for(len(texts)), list(texts), batch_size or BATCH_SIZE)

@@ -15,14 +15,16 @@ OpenVINO's threads wake slower. Under ``auto`` the graph is compiled on the
 first batch, so a process that only searches never compiles it.
 
 ``KBFLOW_ONNX_RUNTIME`` picks the runtime: ``auto`` (the default: OpenVINO
-where it loads and passes its check, else onnxruntime), ``openvino`` (an
-error where it cannot be used) or ``onnxruntime``.
+where it loads and passes its check, else onnxruntime; the ``auto`` backend
+prefers PyTorch in bfloat16 where it is fast, :mod:`kbflow.embed.bf16`),
+``openvino`` (an error where it cannot be used) or ``onnxruntime`` (either
+keeps the ``auto`` backend's batches in fp32).
 
 The first time an export is compiled by an OpenVINO version, the probe texts
-are embedded by both runtimes and must agree (mean cosine at least
-:data:`MIN_COSINE`); a marker file in the export's folder records the check,
-so later loads skip it. A runtime that fails the check is not used (``auto``
-falls back to onnxruntime and logs why).
+are embedded by both runtimes and must agree
+(:func:`kbflow.embed.runtimes.checked`); a marker file in the export's folder
+records the check, so later loads skip it. A runtime that fails the check is
+not used (``auto`` falls back to onnxruntime and logs why).
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -39,13 +40,11 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.errors import ConfigError, EmbedError
 
-__all__ = ["MIN_COSINE", "RUNTIME_ENV", "RUNTIMES", "OpenVinoRunner", "import_openvino", "runtime_choice"]
+__all__ = ["RUNTIME_ENV", "RUNTIMES", "OpenVinoRunner", "import_openvino", "runtime_choice"]
 
 #: the environment variable that picks the runtime of the fp32 ``onnx`` backend
 RUNTIME_ENV = "KBFLOW_ONNX_RUNTIME"
 RUNTIMES = ("auto", "openvino", "onnxruntime")
-#: OpenVINO's vectors must be this close to onnxruntime's on the probe texts (mean cosine) to be used
-MIN_COSINE = 0.9999
 
 
 def runtime_choice(value: str | None = None) -> str:
@@ -110,23 +109,3 @@ class OpenVinoRunner:
                 f"set {RUNTIME_ENV}=onnxruntime to run the same graph on onnxruntime"
             ) from exc
         return np.array(out, dtype=np.float32, copy=True)
-
-
-def checked(folder: str, runner: OpenVinoRunner, embed: Callable[[Any], np.ndarray], reference: Callable) -> None:
-    """Raise :class:`EmbedError` unless ``embed(runner)`` matches ``reference()`` on the probe texts (once per
-    export and OpenVINO version: a marker file in ``folder`` records a passed check)."""
-    marker = os.path.join(folder, f"openvino-{runner.version}.checked")
-    if os.path.exists(marker):
-        return
-    got, want = embed(runner), reference()
-    cosine = float(np.mean(np.sum(got * want, axis=1)))
-    if not cosine >= MIN_COSINE:
-        raise EmbedError(
-            f"OpenVINO {runner.version} does not reproduce onnxruntime's vectors of {folder} "
-            f"(mean cosine {cosine:.6f} < {MIN_COSINE})"
-        )
-    try:
-        with open(marker, "w", encoding="utf-8") as fh:
-            fh.write(f"{cosine:.6f}\n")
-    except OSError:  # a read-only cache: check again next time
-        pass

@@ -2,9 +2,13 @@
 
 Backends (:data:`kbflow.config.BACKENDS`): ``torch`` (sentence-transformers itself), ``onnx``
 (the same graph exported, run by OpenVINO or onnxruntime, identical vectors:
-:mod:`kbflow.embed.openvino`) and ``onnx-int8`` (weights
-quantized to int8: faster, vectors moved a little, stored under their own
-``model_id``; :mod:`kbflow.embed.onnx`).
+:mod:`kbflow.embed.openvino`), ``bf16`` (PyTorch with bfloat16 products,
+vectors within 0.99998 cosine: :mod:`kbflow.embed.bf16`), ``auto`` (``bf16``
+where the CPU multiplies bfloat16 fast, else ``onnx``: decided at the first
+batch, :mod:`kbflow.embed.runtimes`) and ``onnx-int8`` (weights quantized to
+int8: faster, vectors moved a little, stored under their own ``model_id``;
+:mod:`kbflow.embed.onnx`). Every backend but ``torch`` embeds a search's
+queries on the ONNX export's onnxruntime session.
 """
 
 from __future__ import annotations
@@ -50,16 +54,23 @@ class SentenceTransformerEmbedder(Embedder):
         if threads is not None and threads < 1:
             raise ConfigError(f"embedding threads must be >= 1, got {threads}")
         if self.backend != "torch":
-            from kbflow.embed.onnx import OnnxEmbedder
+            from kbflow.embed.runtimes import BF16, OnnxEmbedder
 
             try:
-                self._onnx = OnnxEmbedder(base_id, target, quantized=self.backend == "onnx-int8", threads=threads)
+                self._onnx = OnnxEmbedder(
+                    base_id,
+                    target,
+                    quantized=self.backend == "onnx-int8",
+                    threads=threads,
+                    runtime=BF16 if self.backend == "bf16" else None,
+                    bf16=self.backend == "auto",
+                )
                 self.dim = self._onnx.dim
                 return
             except EmbedError as exc:
-                if self.backend != "onnx":
+                if self.backend == "onnx-int8":
                     raise
-                # fp32 ONNX only ever stands in for torch (same vectors): run torch instead, and say so
+                # the other backends stand in for torch (its vectors): run torch instead, and say so
                 log.warning("%s; embedding with torch instead (the same vectors)", exc)
                 self.backend = "torch"
         self.model = load_model("SentenceTransformer", model, target, "embedding model")

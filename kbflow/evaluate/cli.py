@@ -181,7 +181,8 @@ def _marked(docs: list[str], relevant: dict[str, int]) -> str:
     "--backend",
     type=click.Choice(BACKENDS),
     default=None,
-    help="What runs the model [default: onnx; torch gives the same vectors, onnx-int8 its own].",
+    help="What runs the model [default: auto, bf16 where the CPU multiplies bfloat16 fast, else onnx; torch, onnx "
+    "and bf16 store the same model's vectors (an eval lake keeps the ones it has), onnx-int8 its own].",
 )
 @click.option(
     "--rerank",

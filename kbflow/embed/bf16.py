@@ -1,0 +1,104 @@
+"""The model's batches in PyTorch with bfloat16 matrix products: the ``bf16`` backend, and ``auto`` where it is fast.
+
+Where a CPU multiplies bfloat16 natively (AVX512-BF16 on AMD Zen 4 and
+later and Intel Cooper Lake; AMX on Intel Sapphire Rapids and later),
+oneDNN runs a bfloat16 matrix product about twice as fast as an fp32 one:
+on this project's 2-core machine 407 against 180 GFLOP/s for the model's
+widest product. Under :func:`torch.autocast` the model's linear
+layers and attention products take bfloat16 inputs and accumulate in fp32,
+while its layer norms, softmax and pooling stay fp32. The vectors stay
+those of the fp32 model to about five decimals (mean cosine 0.99998 on
+Cranfield abstracts and CoSQA functions, ``python bench/embed_backends.py
+--only-lengths``), closer than any fp32 runtime's run-to-run noise matters
+to a ranking, so ``bf16`` vectors share the model's ``model_id`` with
+``torch`` and ``onnx``; a first run checks that on the probe texts and
+refuses a runner that does not reproduce them (:func:`~kbflow.embed.runtimes.checked`).
+
+Elsewhere PyTorch emulates bfloat16, slower than fp32: :func:`fast` times
+both products once per process, and the ``auto`` backend runs its batches
+here only where bfloat16 wins by :data:`MIN_SPEEDUP`.
+
+The batches come from the ONNX export's tokenizer (:class:`~kbflow.embed.onnx.OnnxEmbedder`
+sorts texts by their token count and pads each batch to its own longest
+text), so a search's query or two still runs on onnxruntime and a process
+that only searches never imports torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from kbflow._lazy import require
+from kbflow.errors import MissingDependencyError
+
+__all__ = ["BATCH_SIZE", "MIN_SPEEDUP", "PRIMITIVE_CACHE", "Bf16Runner", "fast"]
+
+#: texts per forward pass: 16 ran 2-5% faster than 8 or 32 in bfloat16 (``bench/embed_backends.py --batch-sizes``)
+BATCH_SIZE = 16
+#: bfloat16 products must run at least this much faster than fp32 ones for ``auto`` to use them
+MIN_SPEEDUP = 1.4
+#: oneDNN's cache of compiled primitives (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``, 1,024 by default) keeps one per
+#: batch shape, each with memory of its own: in bfloat16 an ingest of 6,756 PDF chunks grew by 1.5 GiB
+#: (``python bench/pdf_ingest.py``). 16 kept the process flat and embedded as fast (4 runs, alternated)
+PRIMITIVE_CACHE = "16"
+
+
+def _best(run: Callable[[], Any], repeats: int = 5) -> float:
+    """The fastest of ``repeats`` timed calls of ``run`` (after one untimed call), in seconds."""
+    run()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def _torch() -> Any:
+    """torch, with oneDNN's primitive cache bounded (:data:`PRIMITIVE_CACHE`) unless the user set it: oneDNN reads
+    the variable when it makes its first primitive, so it is set before any bfloat16 product runs."""
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", PRIMITIVE_CACHE)
+    return require("torch")
+
+
+@functools.cache
+def fast() -> bool:
+    """Whether this CPU multiplies bfloat16 at least :data:`MIN_SPEEDUP` times faster than fp32, timed once per
+    process on a product of the default model's widest shape (a few tens of milliseconds); ``False`` without
+    PyTorch."""
+    try:
+        torch = _torch()
+    except MissingDependencyError:
+        return False
+    a, b = torch.randn(256, 384), torch.randn(384, 1536)
+    a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
+    with torch.inference_mode():
+        return _best(lambda: a16 @ b16) * MIN_SPEEDUP <= _best(lambda: a @ b)
+
+
+class Bf16Runner:
+    """A sentence-transformers model in PyTorch on the CPU, its products in bfloat16: ``run(feeds)`` takes one
+    batch of the ONNX graph's inputs (numpy arrays by input name) and returns its vectors as float32."""
+
+    def __init__(self, model_id: str, target: str, threads: int | None) -> None:
+        from kbflow.embed.models import load_model
+
+        self._torch = torch = _torch()
+        self.model = load_model("SentenceTransformer", model_id, target, "embedding model").eval()
+        if threads:
+            torch.set_num_threads(threads)
+        #: names the check's marker file: a new PyTorch checks its vectors again
+        self.version = str(torch.__version__)
+
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        torch = self._torch
+        batch = {name: torch.from_numpy(array) for name, array in feeds.items()}
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+            out = self.model(batch)["sentence_embedding"]
+        return out.float().numpy()
