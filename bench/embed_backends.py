@@ -138,10 +138,10 @@ def model_flops(model, texts: list[str]) -> float:
     return float(sum(2 * layers * (n * (4 * h * h + 2 * h * ff) + 2 * n * n * h) for n in counts))
 
 
-def matmul_ceiling(model, threads: int | None, rounds: int = 7) -> float:
-    """This machine's fp32 matrix-product speed, GFLOP/s: the model's widest product (8 texts of 256 tokens times
-    the ``h x ff`` weight) in PyTorch (its oneDNN/MKL kernels), median of ``rounds`` rounds of 10 but the first
-    (a warm-up)."""
+def matmul_ceiling(model, threads: int | None, rounds: int = 7, dtype: str = "float32") -> float:
+    """This machine's matrix-product speed in ``dtype``, GFLOP/s: the model's widest product (8 texts of 256 tokens
+    times the ``h x ff`` weight) in PyTorch (its oneDNN/MKL kernels), median of ``rounds`` rounds of 10 but the
+    first (a warm-up)."""
     import torch
 
     config = model[0].auto_model.config
@@ -149,8 +149,8 @@ def matmul_ceiling(model, threads: int | None, rounds: int = 7) -> float:
     if threads:
         torch.set_num_threads(threads)
     try:
-        a = torch.randn(8 * 256, config.hidden_size)
-        b = torch.randn(config.hidden_size, config.intermediate_size)
+        a = torch.randn(8 * 256, config.hidden_size).to(getattr(torch, dtype))
+        b = torch.randn(config.hidden_size, config.intermediate_size).to(getattr(torch, dtype))
         speeds = []
         for _ in range(rounds):
             t0 = time.perf_counter()
@@ -215,10 +215,12 @@ def ceiling(raw, buckets: dict[str, list[str]], speed: dict, names: list[str], t
     """Each runner's useful model work, GFLOP/s (median texts/s times the mean FLOPs of a text of the bucket),
     and its share of the fp32 matrix-product speed: how far an fp32 runtime could still go on this machine."""
     peak = matmul_ceiling(raw, threads)
+    half = matmul_ceiling(raw, threads, dtype="bfloat16")
     work = {bucket: model_flops(raw, texts) / len(texts) / 1e9 for bucket, texts in buckets.items()}
     print(
         f"\n== model work, GFLOP/s (share of this machine's fp32 matrix product, {peak:.0f} GFLOP/s on "
-        f"{threads or 'the default'} threads; int8 products can pass it)"
+        f"{threads or 'the default'} threads, the same product in bfloat16 {half:.0f} GFLOP/s; int8 and bfloat16 "
+        "products can pass it)"
     )
     print(f"{'':<24}" + "".join(f"{b:>20}" for b in buckets))
     for name in names:

@@ -201,7 +201,7 @@ def test_openvino_compiles_on_the_first_batch_not_for_a_processs_queries(monkeyp
     assert len(made) == 2  # asked for by name: compiled (and any error raised) when made
 
 
-def test_bf16_stores_the_models_vectors_and_auto_runs_it_only_where_it_is_fast(embedders, monkeypatch):
+def test_bf16_stores_the_models_vectors_and_auto_runs_it_only_where_it_is_fast(embedders, monkeypatch, caplog):
     """bfloat16 products move a vector by about 2e-5 cosine: ``bf16`` stores it as the model's own; ``auto`` runs its
     batches in bfloat16 only where this CPU multiplies it fast and no fp32 runtime is named; ``onnx`` never does."""
     from kbflow.embed import bf16
@@ -225,6 +225,9 @@ def test_bf16_stores_the_models_vectors_and_auto_runs_it_only_where_it_is_fast(e
 
     monkeypatch.setattr(bf16, "fast", lambda: False)
     assert runtime(bf16=True) != BF16
+    with caplog.at_level("WARNING"):
+        assert runtime(runtime=BF16) == BF16  # named: it runs, and says it is slower here
+    assert "bf16 backend runs slower here than onnx" in caplog.text
     monkeypatch.setattr(bf16, "fast", lambda: True)
     assert runtime(bf16=True) == BF16 and runtime() != BF16
     monkeypatch.setenv(RUNTIME_ENV, "onnxruntime")

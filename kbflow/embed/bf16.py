@@ -2,9 +2,10 @@
 
 Where a CPU multiplies bfloat16 natively (AVX512-BF16 on AMD Zen 4 and
 later and Intel Cooper Lake; AMX on Intel Sapphire Rapids and later),
-oneDNN runs a bfloat16 matrix product about twice as fast as an fp32 one:
-on this project's 2-core machine 407 against 180 GFLOP/s for the model's
-widest product. Under :func:`torch.autocast` the model's linear
+oneDNN runs a bfloat16 matrix product two to three times as fast as an fp32
+one: on this project's 2-core machine 430 against 138 GFLOP/s for the
+model's widest product (``python bench/embed_backends.py --only-lengths``
+times both). Under :func:`torch.autocast` the model's linear
 layers and attention products take bfloat16 inputs and accumulate in fp32,
 while its layer norms, softmax and pooling stay fp32. The vectors stay
 those of the fp32 model to about five decimals (mean cosine 0.99998 on
@@ -37,7 +38,7 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.errors import MissingDependencyError
 
-__all__ = ["BATCH_SIZE", "MIN_SPEEDUP", "PRIMITIVE_CACHE", "Bf16Runner", "fast"]
+__all__ = ["BATCH_SIZE", "MIN_SPEEDUP", "PRIMITIVE_CACHE", "Bf16Runner", "best_time", "fast"]
 
 #: texts per forward pass: 16 ran 2-5% faster than 8 or 32 in bfloat16 (``bench/embed_backends.py --batch-sizes``)
 BATCH_SIZE = 16
@@ -49,8 +50,9 @@ MIN_SPEEDUP = 1.4
 PRIMITIVE_CACHE = "16"
 
 
-def _best(run: Callable[[], Any], repeats: int = 5) -> float:
-    """The fastest of ``repeats`` timed calls of ``run`` (after one untimed call), in seconds."""
+def best_time(run: Callable[[], Any], repeats: int = 5) -> float:
+    """The fastest of ``repeats`` timed calls of ``run`` (after one untimed call), in seconds: how kbflow decides
+    whether bfloat16 wins on this CPU (here, and for the exact dense scan, :mod:`kbflow.retrieve.dense`)."""
     run()
     times = []
     for _ in range(repeats):
@@ -79,7 +81,7 @@ def fast() -> bool:
     a, b = torch.randn(256, 384), torch.randn(384, 1536)
     a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
     with torch.inference_mode():
-        return _best(lambda: a16 @ b16) * MIN_SPEEDUP <= _best(lambda: a @ b)
+        return best_time(lambda: a16 @ b16) * MIN_SPEEDUP <= best_time(lambda: a @ b)
 
 
 class Bf16Runner:

@@ -119,6 +119,11 @@ class OnnxEmbedder:
 
     def _resolve(self) -> tuple[str, Run]:
         choice = self._choice
+        if choice == BF16 and not bf16.fast():  # asked for by name: it runs, and the log says what it costs here
+            log.warning(
+                "this CPU multiplies bfloat16 no faster than fp32 (no AVX512-BF16 or AMX): the bf16 backend runs "
+                "slower here than onnx (backend auto would choose onnx)"
+            )
         if choice == BF16 or (choice == "auto" and self._bf16 and bf16.fast()):
             run = self._checked_runner(BF16, choice)
             if run is not None:

@@ -21,7 +21,6 @@ retriever leaves the dense leg to Lance's ANN index instead.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -105,9 +104,12 @@ class ExactIndex:
             self._scan = torch.from_numpy(vectors.copy() if not vectors.flags.writeable else vectors)
             self.backend = "torch-float32"
             if len(vectors) >= 20_000:
+                from kbflow.embed.bf16 import best_time
+
                 half = self._scan.to(torch.bfloat16)
                 probe = torch.from_numpy(vectors[0].copy())
-                if _timeit(lambda: half @ probe.to(torch.bfloat16)) < 0.7 * _timeit(lambda: self._scan @ probe):
+                slow = best_time(lambda: self._scan @ probe, 3)
+                if best_time(lambda: half @ probe.to(torch.bfloat16), 3) < 0.7 * slow:
                     self._scan, self.backend = half, "torch-bfloat16"
 
     def __len__(self) -> int:
@@ -204,13 +206,3 @@ class ExactIndex:
         top, exact = top[order], exact[order]
         ids = self.chunk_ids.take(require("pyarrow").array(top, type="int64")).to_pylist()
         return ids, self.row_ids[top].tolist(), exact.astype(float).tolist()
-
-
-def _timeit(fn, repeat: int = 3) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
