@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import _doc_ids, eval_lake_uri, prepare_lake  # noqa: E402
+from kbflow.evaluate.evaluate import eval_lake_uri, judged_docs, prepare_lake  # noqa: E402
 from kbflow.retrieve.confidence import CALIBRATIONS, NULL_MARGIN, THRESHOLD_RANGE, Calibration  # noqa: E402
 from kbflow.retrieve.probes import PROBES  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
@@ -88,7 +88,7 @@ def collect(model: str | None, shared: str, home: str | None) -> tuple[list[tupl
         lake, _ = prepare_lake(dataset, settings)
         quiet = replace(settings, retrieval=settings.retrieval.override(log_queries=False))  # eval lakes log nothing
         retriever = Retriever.open(lake, settings=quiet)
-        doc_of = _doc_ids(retriever, dataset.unit)
+        doc_of = judged_docs(retriever, dataset.unit)
         todo = [(text, dataset.qrels[q]) for q, text in dataset.queries.items() if q in dataset.qrels]
         todo += [(text, {}) for path in negatives for text in _questions(path)]
         for text, judged in todo:

@@ -117,18 +117,28 @@ def report(rows: list[dict], overrides: dict, modes: list[str], paired: list[str
             print(line)
 
 
+def load_set(name: str, datasets: str, sets: dict = SETS):
+    """The named set of ``sets`` (``{shared}`` read as ``datasets``), or ``None``, said on stderr, where its
+    folder is absent."""
+    if name not in sets:
+        sys.exit(f"unknown set {name!r}; use one of {', '.join(sets)}")
+    root, split = sets[name]
+    root = root.replace("{shared}", datasets)
+    if not os.path.isdir(root):
+        print(f"{name}: {root} not found, skipped", file=sys.stderr)
+        return None
+    return load_beir(root, split=split)
+
+
 def main() -> int:
     args = parse_args()
     overrides, base = _overrides(args.set), _overrides(args.base)
     modes = args.modes.split(",")
     rows, paired = [], []
     for name in args.sets.split(","):
-        root, split = SETS[name]
-        root = root.replace("{shared}", args.datasets)
-        if not os.path.isdir(root):
-            print(f"{name}: {root} not found, skipped", file=sys.stderr)
+        dataset = load_set(name, args.datasets)
+        if dataset is None:
             continue
-        dataset = load_beir(root, split=split)
         runs = evaluate_set(dataset, modes, overrides, args.eval_home)
         for run in runs:
             rows.append({"set": name, "mode": run.config["mode"], "queries": run.queries, **run.metrics})

@@ -204,7 +204,7 @@ def doc_id(unit: str, source_id: str, locator: Mapping[str, Any]) -> str | None:
     return f"{source_id}/{locator.get('path')}::{locator.get('symbol') or ''}"
 
 
-def _doc_ids(retriever, unit: str = "record") -> dict[str, str]:
+def judged_docs(retriever, unit: str = "record") -> dict[str, str]:
     """chunk id -> judged document id (:func:`doc_id`), for the pinned version."""
     table = retriever.dataset.to_table(columns=[S.CHUNK_ID, S.SOURCE_ID, S.LOCATOR])
     out = {}
@@ -215,6 +215,13 @@ def _doc_ids(retriever, unit: str = "record") -> dict[str, str]:
         if doc is not None:
             out[cid] = doc
     return out
+
+
+def ranking_k(doc_of: Mapping[str, str]) -> int:
+    """Chunks to rank per query so that :data:`DOCS_PER_QUERY` distinct documents usually come back."""
+    from kbflow.retrieve.retriever import MAX_RANK_K
+
+    return min(MAX_RANK_K, math.ceil(DOCS_PER_QUERY * len(doc_of) / max(1, len(set(doc_of.values())))))
 
 
 def ranked_docs(chunk_ids: Iterable[str], doc_of: Mapping[str, str], n: int = DOCS_PER_QUERY) -> list[str]:
@@ -257,16 +264,14 @@ def evaluate(
     apply at query time (their ``model`` and ``max_tokens`` must be what the
     lake was ingested with, see :func:`prepare_lake`).
     """
-    from kbflow.retrieve.retriever import MAX_RANK_K, Retriever
+    from kbflow.retrieve.retriever import Retriever
 
     retriever = Retriever.open(lake, tag=tag, settings=settings)
     by_backend = {settings.backend: retriever}
-    doc_of = _doc_ids(retriever, dataset.unit)
+    doc_of = judged_docs(retriever, dataset.unit)
     if not doc_of:
         raise DatasetError(f"{lake.uri}: the search table holds no corpus records; was the corpus ingested?")
-    chunks_per_doc = len(doc_of) / max(1, len(set(doc_of.values())))
-    # enough chunks that DOCS_PER_QUERY distinct documents usually come back
-    k = min(MAX_RANK_K, math.ceil(DOCS_PER_QUERY * chunks_per_doc))
+    k = ranking_k(doc_of)
     queries = list(dataset.queries.items())[: limit or None]
     runs = []
     for config in configs:
@@ -295,7 +300,7 @@ def evaluate(
     return runs
 
 
-def _rank_options(config: Mapping[str, Any], k: int) -> dict[str, Any]:
+def rank_options(config: Mapping[str, Any], k: int) -> dict[str, Any]:
     """The :meth:`Retriever.rank` options of a configuration, every judged document counted (copies too)."""
     weights = {"dense": config["dense_weight"], "bm25": config["bm25_weight"]} if config["mode"] == "hybrid" else None
     return {
@@ -330,7 +335,7 @@ def _rank_queries(
     run: dict[str, dict[str, float]] = {}
     top: dict[str, list[str]] = {}
     latencies: list[float] = []
-    options = _rank_options(config, k)
+    options = rank_options(config, k)
     bar = None
     if progress:
         from tqdm.auto import tqdm

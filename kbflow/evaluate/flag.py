@@ -89,7 +89,7 @@ def flag_report(
     from dataclasses import replace
 
     from kbflow.config import Settings
-    from kbflow.evaluate.evaluate import _doc_ids
+    from kbflow.evaluate.evaluate import judged_docs
     from kbflow.retrieve.retriever import Retriever
 
     if not dataset.negatives:
@@ -97,4 +97,4 @@ def flag_report(
     settings = Settings.coerce(None, lake=lake.uri)
     settings = replace(settings, retrieval=replace(settings.retrieval, log_queries=False))
     retriever = Retriever.open(lake, tag=tag, settings=settings)
-    return flag_errors(retriever, dataset, _doc_ids(retriever, dataset.unit), limit=limit)
+    return flag_errors(retriever, dataset, judged_docs(retriever, dataset.unit), limit=limit)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kbflow import schema as S
+from kbflow.config import RetrievalSettings
 from kbflow.errors import EmbedError
 from kbflow.glossary import expanded_query
 from kbflow.lake.lake import Lake
@@ -25,7 +26,7 @@ from kbflow.retrieve.symbols import defining, symbol_first
 from kbflow.retrieve.table import Leg
 from kbflow.terms import query_identifiers
 
-__all__ = ["Ranking", "rank", "rerank", "searched_text"]
+__all__ = ["Ranking", "fuse_legs", "rank", "rerank", "searched_text"]
 
 
 @dataclass(frozen=True)
@@ -104,18 +105,8 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
     if settings.mode in ("hybrid", "bm25"):
         legs["bm25"] = _ordered(r.table.bm25(searched, depth, request.filters, settings.names_weight))
         lap("bm25")
-    if settings.mode != "hybrid":
-        ids, _, scores = legs[settings.mode]
-        fused = list(zip(ids, scores))
-    else:
-        fuse = FUSIONS[settings.fusion]
-        weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight}
-        scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
-        fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
+    fused = fuse_legs(r, legs, settings, query)
     row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
-    if (settings.document_weight or settings.page_weight) and fused:  # kbflow.retrieve.signals
-        rows = [row_of[cid] for cid, _ in fused]
-        fused = r.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
     ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
     reranked = 0
     if request.reranker is not None and fused:
@@ -144,6 +135,26 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
         rows=grouped.rows if grouped is not None else {},
         expansion=expansion,
     )
+
+
+def fuse_legs(r: Any, legs: Mapping[str, Leg], settings: RetrievalSettings, query: str) -> list[tuple[str, float]]:
+    """The legs' candidates as one ranking, best first: fused by ``settings`` in ``hybrid`` mode (the mode's own
+    leg otherwise), then lifted by the document and page signals (:mod:`kbflow.retrieve.signals`) read from the
+    retriever ``r``'s table. The step of :func:`rank` between the legs and reranking; ``legs`` are
+    ``{"dense" and/or "bm25": (chunk ids, Lance row ids, scores), best first}``."""
+    if settings.mode != "hybrid":
+        ids, _, scores = legs[settings.mode]
+        fused = list(zip(ids, scores))
+    else:
+        fuse = FUSIONS[settings.fusion]
+        weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight}
+        scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
+        fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
+    if (settings.document_weight or settings.page_weight) and fused:
+        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        rows = [row_of[cid] for cid, _ in fused]
+        fused = r.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
+    return fused
 
 
 def rerank(

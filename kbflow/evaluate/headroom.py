@@ -1,0 +1,163 @@
+"""How much could fusion gain on a judged set? Each query ranked once, its two legs fused again many ways.
+
+:func:`headroom` ranks every judged query of a dataset once in ``hybrid``
+mode, keeps both legs' candidates (ids, scores and row ids, as
+:class:`kbflow.retrieve.ranking.Ranking` holds them) and ranks them again
+under each variant of the retrieval settings with
+:func:`kbflow.retrieve.ranking.fuse_legs`: the fusion, then the document and
+page signals, as a search does (symbols first, a reranker and grouping equal
+texts come after it and are left out, so the defaults' figure is
+``kbflow eval``'s wherever no query names a code symbol). Each ranking is
+scored against the qrels per query.
+
+Beside each leg alone and each variant it gives the **per-query best** of
+them all: an oracle that knows the answer and picks, for every query, the
+variant that ranks it best. It bounds what any rule choosing among these
+variants per query (a weight from the query's words, or from how its legs
+score) could reach, and the gap between it and the best fixed variant is
+what such a rule would have to find. ``python bench/fusion_headroom.py``
+prints it for the eval sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kbflow.config import MAX_QUERY_CHARS, RetrievalSettings, Settings
+from kbflow.errors import DatasetError
+from kbflow.evaluate.beir import BeirDataset
+from kbflow.evaluate.evaluate import RETRIEVAL_KEYS, as_run, judged_docs, rank_options, ranked_docs, ranking_k
+from kbflow.evaluate.metrics import score_run
+from kbflow.evaluate.paired import paired_test
+from kbflow.lake.lake import Lake
+
+__all__ = ["DEFAULT", "LEGS", "Headroom", "fusion_variants", "headroom"]
+
+#: the two legs alone, as :func:`headroom` names them
+LEGS = ("dense", "bm25")
+#: the name of the variant with the given settings unchanged
+DEFAULT = "hybrid (settings)"
+
+# a leg's candidates: chunk ids, Lance row ids, scores, best first (kbflow.retrieve.table.Leg)
+Leg = tuple[list[str], list[int], list[float]]
+
+
+def fusion_variants(
+    base: RetrievalSettings, weights: Sequence[float] = (), fusions: Sequence[str] = ("convex",)
+) -> dict[str, RetrievalSettings]:
+    """``{name: settings}``: each leg alone, ``base`` itself (:data:`DEFAULT`), and ``base`` in hybrid mode with
+    each fusion at each keyword weight (``bm25_weight``; the dense leg keeps its weight) but the one ``base`` is.
+
+    Raises
+    ------
+    ConfigError
+        An unknown fusion or a negative weight (the settings check themselves).
+    """
+    variants = {leg: replace(base, mode=leg) for leg in LEGS}
+    variants[DEFAULT] = replace(base, mode="hybrid")
+    for fusion in fusions:
+        for weight in weights:
+            variant = replace(base, mode="hybrid", fusion=fusion, bm25_weight=float(weight))
+            if variant != variants[DEFAULT]:
+                variants[f"{fusion}, keyword weight {weight:g}"] = variant
+    return variants
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """Per-query scores of each variant on one dataset, and what they add up to."""
+
+    dataset: str
+    split: str
+    metric: str
+    #: variant name -> {query id: score}; the legs alone are named ``dense`` and ``bm25``
+    scores: dict[str, dict[str, float]] = field(repr=False)
+
+    def mean(self, name: str) -> float:
+        """The variant's mean score over the queries."""
+        values = self.scores[name].values()
+        return sum(values) / max(1, len(values))
+
+    @property
+    def oracle(self) -> float:
+        """The mean over queries of the best score any variant gives each query."""
+        queries = self.scores[DEFAULT]
+        return sum(max(s[q] for s in self.scores.values()) for q in queries) / max(1, len(queries))
+
+    @property
+    def better_leg(self) -> str:
+        """The leg that scores higher alone (``dense`` on a tie)."""
+        return max(LEGS, key=lambda leg: (self.mean(leg), leg == "dense"))
+
+    def against(self, a: str, b: str):
+        """The paired test (:func:`kbflow.evaluate.paired.paired_test`) of variant ``a`` against ``b``."""
+        return paired_test(self.scores[a], self.scores[b], self.metric)
+
+    def lines(self) -> list[str]:
+        """The report: a line per variant (its score, its lead over the better leg, queries it wins and loses
+        against the settings' hybrid), the oracle, and the settings' hybrid tested against the better leg."""
+        leg, base = self.better_leg, self.scores[DEFAULT]
+        head = f"{self.dataset} ({self.split}, {len(base)} queries): {self.metric} of each way to rank the legs"
+        out = [head, f"  {'ranking':34s} {self.metric:>8s} {'- ' + leg:>9s}  against {DEFAULT}: won / lost"]
+        for name, scores in self.scores.items():
+            won = sum(scores[q] > base[q] for q in base)
+            lost = sum(scores[q] < base[q] for q in base)
+            lead = self.mean(name) - self.mean(leg)
+            out.append(f"  {name:34s} {self.mean(name):8.4f} {lead:+9.4f}  {won:>4d} / {lost}")
+        out.append(
+            f"  {'per query, the best of these':34s} {self.oracle:8.4f} {self.oracle - self.mean(leg):+9.4f}"
+            "  (an oracle: it knows the answer)"
+        )
+        out.append(f"  {DEFAULT} against {leg} alone: {self.against(DEFAULT, leg).line()}")
+        return out
+
+
+def _legs(ranking: Any) -> dict[str, Leg]:
+    """A ranking's two legs as ``{leg: (chunk ids, row ids, scores)}``."""
+    return {
+        leg: (ids, [ranking.row_of[c] for c in ids], [ranking.leg_scores[leg][c] for c in ids])
+        for leg, ids in ranking.legs.items()
+        if leg in LEGS
+    }
+
+
+def headroom(
+    dataset: BeirDataset,
+    lake: Lake,
+    settings: Settings,
+    variants: Mapping[str, RetrievalSettings],
+    *,
+    metric: str = "ndcg@10",
+    limit: int | None = None,
+) -> Headroom:
+    """Rank each judged query (or the first ``limit``) of ``dataset`` once in ``lake`` (ingested as ``settings``
+    says, e.g. by :func:`kbflow.evaluate.prepare_lake`), then score every variant of :func:`fusion_variants`.
+
+    Raises
+    ------
+    DatasetError
+        The lake holds none of the dataset's documents.
+    """
+    from kbflow.retrieve.ranking import fuse_legs
+    from kbflow.retrieve.retriever import Retriever
+
+    retriever = Retriever.open(lake, settings=settings)
+    doc_of = judged_docs(retriever, dataset.unit)
+    if not doc_of:
+        raise DatasetError(f"{lake.uri}: the search table holds no corpus records; was the corpus ingested?")
+    k = ranking_k(doc_of)
+    base = settings.retrieval
+    options = rank_options({**{key: getattr(base, key) for key in RETRIEVAL_KEYS}, "mode": "hybrid"}, k)
+    runs: dict[str, dict[str, dict[str, float]]] = {name: {} for name in variants}
+    queries = list(dataset.queries.items())[: limit or None]
+    for qid, text in queries:
+        query = text[:MAX_QUERY_CHARS]
+        legs = _legs(retriever.rank(query, k, **options))
+        for name, variant in variants.items():
+            fused = fuse_legs(retriever, legs, variant, query) if legs else []
+            runs[name][qid] = as_run(ranked_docs([cid for cid, _ in fused], doc_of))
+    qrels = {q: dataset.qrels[q] for q, _ in queries}
+    scores = {name: {q: s[metric] for q, s in score_run(qrels, run, [metric])[1].items()} for name, run in runs.items()}
+    return Headroom(dataset.name, dataset.split, metric, scores)
