@@ -83,3 +83,23 @@ def test_the_oracle_takes_each_querys_best_variant(judged):
     assert lines[0].startswith("tiny (test, 3 queries): ndcg@10")
     assert any(line.split()[:1] == ["bm25"] for line in lines)
     assert "an oracle" in lines[-2] and f"{DEFAULT} against {room.better_leg} alone: A - B:" in lines[-1]
+
+
+def test_a_fixed_variant_is_chosen_on_the_queries_it_is_not_scored_on():
+    from kbflow.evaluate.headroom import Headroom
+
+    # q1, q3 (fold 0) favour "a"; q2, q4 (fold 1) favour "b": each fold gets the other fold's choice
+    scores = {
+        "dense": {"q1": 0.5, "q2": 0.5, "q3": 0.5, "q4": 0.5},
+        "bm25": {"q1": 0.0, "q2": 0.0, "q3": 0.0, "q4": 0.0},
+        DEFAULT: {"q1": 0.5, "q2": 0.5, "q3": 0.5, "q4": 0.5},
+        "a": {"q1": 1.0, "q2": 0.2, "q3": 1.0, "q4": 0.2},
+        "b": {"q1": 0.1, "q2": 1.0, "q3": 0.1, "q4": 1.0},
+    }
+    room = Headroom("set", "test", "ndcg@10", scores)
+    mean, picks = room.chosen()
+    assert picks == ["b", "a"] and mean == pytest.approx((0.1 + 0.1 + 0.2 + 0.2) / 4)
+    assert room.oracle == pytest.approx(1.0) and room.mean("a") == pytest.approx(0.6)
+    with pytest.raises(ConfigError, match="folds"):
+        room.chosen(1)
+    assert any(line.split()[:5] == ["chosen", "on", "the", "other", "half"] for line in room.lines())

@@ -10,13 +10,20 @@ texts come after it and are left out, so the defaults' figure is
 ``kbflow eval``'s wherever no query names a code symbol). Each ranking is
 scored against the qrels per query.
 
-Beside each leg alone and each variant it gives the **per-query best** of
-them all: an oracle that knows the answer and picks, for every query, the
-variant that ranks it best. It bounds what any rule choosing among these
-variants per query (a weight from the query's words, or from how its legs
-score) could reach, and the gap between it and the best fixed variant is
-what such a rule would have to find. ``python bench/fusion_headroom.py``
-prints it for the eval sets.
+Beside each leg alone and each variant it gives two more figures:
+
+- a fixed variant **chosen on the other half** of the queries
+  (:meth:`Headroom.chosen`): does a setting picked on this set hold on
+  queries it was not picked on?
+- the **per-query best** of them all: an oracle that knows the answer and
+  picks, for every query, the variant that ranks it best. It bounds what any
+  rule choosing among these variants per query (a weight from the query's
+  words, or from how its legs score) could reach; the gap between it and the
+  best fixed variant is what such a rule would have to find. The bound is a
+  loose one: the best of many rankings of one query is higher than any one
+  of them by chance too.
+
+``python bench/fusion_headroom.py`` prints them for the eval sets.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kbflow.config import MAX_QUERY_CHARS, RetrievalSettings, Settings
-from kbflow.errors import DatasetError
+from kbflow.errors import ConfigError, DatasetError
 from kbflow.evaluate.beir import BeirDataset
 from kbflow.evaluate.evaluate import RETRIEVAL_KEYS, as_run, judged_docs, rank_options, ranked_docs, ranking_k
 from kbflow.evaluate.metrics import score_run
@@ -86,6 +93,24 @@ class Headroom:
         queries = self.scores[DEFAULT]
         return sum(max(s[q] for s in self.scores.values()) for q in queries) / max(1, len(queries))
 
+    def chosen(self, folds: int = 2) -> tuple[float, list[str]]:
+        """A fixed variant as this set would choose it, scored where it was not chosen: the queries are dealt
+        into ``folds`` folds (every ``folds``-th query, in the dataset's order); for each fold the variant with
+        the best mean on the other folds is scored on it. Returns the mean over all queries and the variant
+        chosen for each fold. Unlike :attr:`oracle` and the best variant's own mean, this does not reward
+        fitting the queries it is measured on."""
+        if folds < 2:
+            raise ConfigError(f"folds must be >= 2, got {folds}")
+        queries = list(self.scores[DEFAULT])
+        total, picks = 0.0, []
+        for fold in range(folds):
+            held = queries[fold::folds]
+            rest = [q for n, q in enumerate(queries) if n % folds != fold]
+            pick = max(self.scores, key=lambda name: sum(self.scores[name][q] for q in rest))
+            picks.append(pick)
+            total += sum(self.scores[pick][q] for q in held)
+        return total / max(1, len(queries)), picks
+
     @property
     def better_leg(self) -> str:
         """The leg that scores higher alone (``dense`` on a tie)."""
@@ -106,6 +131,11 @@ class Headroom:
             lost = sum(scores[q] < base[q] for q in base)
             lead = self.mean(name) - self.mean(leg)
             out.append(f"  {name:34s} {self.mean(name):8.4f} {lead:+9.4f}  {won:>4d} / {lost}")
+        fixed, picks = self.chosen()
+        out.append(
+            f"  {'chosen on the other half':34s} {fixed:8.4f} {fixed - self.mean(leg):+9.4f}"
+            f"  (each half ranked by the variant best on the other: {'; '.join(picks)})"
+        )
         out.append(
             f"  {'per query, the best of these':34s} {self.oracle:8.4f} {self.oracle - self.mean(leg):+9.4f}"
             "  (an oracle: it knows the answer)"
