@@ -29,7 +29,7 @@ from code_eval import SETS, SHARED, load_set  # noqa: E402
 
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.evaluate import eval_lake_uri, prepare_lake  # noqa: E402
-from kbflow.evaluate.headroom import fusion_variants, headroom  # noqa: E402
+from kbflow.evaluate.headroom import fusion_headroom, fusion_variants  # noqa: E402
 
 ALL_SETS = {**SETS, "cosqa-dev": ("{shared}/cosqa", "dev"), "financebench": ("{shared}/financebench-dev", "test")}
 
@@ -60,7 +60,8 @@ def main() -> int:
         lake, info = prepare_lake(dataset, settings)
         print(f"{name}: eval lake {settings.lake}: {info['status']}", file=sys.stderr)
         variants = fusion_variants(settings.retrieval, weights, args.fusions.split(","))
-        print("\n".join(headroom(dataset, lake, settings, variants, limit=args.limit).lines()) + "\n", flush=True)
+        room = fusion_headroom(dataset, lake, settings, variants, limit=args.limit)
+        print("\n".join(room.lines()) + "\n", flush=True)
     return 0
 
 

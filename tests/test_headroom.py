@@ -10,7 +10,7 @@ from kbflow.config import RetrievalSettings, Settings
 from kbflow.errors import ConfigError
 from kbflow.evaluate.beir import load_beir
 from kbflow.evaluate.evaluate import config_for, evaluate, prepare_lake
-from kbflow.evaluate.headroom import DEFAULT, LEGS, fusion_variants, headroom
+from kbflow.evaluate.headroom import DEFAULT, LEGS, fusion_headroom, fusion_variants
 
 DOCS = [
     ("d1", "Rank fusion", "Reciprocal rank fusion adds one over k plus rank for every leg of a hybrid search."),
@@ -58,7 +58,7 @@ def test_each_variant_scores_as_kbflow_eval_ranks_it(judged):
     """The legs fused again give, per query, the scores a run of those settings gets from ``kbflow eval``."""
     dataset, lake, settings = judged
     variants = fusion_variants(settings.retrieval, [0.1, 2.0])
-    room = headroom(dataset, lake, settings, variants)
+    room = fusion_headroom(dataset, lake, settings, variants)
     configs = {
         "dense": config_for(settings, mode="dense"),
         "bm25": config_for(settings, mode="bm25"),
@@ -73,7 +73,7 @@ def test_each_variant_scores_as_kbflow_eval_ranks_it(judged):
 
 def test_the_oracle_takes_each_querys_best_variant(judged):
     dataset, lake, settings = judged
-    room = headroom(dataset, lake, settings, fusion_variants(settings.retrieval, [0.1, 2.0]), limit=3)
+    room = fusion_headroom(dataset, lake, settings, fusion_variants(settings.retrieval, [0.1, 2.0]), limit=3)
     assert all(len(scores) == 3 for scores in room.scores.values())
     best = [max(scores[q] for scores in room.scores.values()) for q in ("q1", "q2", "q3")]
     assert room.oracle == pytest.approx(sum(best) / 3)

@@ -14,6 +14,7 @@ __all__ = [
     "BeirDataset",
     "PairedTest",
     "EvalRun",
+    "Headroom",
     "QueryDelta",
     "compare",
     "config_for",
@@ -21,6 +22,8 @@ __all__ = [
     "evaluate",
     "evaluate_dataset",
     "expand_grid",
+    "fusion_headroom",
+    "fusion_variants",
     "load_beir",
     "load_runs",
     "load_sweep",
@@ -34,6 +37,7 @@ __all__ = [
 _MODULES = {
     "kbflow.evaluate.beir": ("BeirDataset", "load_beir"),
     "kbflow.evaluate.evaluate": ("config_for", "eval_lake_uri", "evaluate", "evaluate_dataset", "prepare_lake"),
+    "kbflow.evaluate.headroom": ("Headroom", "fusion_headroom", "fusion_variants"),
     "kbflow.evaluate.metrics": ("METRICS", "score_run"),
     "kbflow.evaluate.paired": ("PairedTest", "paired_runs", "paired_test"),
     "kbflow.evaluate.runs": ("EvalRun", "QueryDelta", "compare", "load_runs", "save_runs"),
@@ -58,6 +62,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.beir import BeirDataset, load_beir
     from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate, evaluate_dataset, prepare_lake
+    from kbflow.evaluate.headroom import Headroom, fusion_headroom, fusion_variants
     from kbflow.evaluate.metrics import METRICS, score_run
     from kbflow.evaluate.paired import PairedTest, paired_runs, paired_test
     from kbflow.evaluate.runs import EvalRun, QueryDelta, compare, load_runs, save_runs

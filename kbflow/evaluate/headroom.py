@@ -1,6 +1,6 @@
 """How much could fusion gain on a judged set? Each query ranked once, its two legs fused again many ways.
 
-:func:`headroom` ranks every judged query of a dataset once in ``hybrid``
+:func:`fusion_headroom` ranks every judged query of a dataset once in ``hybrid``
 mode, keeps both legs' candidates (ids, scores and row ids, as
 :class:`kbflow.retrieve.ranking.Ranking` holds them) and ranks them again
 under each variant of the retrieval settings with
@@ -40,9 +40,9 @@ from kbflow.evaluate.metrics import score_run
 from kbflow.evaluate.paired import paired_test
 from kbflow.lake.lake import Lake
 
-__all__ = ["DEFAULT", "LEGS", "Headroom", "fusion_variants", "headroom"]
+__all__ = ["DEFAULT", "LEGS", "Headroom", "fusion_headroom", "fusion_variants"]
 
-#: the two legs alone, as :func:`headroom` names them
+#: the two legs alone, as :func:`fusion_headroom` names them
 LEGS = ("dense", "bm25")
 #: the name of the variant with the given settings unchanged
 DEFAULT = "hybrid (settings)"
@@ -153,7 +153,7 @@ def _legs(ranking: Any) -> dict[str, Leg]:
     }
 
 
-def headroom(
+def fusion_headroom(
     dataset: BeirDataset,
     lake: Lake,
     settings: Settings,
