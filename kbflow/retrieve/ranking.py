@@ -105,8 +105,8 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
     if settings.mode in ("hybrid", "bm25"):
         legs["bm25"] = _ordered(r.table.bm25(searched, depth, request.filters, settings.names_weight))
         lap("bm25")
-    fused = fuse_legs(r, legs, settings, query)
     row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+    fused = fuse_legs(r, legs, settings, query, row_of)
     ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
     reranked = 0
     if request.reranker is not None and fused:
@@ -137,11 +137,14 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
     )
 
 
-def fuse_legs(r: Any, legs: Mapping[str, Leg], settings: RetrievalSettings, query: str) -> list[tuple[str, float]]:
+def fuse_legs(
+    r: Any, legs: Mapping[str, Leg], settings: RetrievalSettings, query: str, row_of: Mapping[str, int] | None = None
+) -> list[tuple[str, float]]:
     """The legs' candidates as one ranking, best first: fused by ``settings`` in ``hybrid`` mode (the mode's own
     leg otherwise), then lifted by the document and page signals (:mod:`kbflow.retrieve.signals`) read from the
     retriever ``r``'s table. The step of :func:`rank` between the legs and reranking; ``legs`` are
-    ``{"dense" and/or "bm25": (chunk ids, Lance row ids, scores), best first}``."""
+    ``{"dense" and/or "bm25": (chunk ids, Lance row ids, scores), best first}``; ``row_of`` maps their chunk ids to
+    row ids where the caller has that map already."""
     if settings.mode != "hybrid":
         ids, _, scores = legs[settings.mode]
         fused = list(zip(ids, scores))
@@ -151,7 +154,8 @@ def fuse_legs(r: Any, legs: Mapping[str, Leg], settings: RetrievalSettings, quer
         scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
         fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
     if (settings.document_weight or settings.page_weight) and fused:
-        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        if row_of is None:
+            row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
         rows = [row_of[cid] for cid, _ in fused]
         fused = r.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
     return fused
