@@ -103,3 +103,17 @@ def test_a_fixed_variant_is_chosen_on_the_queries_it_is_not_scored_on():
     with pytest.raises(ConfigError, match="folds"):
         room.chosen(1)
     assert any(line.split()[:5] == ["chosen", "on", "the", "other", "half"] for line in room.lines())
+
+
+def test_a_query_that_cannot_be_searched_is_named(judged, monkeypatch):
+    from kbflow.errors import DatasetError, QueryError
+    from kbflow.retrieve.retriever import Retriever
+
+    dataset, lake, settings = judged
+
+    def refuse(self, query, k=10, **options):
+        raise QueryError("query too odd")
+
+    monkeypatch.setattr(Retriever, "rank", refuse)
+    with pytest.raises(DatasetError, match=r"query 'q1': query too odd"):
+        fusion_headroom(dataset, lake, settings, fusion_variants(settings.retrieval))

@@ -30,15 +30,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kbflow.config import MAX_QUERY_CHARS, RetrievalSettings, Settings
-from kbflow.errors import ConfigError, DatasetError
+from kbflow.errors import ConfigError, DatasetError, QueryError
 from kbflow.evaluate.beir import BeirDataset
-from kbflow.evaluate.evaluate import RETRIEVAL_KEYS, as_run, judged_docs, rank_options, ranked_docs, ranking_k
+from kbflow.evaluate.evaluate import as_run, config_for, judged_docs, rank_options, ranked_docs, ranking_k
 from kbflow.evaluate.metrics import score_run
 from kbflow.evaluate.paired import paired_test
 from kbflow.lake.lake import Lake
+
+if TYPE_CHECKING:
+    from kbflow.retrieve.table import Leg
 
 __all__ = ["DEFAULT", "LEGS", "Headroom", "fusion_headroom", "fusion_variants"]
 
@@ -46,9 +49,6 @@ __all__ = ["DEFAULT", "LEGS", "Headroom", "fusion_headroom", "fusion_variants"]
 LEGS = ("dense", "bm25")
 #: the name of the variant with the given settings unchanged
 DEFAULT = "hybrid (settings)"
-
-# a leg's candidates: chunk ids, Lance row ids, scores, best first (kbflow.retrieve.table.Leg)
-Leg = tuple[list[str], list[int], list[float]]
 
 
 def fusion_variants(
@@ -168,7 +168,7 @@ def fusion_headroom(
     Raises
     ------
     DatasetError
-        The lake holds none of the dataset's documents.
+        The lake holds none of the dataset's documents, or a query cannot be searched (naming it).
     """
     from kbflow.retrieve.ranking import fuse_legs
     from kbflow.retrieve.retriever import Retriever
@@ -178,13 +178,15 @@ def fusion_headroom(
     if not doc_of:
         raise DatasetError(f"{lake.uri}: the search table holds no corpus records; was the corpus ingested?")
     k = ranking_k(doc_of)
-    base = settings.retrieval
-    options = rank_options({**{key: getattr(base, key) for key in RETRIEVAL_KEYS}, "mode": "hybrid"}, k)
+    options = rank_options(config_for(settings, mode="hybrid"), k)
     runs: dict[str, dict[str, dict[str, float]]] = {name: {} for name in variants}
     queries = list(dataset.queries.items())[: limit or None]
     for qid, text in queries:
         query = text[:MAX_QUERY_CHARS]
-        legs = _legs(retriever.rank(query, k, **options))
+        try:
+            legs = _legs(retriever.rank(query, k, **options))
+        except QueryError as exc:
+            raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None
         for name, variant in variants.items():
             fused = fuse_legs(retriever, legs, variant, query) if legs else []
             runs[name][qid] = as_run(ranked_docs([cid for cid, _ in fused], doc_of))
