@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import requires_vnni
 
 from kbflow.embed.smoothing import CALIBRATION_TEXTS, smooth_model
 
@@ -48,6 +49,7 @@ def _quantize(source: str, target: str) -> None:
     quantization.quantize_dynamic(source, target, per_channel=True, weight_type=quantization.QuantType.QInt8)
 
 
+@requires_vnni
 def test_smoothing_keeps_the_fp32_product_and_cuts_the_int8_error(tmp_path):
     plain, smoothed = str(tmp_path / "plain.onnx"), str(tmp_path / "smoothed.onnx")
     _graph(plain)
