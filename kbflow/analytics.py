@@ -27,6 +27,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow import usage
 from kbflow._lazy import require
+from kbflow.config import DEFAULT_LOG_DAYS, env_int
 from kbflow.lake.lake import Lake
 from kbflow.retrieve.confidence import LOW_CONFIDENCE
 
@@ -41,6 +42,10 @@ class Insights:
 
     since: datetime | None
     until: datetime
+    #: when the oldest row still in the logs was logged (``None``: the logs are empty)
+    oldest: datetime | None
+    #: days the logs keep a row (0: every row): the window reaches back no further than that
+    log_days: int
     queries: int
     citations: int
     top_queries: Any
@@ -55,6 +60,8 @@ class Insights:
         out: dict[str, Any] = {
             "since": self.since.isoformat() if self.since else None,
             "until": self.until.isoformat(),
+            "oldest": self.oldest.isoformat() if self.oldest else None,
+            "log_days": self.log_days,
             "queries": self.queries,
             "citations": self.citations,
         }
@@ -62,10 +69,16 @@ class Insights:
             out[name] = getattr(self, name).to_dicts()
         return out
 
+    def window(self) -> str:
+        """The span the report covers, in words: the window asked for, bounded by what the logs still keep."""
+        asked = f"since {self.since:%Y-%m-%d %H:%M} UTC" if self.since else "all time"
+        kept = f"the logs keep {self.log_days} days" if self.log_days else "the logs keep every row"
+        oldest = f", the oldest row from {self.oldest:%Y-%m-%d %H:%M} UTC" if self.oldest else ", no row logged yet"
+        return f"{asked}; {kept}{oldest}"
+
     def to_markdown(self) -> str:
         """The report as Markdown tables (the Dagster asset's metadata, ``kbflow insights``)."""
-        window = f"since {self.since:%Y-%m-%d %H:%M} UTC" if self.since else "all time"
-        parts = [f"**{self.queries} searches, {self.citations} citations** ({window})"]
+        parts = [f"**{self.queries} searches, {self.citations} citations** ({self.window()})"]
         titles = {
             "top_queries": "Top queries",
             "content_gaps": "Content gaps (no hit, or no good match)",
@@ -93,9 +106,12 @@ def _markdown(frame) -> str:
     return "\n".join(lines)
 
 
-def insights(lake: str | Lake, since: str | timedelta | datetime | None = "7d", *, top: int = 20) -> Insights:
+def insights(
+    lake: str | Lake, since: str | timedelta | datetime | None = "7d", *, top: int = 20, log_days: int | None = None
+) -> Insights:
     """The insights report of ``lake`` over the window from ``since`` (``"7d"``, ``"12h"``, a datetime, or
-    ``None`` for everything) to now; each frame lists at most ``top`` rows (``never_cited`` all)."""
+    ``None`` for everything) to now; each frame lists at most ``top`` rows (``never_cited`` all). ``log_days``:
+    the logs' retention the report states (default: ``$KBFLOW_LOG_DAYS``, else 90)."""
     pl = require("polars")
     lake = lake if isinstance(lake, Lake) else Lake(lake, create=False)
     usage.flush(lake)  # what this process has buffered counts too
@@ -110,6 +126,8 @@ def insights(lake: str | Lake, since: str | timedelta | datetime | None = "7d", 
     return Insights(
         since=start,
         until=usage.now(),
+        oldest=usage.oldest(lake, S.QUERY_LOG),
+        log_days=log_days if log_days is not None else env_int("KBFLOW_LOG_DAYS", DEFAULT_LOG_DAYS),
         queries=queries.height,
         citations=cites.height,
         top_queries=top_queries,

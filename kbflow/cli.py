@@ -84,9 +84,9 @@ def main(ctx: click.Context, lake: str | None) -> None:
 @click.option("--id", "source_id", default=None, help="Source id (default: from the path's name).")
 @click.option(
     "--scope",
-    default="global",
-    show_default=True,
-    help="Scope path (acme, acme/payments): seen by searches in it or below it; 'global' sources by every search.",
+    default=None,
+    help="Scope path (acme, acme/payments): seen by searches in it or below it; 'global' sources by every search. "
+    "Default: global for a new source; a registered one keeps its own.",
 )
 @click.option("--title", default=None, help="A human title for the source.")
 @click.option(
@@ -138,7 +138,7 @@ def add(
     path: str,
     source_type: str,
     source_id: str | None,
-    scope: str,
+    scope: str | None,
     title: str | None,
     max_file_mb: float | None,
     all_pages: bool | None,
@@ -159,7 +159,7 @@ def add(
     from kbflow.errors import ConfigError
     from kbflow.lake import Lake
     from kbflow.pipeline import register_source
-    from kbflow.sources.base import REFRESH_OPTION
+    from kbflow.pipeline.registration import REFRESH_OPTION
 
     lake = Lake(_settings(ctx).lake)
     limits = {"depth": depth, "max_pages": max_pages, "delay": delay}
@@ -303,6 +303,7 @@ def _add_groups() -> None:
         search.resolve,
         lake.status,
         lake.remove,
+        lake.rename,
         lake.tag,
         lake.versions,
         lake.gc,

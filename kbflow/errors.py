@@ -6,20 +6,24 @@ each also derives from the builtin that fits, so callers can catch either::
     KbflowError
     ├── ConfigError(ValueError)            bad setting or parameter
     ├── SourceError(ValueError)            a source cannot be registered or loaded
-    │   └── SourceNotFoundError(KeyError)  no source with that id in the registry
+    │   ├── SourceNotFoundError(KeyError)  no source with that id in the registry
+    │   └── SourceConflictError            the id or path is another source's (HTTP 409)
     ├── LakeError(RuntimeError)            the lake cannot be opened or written
     │   ├── LakeNotFoundError(FileNotFoundError)
     │   ├── LakeBusyError                  another process holds the lake's write lease
+    │   ├── VersionNotFoundError(KeyError) no such table version or tag (HTTP 404)
     │   └── LakeStorageError               the lake's storage is full, read-only or failing
     ├── EmbedError(RuntimeError)           an embedding or reranking model cannot be loaded or run
     ├── ClusterError(RuntimeError)         the Ray cluster cannot be reached or used (--engine ray)
     ├── QueryError(ValueError)             a bad search request
     ├── ResolveError(ValueError)           a citation cannot be resolved back to its text
-    │   └── StaleCitationError             the source changed since it was indexed
+    │   ├── StaleCitationError             the source changed since it was indexed
+    │   └── UnsafeFileError                the cited file left its source's folder, or is no file (HTTP 409)
     ├── DatasetError(ValueError)           an evaluation dataset or sweep file is malformed
     ├── AuthError(PermissionError)         a service request without a valid API key (HTTP 401)
     │   └── AccessDeniedError              a valid key outside its scope or role (HTTP 403)
     ├── NotFoundError(KeyError)            no chunk (or other item) with that id (HTTP 404)
+    ├── OverloadedError(RuntimeError)      the server runs as many searches as it can; retry (HTTP 503)
     ├── ClaimError(ValueError)             a claim without evidence, or bad evidence (kbflow.claims)
     │   └── ClaimTransitionError           a lifecycle transition the claim's status does not allow
     └── MissingDependencyError(ImportError)  an optional package is not installed
@@ -51,11 +55,15 @@ __all__ = [
     "LakeStorageError",
     "MissingDependencyError",
     "NotFoundError",
+    "OverloadedError",
     "QueryError",
     "ResolveError",
     "SourceError",
     "SourceNotFoundError",
+    "SourceConflictError",
     "StaleCitationError",
+    "UnsafeFileError",
+    "VersionNotFoundError",
 ]
 
 
@@ -78,6 +86,10 @@ class SourceNotFoundError(SourceError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
+class SourceConflictError(SourceError):
+    """The source id or path asked for is held by another source (or by one in a scope the caller cannot edit)."""
+
+
 class LakeError(KbflowError, RuntimeError):
     """The lake cannot be opened, read or written."""
 
@@ -88,6 +100,13 @@ class LakeNotFoundError(LakeError, FileNotFoundError):
 
 class LakeBusyError(LakeError):
     """Another process is writing the lake (holds its write lease); the message names it."""
+
+
+class VersionNotFoundError(LakeError, KeyError):
+    """A table version or lake tag that does not exist (the message says where to list them)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 class LakeStorageError(LakeError):
@@ -131,6 +150,11 @@ class StaleCitationError(ResolveError):
         self.indexed_at = indexed_at
 
 
+class UnsafeFileError(ResolveError):
+    """A source file read at serve or resolve time is no longer a regular file inside its source's folder: it
+    was swapped for a symbolic link that leads elsewhere, or for a folder or device. Nothing is read from it."""
+
+
 class DatasetError(KbflowError, ValueError):
     """An evaluation dataset (BEIR layout), stored run or sweep file is missing or malformed."""
 
@@ -152,6 +176,15 @@ class NotFoundError(KbflowError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+class OverloadedError(KbflowError, RuntimeError):
+    """``kbflow serve`` is running as many searches as it admits and its queue is full (HTTP 503, with
+    ``Retry-After``); ``retry_after`` is the seconds it asked the caller to wait."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ClaimError(KbflowError, ValueError):

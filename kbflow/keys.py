@@ -55,6 +55,10 @@ class ApiKey:
         (what a search in the key's scope sees)."""
         return scopes.contains(self.scope, scope) or scope in scopes.ancestors(self.scope)
 
+    def can_edit(self, scope: str) -> bool:
+        """Whether this key may change what lies in ``scope``: an editor's key, and ``scope`` within its reach."""
+        return self.role == "editor" and self.can_read(scope)
+
     def require(self, scope: str, *, write: bool = False) -> None:
         """Raise :class:`AccessDeniedError` unless this key may read (or, ``write``, edit) ``scope``."""
         if not self.can_read(scope):
@@ -140,9 +144,16 @@ class KeyRing:
         self._read_at = float("-inf")
         self._keys: dict[str, tuple[str, ApiKey]] = {}
 
+    @property
+    def fresh(self) -> bool:
+        """Whether the keys read last are recent enough to check a request without reading the lake."""
+        return time.monotonic() - self._read_at <= self.TTL
+
     def _current(self) -> dict[str, tuple[str, ApiKey]]:
+        if self.fresh:
+            return self._keys  # no lock: the dict is replaced whole, never changed in place
         with self._lock:
-            if time.monotonic() - self._read_at > self.TTL:
+            if not self.fresh:
                 rows = _rows(self.lake)
                 self._keys = {r[S.KEY_ID]: (r[S.KEY_HASH], _from_row(r)) for r in rows if r[S.REVOKED_AT] is None}
                 self._read_at = time.monotonic()

@@ -13,7 +13,13 @@ still shows what the model read after its source changed.
 Writing never blocks or fails a search: rows go to an in-memory buffer that a
 background thread appends to the lake in batches (every
 :data:`FLUSH_SECONDS`, or at :data:`FLUSH_ROWS` rows, and when the process
-exits), one Lance commit per table per batch. A failed write is logged as a
+exits or a server stops gracefully), one Lance commit per table per batch. A
+process killed outright (``kill -9``, a power cut) loses at most the rows of
+the last :data:`FLUSH_SECONDS`.
+
+Rows are kept :attr:`Settings.log_days <kbflow.config.Settings.log_days>`
+days (90 unless configured; 0 keeps them all): :func:`prune` drops older ones,
+as ``kbflow gc`` and a running server (hourly) do. A failed write is logged as a
 warning and its rows dropped; the search has long returned. Call
 :func:`flush` to write what is buffered now (tests, before reading the logs
 in the same process).
@@ -39,7 +45,17 @@ if TYPE_CHECKING:
     from kbflow.lake.lake import Lake
     from kbflow.records import Hit, Hits
 
-__all__ = ["FLUSH_ROWS", "FLUSH_SECONDS", "citation_rows", "default_origin", "flush", "log_citations", "log_query"]
+__all__ = [
+    "FLUSH_ROWS",
+    "FLUSH_SECONDS",
+    "citation_rows",
+    "default_origin",
+    "flush",
+    "log_citations",
+    "log_query",
+    "oldest",
+    "prune",
+]
 
 log = logging.getLogger("kbflow.usage")
 
@@ -230,6 +246,23 @@ def log_citations(lake: Lake, rows: Sequence[dict[str, Any]]) -> int:
     if rows:
         _enqueue(lake, S.CITATION_LOG, rows)
     return len(rows)
+
+
+def prune(lake: Lake, days: int) -> dict[str, int]:
+    """Delete the ``query_log`` and ``citation_log`` rows logged more than ``days`` days ago (``0``: keep every
+    row); returns the rows removed per table. Old versions still hold them until ``kbflow gc`` removes those."""
+    if days <= 0:
+        return {}
+    cutoff = (now() - timedelta(days=days)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    return lake.delete_where((S.QUERY_LOG, S.CITATION_LOG), f"{S.LOGGED_AT} < TIMESTAMP '{cutoff}'")
+
+
+def oldest(lake: Lake, table: str) -> datetime | None:
+    """When the oldest row of a log table was logged (``None``: no row)."""
+    if not lake.has_table(table):
+        return None
+    column = lake.scan(table, [S.LOGGED_AT]).column(0)
+    return min(column.to_pylist()) if len(column) else None
 
 
 def parse_since(since: str | timedelta | datetime | None) -> datetime | None:

@@ -66,7 +66,7 @@ def fingerprints(lake, source_ids=None) -> dict:
     """``{source id: DataVersion}``: each source's fingerprint now (its files' bytes, as ``kbflow status --stale``
     computes it; nothing is parsed). A source that cannot be read gets no version (and a logged warning)."""
     from kbflow.errors import KbflowError
-    from kbflow.pipeline.sources import source_fingerprint
+    from kbflow.pipeline.registration import source_fingerprint
 
     out = {}
     for source in lake.sources(source_ids):

@@ -26,7 +26,7 @@ import dagster as dg
 from kbflow.config import resolve_lake
 from kbflow.errors import KbflowError
 from kbflow.lake import Lake
-from kbflow.sources.base import REFRESH_OPTION
+from kbflow.pipeline.registration import REFRESH_OPTION
 from kbflow_dagster.corpus import PER_SOURCE, sources_partitions
 
 __all__ = ["AUTOMATION_SECONDS", "automation_sensor", "build_schedules", "refresh_job"]

@@ -14,7 +14,8 @@ from kbflow.errors import ConfigError, SourceError
 from kbflow.pipeline import register_source
 from kbflow.records import Citation, Source
 from kbflow.retrieve.resolver import resolve, resolve_many
-from kbflow.sources.base import file_hash, get_loader
+from kbflow.sources.base import get_loader
+from kbflow.sources.files import file_hash
 from kbflow.sources.jsonl import RecordFields
 
 RECORDS = [

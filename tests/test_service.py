@@ -300,7 +300,9 @@ def test_scope_isolation_on_every_surface(keyed):
 def test_keys_required_and_roles_enforced(keyed):
     assert _get(keyed, "/v1/search", None, q=QUERY).status_code == 401
     assert _get(keyed, "/v1/search", "kbf_nope_nope", q=QUERY).json()["error"]["code"] == "unauthorized"
-    assert _get(keyed, "/v1/health", None).status_code == 200  # liveness stays open
+    alive = _get(keyed, "/v1/health", None)  # liveness stays open, and names nothing of the lake to a stranger
+    assert alive.status_code == 200 and alive.json() == {"status": "ok"}
+    assert str(keyed.lake.uri) in _get(keyed, "/v1/health", keyed.keys["payments_reader"]).text
     # the MCP endpoint needs a key too: the SDK client fails, and the raw answer is the API's 401
     with pytest.raises(BaseException, match="error"):
         _mcp_http(keyed.url, "list_sources", {})
@@ -339,7 +341,7 @@ def test_keys_required_and_roles_enforced(keyed):
 
 def test_concurrent_searches_while_an_ingest_commits(keyed):
     admin = keyed.keys["admin"]
-    before = _get(keyed, "/v1/health", None).json()["version"]
+    before = _get(keyed, "/v1/health", admin).json()["version"]
     (keyed.root / "acme" / "more.md").write_text("# More\n\nAcme rotates its signing keys by hand.\n")
     errors, versions = [], set()
 
@@ -362,7 +364,7 @@ def test_concurrent_searches_while_an_ingest_commits(keyed):
         t.join()
     assert errors == []
     assert [s["status"] for s in summary["sources"]] == ["updated"]
-    after = _get(keyed, "/v1/health", None).json()["version"]
+    after = _get(keyed, "/v1/health", admin).json()["version"]
     assert after > before and versions <= set(range(before, after + 1))
     time.sleep(keyed.service.RECHECK + 0.1)
     hits = Client(keyed.url, api_key=admin).search("rotates its signing keys by hand", k=3)

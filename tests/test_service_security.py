@@ -322,6 +322,8 @@ const log = (what, r) => {{ out.push(what + ' ' + r); document.getElementById('o
 }})();
 </script>""",
     "frame.html": """<iframe id=f src="{target}/sources" width=800 height=400></iframe>""",
+    "img.html": """<img src="{target}/v1/search?q=img-canary"><img src="{target}/?q=page-canary">
+<script src="{target}/v1/search?q=script-canary"></script><p id=done>done</p>""",
 }
 
 
@@ -398,3 +400,17 @@ def test_a_rebound_name_reads_nothing_in_the_browser(attack, target):
     assert response.status == 421 and "docs" not in page.content()
     response = page.goto(f"http://rebind.test:{target.port}/sources")
     assert response.status == 421 and "Lighthouses" not in page.content()
+
+
+def test_an_image_or_script_tag_on_another_site_runs_no_search(attack, target):
+    """Fetch Metadata: the browser marks the subresource requests cross-site (here same-site: another port of
+    127.0.0.1), and the server refuses them before any search runs or any log row is written."""
+    from kbflow import usage
+
+    attacker, page = attack
+    page.goto(f"{attacker.url}/img.html")
+    page.wait_for_selector("#done")
+    page.wait_for_timeout(500)
+    usage.flush(target.lake)
+    asked = set(usage.read_log(target.lake, "query_log")["query"].to_list())
+    assert not asked & {"img-canary", "page-canary", "script-canary"}, asked

@@ -4,8 +4,9 @@ import os
 import pytest
 
 from kbflow.errors import SourceError
+from kbflow.pipeline.registration import slugify
 from kbflow.records import Source
-from kbflow.sources.base import get_loader, slugify
+from kbflow.sources.base import get_loader
 from kbflow.sources.walk import walk_files
 
 
@@ -59,7 +60,7 @@ def test_unreadable_file_names_the_file(docs_dir):
 
 def test_unreadable_path_names_the_file(docs_dir):
     # a file that vanishes between the walk and the read (works as root too)
-    from kbflow.sources.base import read_bytes
+    from kbflow.sources.files import read_bytes
 
     with pytest.raises(SourceError, match="gone.md: file not found"):
         read_bytes(str(docs_dir / "gone.md"))

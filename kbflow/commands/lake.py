@@ -93,6 +93,33 @@ def remove(ctx: click.Context, source_ids: tuple[str, ...], as_json: bool, wait:
 
 @click.command()
 @_lake_option
+@click.argument("old_id")
+@click.argument("new_id")
+@click.option("--no-ingest", is_flag=True, help="Only register the new id; run `kbflow ingest NEW_ID` later.")
+@_wait_option
+@click.pass_context
+def rename(ctx: click.Context, old_id: str, new_id: str, no_ingest: bool, wait: float) -> None:
+    """Give source OLD_ID the id NEW_ID (letters, digits, '.', '_', '-'; at most 64), then ingest it again.
+
+    \b
+    Its path, type, scope and options stay; its rows are re-made under the new
+    id (vectors are re-used). Citations of the old chunks then read as stale.
+    """
+    from kbflow.lake import Lake
+    from kbflow.pipeline import rename_source, run_ingest
+
+    settings = _settings(ctx)
+    source = rename_source(Lake(settings.lake, create=False), old_id, new_id, wait=wait)
+    click.echo(f"renamed {old_id} to {source.source_id} ({source.source_type}, scope {source.scope}): {source.uri}")
+    if no_ingest:
+        click.echo(f"run `kbflow ingest {source.source_id}` to index it under its new id")
+        return
+    summary = run_ingest(settings, [source.source_id], runner="local", wait=wait)
+    click.echo(f"{source.source_id}: {summary.sources[0].status if summary.sources else 'done'}")
+
+
+@click.command()
+@_lake_option
 @click.argument("name")
 @_wait_option
 @click.pass_context
@@ -151,19 +178,39 @@ def _age(text: str):
     metavar="AGE",
     help="Only remove versions older than AGE (30m, 12h, 7d, 2w).",
 )
+@click.option(
+    "--log-days",
+    "log_days",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Drop query and citation log rows older than this many days; 0 keeps them all "
+    "[default: $KBFLOW_LOG_DAYS, else 90].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_wait_option
 @click.pass_context
-def gc(ctx: click.Context, keep: int | None, older_than: str | None, as_json: bool, wait: float) -> None:
-    """Delete old table versions (tagged and latest versions always stay). Give --keep and/or --older-than."""
+def gc(
+    ctx: click.Context, keep: int | None, older_than: str | None, log_days: int | None, as_json: bool, wait: float
+) -> None:
+    """Drop log rows past their retention, then (with --keep and/or --older-than) delete old table versions
+    (tagged and latest versions always stay)."""
+    from kbflow import usage
     from kbflow.lake import Lake
 
-    if keep is None and older_than is None:
-        raise click.UsageError("give --keep N and/or --older-than AGE")
-    lake = Lake(_settings(ctx).lake, create=False)
-    stats = lake.gc(keep=keep, older_than=_age(older_than) if older_than else None, wait=wait)
+    settings = _settings(ctx)
+    days = settings.log_days if log_days is None else log_days
+    lake = Lake(settings.lake, create=False)
+    pruned = usage.prune(lake, days)
+    stats = {}
+    if keep is not None or older_than is not None:
+        stats = lake.gc(keep=keep, older_than=_age(older_than) if older_than else None, wait=wait)
     if as_json:
-        click.echo(json.dumps({"tables": stats}))
+        click.echo(json.dumps({"log_rows_removed": pruned, "log_days": days, "tables": stats}))
         return
+    kept = f"logs keep {days} days" if days else "logs keep every row"
+    removed = ", ".join(f"{n} {name} rows" for name, n in pruned.items()) or "no log rows"
+    click.echo(f"{removed} removed ({kept})")
     for name, st in stats.items():
         click.echo(f"{name}: {st['versions_removed']} versions removed, {st['bytes_removed']} bytes freed")
+    if not stats:
+        click.echo("table versions kept: give --keep N and/or --older-than AGE to delete old ones")

@@ -52,8 +52,30 @@ def _service(ctx: click.Context, no_log: bool, source_roots: tuple[str, ...] = (
     help="Another site allowed to write and to read with CORS (https://app.example.com); repeatable, "
     "or space-separated in $KBFLOW_ALLOW_ORIGINS.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes over the one lake, each with its own model (memory grows with each).",
+)
+@click.option(
+    "--max-searches",
+    type=click.IntRange(0, 1024),
+    default=None,
+    help="Searches run at once per process; past them a few wait and the rest get 503 with Retry-After "
+    "(0: no bound) [default: the cores, shared among the workers].",
+)
+@click.option(
+    "--queue",
+    type=click.IntRange(0, 4096),
+    default=None,
+    help="Searches that may wait for a slot, per process [default: twice --max-searches].",
+)
 @click.pass_context
-def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, allow_origins) -> None:
+def serve(
+    ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, allow_origins, workers, max_searches, queue
+) -> None:
     """Serve the lake: a web page at /, the REST API under /v1 (OpenAPI at /docs), MCP at /mcp.
 
     \b
@@ -66,8 +88,14 @@ def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, al
     to its own Host names (421 otherwise), refuses writes whose Origin is not
     its own (403), takes JSON only on the API and a CSRF token on every form,
     and registers local folders over HTTP only under --source-root.
+
+    \b
+    Under load it runs --max-searches searches at once per process, lets
+    --queue more wait, and answers the rest 503 with Retry-After at once.
+    Query and citation logs are written when it stops, and rows older than
+    the lake's retention (90 days; $KBFLOW_LOG_DAYS) are dropped hourly.
     """
-    run_server = require("kbflow.service.app").serve
+    app = require("kbflow.service.app")
     service = _service(ctx, no_log, source_roots)
     service.retriever()  # fail now, not on the first request, if the lake has no search table
     if not service.keys.enabled:
@@ -86,9 +114,21 @@ def serve(ctx, host, port, no_mcp, no_web, no_log, source_roots, allow_hosts, al
         + ", ".join(service.source_roots),
         err=True,
     )
-    run_server(
-        service, host, port, mcp=not no_mcp, web=not no_web, allow_hosts=allow_hosts, allow_origins=allow_origins
+    options = app.ServeOptions(
+        lake=service.lake.uri,
+        settings=service.settings.to_dict(),
+        log_queries=not no_log,
+        source_roots=tuple(service.source_roots),
+        mcp=not no_mcp,
+        web=not no_web,
+        host=host,
+        allow_hosts=tuple(allow_hosts),
+        allow_origins=tuple(allow_origins),
+        max_searches=max_searches,
+        queue=queue,
+        workers=workers,
     )
+    app.serve(options, port, service if workers == 1 else None)
 
 
 def _host_names(host: str, port: int, allow_hosts: tuple[str, ...]) -> list[str]:
@@ -106,10 +146,22 @@ def mcp(ctx, no_log) -> None:
     \b
     Configure your agent to run:  kbflow --lake /abs/path/to/lake mcp
     """
+    import signal
+
     run_stdio = require("kbflow.service.mcp").run_stdio
+    from kbflow import usage
+
+    def stop(_signum, _frame) -> None:
+        raise SystemExit(0)  # an agent that stops its server with SIGTERM: the log is still written, below
+
     service = _service(ctx, no_log)
     service.retriever()
-    run_stdio(service)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        run_stdio(service)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the write short
+        usage.flush()  # the agent closed the pipe: its searches are in the log before the process ends
 
 
 @click.command()
@@ -124,7 +176,9 @@ def insights(ctx, since, top, as_json) -> None:
     from kbflow.analytics import insights as report
     from kbflow.lake import Lake
 
-    out = report(Lake(_settings(ctx).lake, create=False), None if since == "all" else since, top=top)
+    settings = _settings(ctx)
+    lake = Lake(settings.lake, create=False)
+    out = report(lake, None if since == "all" else since, top=top, log_days=settings.log_days)
     if as_json:
         click.echo(json.dumps(out.to_dict(), default=str))
         return

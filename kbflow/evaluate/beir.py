@@ -43,7 +43,7 @@ from typing import Any
 from kbflow import ids
 from kbflow.errors import DatasetError, SourceError
 from kbflow.evaluate.dataset import BeirDataset
-from kbflow.sources.base import file_hash
+from kbflow.sources.files import file_hash
 from kbflow.sources.jsonl import iter_records
 
 __all__ = ["BeirDataset", "load_beir"]

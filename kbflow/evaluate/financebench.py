@@ -63,7 +63,7 @@ def _gold_pages(row: dict[str, Any], where: str, pdfs: str) -> dict[str, int]:
 def load_financebench(root: str, split: str = "test") -> Any:
     """The dataset in ``root`` (see the module docs) as a :class:`~kbflow.evaluate.beir.BeirDataset`."""
     from kbflow.evaluate.dataset import BeirDataset
-    from kbflow.sources.base import file_hash
+    from kbflow.sources.files import file_hash
 
     root = os.path.abspath(root)
     path, pdfs = os.path.join(root, "questions.jsonl"), os.path.join(root, "pdfs")

@@ -15,7 +15,14 @@ from typing import Any
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import resolve_lake
-from kbflow.errors import LakeError, LakeNotFoundError, SourceError, SourceNotFoundError
+from kbflow.errors import (
+    LakeError,
+    LakeNotFoundError,
+    SourceConflictError,
+    SourceError,
+    SourceNotFoundError,
+    VersionNotFoundError,
+)
 from kbflow.lake.lease import lease
 from kbflow.lake.storage import env_storage_options
 from kbflow.records import Source
@@ -288,7 +295,7 @@ class Lake:
             return ds.checkout_version(at)
         except Exception:
             what = f"tag {at!r}" if isinstance(at, str) else f"version {at}"
-            raise LakeError(f"{self.uri}: table {name!r} has no {what} (see `kbflow versions`)") from None
+            raise VersionNotFoundError(f"table {name!r} has no {what} (`kbflow versions` lists them)") from None
 
     def scan(
         self, name: str, columns: Sequence[str] | None = None, where: str | None = None, at: int | str | None = None
@@ -302,6 +309,19 @@ class Lake:
             return schema.empty_table()
         ds = self.dataset(name, at)
         return ds.to_table(columns=list(columns) if columns else None, filter=where)
+
+    def delete_where(self, names: Sequence[str], where: str) -> dict[str, int]:
+        """Delete the rows matching ``where`` from each table of ``names`` the lake has; returns the rows removed
+        per table (a table with no match is not written: no new version)."""
+        removed: dict[str, int] = {}
+        for name in names:
+            if not self.has_table(name):
+                continue
+            table = self.table(name)
+            removed[name] = table.count_rows(where)
+            if removed[name]:
+                table.delete(where)
+        return removed
 
     # --- versions and snapshots --------------------------------------------
     def history(self) -> dict[str, list[dict[str, Any]]]:
@@ -389,6 +409,7 @@ class Lake:
         The scope is checked and normalized (:func:`kbflow.scopes.normalize`).
         """
         from kbflow import scopes
+        from kbflow.records.source_ids import check_source_id
         from kbflow.terms import LONE_HALF, escaped_halves
 
         for what, value in (("path", source.uri), ("source id", source.source_id), ("title", source.title)):
@@ -401,8 +422,10 @@ class Lake:
             source = Source(**{**source.__dict__, "scope": normalized})
         existing = {s.source_id: s for s in self.sources()}
         old = existing.get(source.source_id)
+        if old is None:
+            check_source_id(source.source_id)  # ids of an older rule stay usable; new ones follow this one
         if old is not None and (old.uri != source.uri or old.source_type != source.source_type):
-            raise SourceError(
+            raise SourceConflictError(
                 f"source id {source.source_id!r} is already registered for {old.source_type} {old.uri}; "
                 "choose another with --id"
             )
@@ -412,7 +435,7 @@ class Lake:
                 and other.uri == source.uri
                 and other.source_type == source.source_type
             ):
-                raise SourceError(f"{source.uri} is already registered as source {other.source_id!r}")
+                raise SourceConflictError(f"{source.uri} is already registered as source {other.source_id!r}")
         if old is not None:
             source = Source(
                 **{**old.__dict__, "scope": source.scope, "title": source.title or old.title, "options": source.options}

@@ -17,7 +17,7 @@ What each step skips:
   embedded, streamed in batches into one commit.
 
 One module per step (:mod:`.load`, :mod:`.chunking`, :mod:`.embedding`),
-source removal and staleness (:mod:`.sources`), the whole flow and its
+source registration, removal and staleness (:mod:`.registration`), the whole flow and its
 runners (:mod:`.run`), and the result records every runner reports
 (:mod:`.results`).
 """
@@ -27,6 +27,7 @@ from __future__ import annotations
 from kbflow.pipeline.chunking import chunk_source
 from kbflow.pipeline.embedding import embed_source
 from kbflow.pipeline.load import load_source
+from kbflow.pipeline.registration import Registration, register_source, remove_source, rename_source, stale_sources
 from kbflow.pipeline.results import (
     ChunkResult,
     EmbedResult,
@@ -50,7 +51,6 @@ from kbflow.pipeline.run import (
     run_ingest,
     runner_names,
 )
-from kbflow.pipeline.sources import Registration, register_source, remove_source, stale_sources
 
 __all__ = [
     "ChunkResult",
@@ -74,6 +74,7 @@ __all__ = [
     "prepare_lake",
     "register_source",
     "remove_source",
+    "rename_source",
     "run_ingest",
     "runner_names",
     "source_report",

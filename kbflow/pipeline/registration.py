@@ -300,15 +300,11 @@ def remove_source(lake: Lake, source_id: str, *, wait: float = 0.0) -> RemoveRes
     with lease(lake.uri, f"kbflow remove {source_id}", wait=wait):
         registered = bool(lake.sources([source_id]))
         result = RemoveResult(source_id, registered)
-        for name in (S.DOCUMENTS, S.CHUNKS, S.SEARCH, S.SOURCES):
-            if not lake.has_table(name):
-                continue
-            table = lake.table(name)
-            n = table.count_rows(where)
-            if n:
-                table.delete(where)
+        for name in (S.DOCUMENTS, S.CHUNKS, S.SEARCH, S.SOURCES):  # in this order: the registry row goes last
+            removed = lake.delete_where([name], where)
+            if removed.get(name):
                 result.versions[name] = lake.table(name).version
-            result.rows_removed[name] = n
+            result.rows_removed.update(removed)
     return result
 
 

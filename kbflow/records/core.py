@@ -358,13 +358,19 @@ class Citation:
         }
 
     def file_path(self) -> str:
-        """The local file the cited text is in: the source's uri where it names a file, else the locator's path
-        under the source's folder (:class:`~kbflow.errors.ResolveError` when there is none)."""
-        if os.path.isfile(self.uri):
-            return self.uri
+        """The local file the cited text is in, as its real path: the source's uri where it names a file, else
+        the locator's path under the source's folder (:class:`~kbflow.errors.ResolveError` when there is none).
+
+        Raises :class:`~kbflow.errors.UnsafeFileError` when that file now leads outside its source (a symbolic
+        link swapped in after ingest) or is no longer a regular file (:func:`kbflow.records.paths.confined_file`).
+        """
+        from kbflow.records.paths import confined_file
+
+        if os.path.isfile(self.uri) or os.path.islink(self.uri):
+            return confined_file(self.uri, self.uri)
         if not self.locator.path:
             raise ResolveError(f"citation of source {self.source_id!r} has no path")
-        return os.path.join(self.uri, self.locator.path)
+        return confined_file(self.locator.path, self.uri)
 
     def label(self, limit: int = 120) -> str:
         """The line a person reads, at most ``limit`` characters: ``References and Borrowing § Mutable

@@ -22,7 +22,16 @@ from kbflow.errors import ConfigError, QueryError
 from kbflow.retrieve.rerank import Reranker
 from kbflow.terms import lone_half
 
-__all__ = ["OVERRIDES", "Request", "SearchOptions", "check_query", "filters_for", "retrieval_for"]
+__all__ = [
+    "OVERRIDES",
+    "Request",
+    "SearchOptions",
+    "check_query",
+    "filters_for",
+    "min_score_for",
+    "names_within",
+    "retrieval_for",
+]
 
 
 class SearchOptions(TypedDict, total=False):
@@ -164,3 +173,40 @@ def filters_for(
             raise QueryError(f"unknown {name} {', '.join(map(repr, unknown))}; known: {', '.join(sorted(allowed))}")
         out[column] = list(dict.fromkeys(values))
     return out
+
+
+def names_within(reach: str | None, source_scopes: Mapping[str, str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The scopes and source ids a request may name, of a lake whose sources have ``source_scopes`` (id -> scope).
+
+    Without ``reach``, all of them. With it (the scope of the key a server
+    searches for), those a search in ``reach`` sees, and ``reach`` itself even
+    where it holds no source: an error then never names a scope or source
+    beyond the key.
+    """
+    if reach is None:
+        return frozenset(source_scopes.values()) | {S.GLOBAL_SCOPE}, frozenset(source_scopes)
+    above = set(scopes.ancestors(reach))
+
+    def seen(scope: str) -> bool:
+        return scopes.contains(reach, scope) or scope in above
+
+    named = {scope for scope in source_scopes.values() if seen(scope)}
+    ids = {sid for sid, scope in source_scopes.items() if seen(scope)}
+    return frozenset(named | {reach, S.GLOBAL_SCOPE}), frozenset(ids)
+
+
+def min_score_for(min_score: Any, mode: str, calibration: Any, model_id: str) -> float | None:
+    """A request's ``min_score`` checked: a relevance in 0..1, in a mode that has relevances (a dense leg), for a
+    model with a ``calibration``."""
+    if min_score is None:
+        return None
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not 0 <= min_score <= 1:
+        raise QueryError(f"min_score must be a relevance in 0..1, got {min_score!r}")
+    if mode == "bm25":
+        raise QueryError("min_score needs each hit's relevance, which bm25 mode has none of (it embeds no query)")
+    if calibration is None:
+        raise QueryError(
+            f"min_score needs each hit's relevance, and model {model_id} has no calibration; "
+            "fit one with `python bench/calibrate.py --model ...` and set retrieval.calibration"
+        )
+    return float(min_score)

@@ -31,7 +31,8 @@ from kbflow import schema as S
 from kbflow.chunk.base import line_span
 from kbflow.errors import ResolveError, SourceError, StaleCitationError
 from kbflow.records import Citation, Hit, Locator
-from kbflow.sources.base import file_hash, read_text
+from kbflow.records.paths import confined_file
+from kbflow.sources.files import file_hash, read_text
 from kbflow.sources.jsonl import RecordFields, iter_records, record_text
 from kbflow.sources.notebook import is_notebook, notebook_text
 
@@ -42,8 +43,11 @@ __all__ = ["read_at", "resolve", "resolve_many", "source_file"]
 
 
 def source_file(citation: Citation) -> str:
-    """The file a citation's bytes are in (for its file hash)."""
-    return citation.uri if citation.locator.kind == "record" else citation.file_path()
+    """The file a citation's bytes are in (for its file hash), as its real path inside its source
+    (:func:`~kbflow.records.paths.confined_file`)."""
+    if citation.locator.kind == "record":
+        return confined_file(citation.uri, citation.uri)
+    return citation.file_path()
 
 
 def _slice(text: str, citation: Citation, where: str) -> str:
@@ -194,7 +198,7 @@ def _read_record(citation: Citation, lake: Lake | None) -> str:
     loc = citation.locator
     record_id, fields = loc.record_id or "", RecordFields.of_locator(loc.field)
     read = (_RECORDS.get() or {}).get((citation.uri, fields))
-    obj = (read if read is not None else _records_of(citation.uri, {record_id}, fields)).get(record_id)
+    obj = (read if read is not None else _records_of(source_file(citation), {record_id}, fields)).get(record_id)
     if obj is None:
         raise StaleCitationError(f"{citation.uri}: no record with {fields.id} {record_id!r}", None)
     text, _field = record_text(obj, fields)
@@ -211,8 +215,8 @@ def _prefetch_records(citations: list[Citation]) -> dict[tuple[str, RecordFields
     out = {}
     for (path, fields), record_ids in wanted.items():
         try:
-            out[(path, fields)] = _records_of(path, record_ids, fields)
-        except (SourceError, OSError):
+            out[(path, fields)] = _records_of(confined_file(path, path), record_ids, fields)
+        except (SourceError, ResolveError, OSError):
             continue
     return out
 
@@ -339,7 +343,11 @@ def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
             c = units[row[S.UNIT_KEY]]
             if row[S.LAYOUT]:
                 data = json.loads(row[S.LAYOUT])
-                pages = by_file.setdefault((c.file_path(), bool(data.get("tables", True))), {})
+                try:
+                    path = c.file_path()
+                except ResolveError:
+                    continue  # resolve() says why, citation by citation
+                pages = by_file.setdefault((path, bool(data.get("tables", True))), {})
                 pages.setdefault(c.locator.page or 0, list(data.get("dropped") or []))
     for (path, tables), pages in by_file.items():
         try:

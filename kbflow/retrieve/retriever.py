@@ -50,7 +50,7 @@ from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import MAX_K, OWN_SPACE, RetrievalSettings, Settings, split_space
 from kbflow.embed.base import get_embedder
-from kbflow.errors import LakeError, LakeNotFoundError, QueryError
+from kbflow.errors import LakeNotFoundError, QueryError, VersionNotFoundError
 from kbflow.index.search import search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import Citation, Hit, Hits
@@ -58,7 +58,7 @@ from kbflow.retrieve import ranking as ranking_step
 from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
 from kbflow.retrieve.distinct import decode
 from kbflow.retrieve.ranking import Ranking
-from kbflow.retrieve.request import Request, SearchOptions, filters_for, retrieval_for
+from kbflow.retrieve.request import Request, SearchOptions, filters_for, min_score_for, names_within, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.retrieve.table import SearchTable
 
@@ -98,8 +98,10 @@ class Retriever:
         self.table = SearchTable(dataset, settings)
         self.rows, self.exact = self.table.rows, self.table.exact
         registered = lake.sources(at=tag) if lake.has_table(S.SOURCES) else []
-        self.source_ids = frozenset(s.source_id for s in registered)
-        self.scopes = frozenset(s.scope for s in registered) | {S.GLOBAL_SCOPE}
+        #: each registered source's scope
+        self.source_scopes = {s.source_id: s.scope for s in registered}
+        self.source_ids = frozenset(self.source_scopes)
+        self.scopes = frozenset(self.source_scopes.values()) | {S.GLOBAL_SCOPE}
         #: where this retriever's searches come from, for the query log (``python``, ``notebook``, ``cli``, ...)
         self.origin = origin or usage.default_origin()
         self._embedder = None
@@ -131,8 +133,7 @@ class Retriever:
         if not lake.has_table(S.SEARCH):
             raise LakeNotFoundError(f"{lake.uri}: no search table yet; run `kbflow ingest` first")
         if tag is not None and tag not in lake.snapshots():
-            known = ", ".join(lake.snapshots()) or "none"
-            raise LakeError(f"{lake.uri}: no tag {tag!r} (tags: {known}); make one with `kbflow tag NAME`")
+            raise VersionNotFoundError(f"no tag {tag!r} in this lake (`kbflow versions` lists them; `kbflow tag NAME`)")
         dataset = lake.dataset(S.SEARCH, at=tag if tag is not None else version)
         return cls(lake, dataset, settings, tag=tag, origin=origin)
 
@@ -172,29 +173,18 @@ class Retriever:
         return self.table.groups
 
     # --- requests ---------------------------------------------------------------
-    def _request(self, query: str, k: int, max_k: int, options: Mapping[str, Any]) -> Request:
+    def _request(self, query: str, k: int, max_k: int, options: Mapping[str, Any], reach: str | None = None) -> Request:
         """Validate a request once (:mod:`kbflow.retrieve.request`): the retrieval settings with its overrides,
         its filters and its reranker."""
         settings, depth = retrieval_for(self.settings.retrieval, query, k, max_k, options)
-        filters = filters_for(options, self.scopes, self.source_ids)
+        filters = filters_for(options, *names_within(reach, self.source_scopes))
         reranker = self._reranker(options.get("reranker"), settings)
         if reranker is not None:
             depth = max(depth, settings.rerank_depth)  # enough candidates for the reranker to choose from
         return Request(query.strip(), k, settings, depth, filters, reranker)
 
     def _min_score(self, min_score: Any, mode: str) -> float | None:
-        if min_score is None:
-            return None
-        if isinstance(min_score, bool) or not isinstance(min_score, int | float) or not 0 <= min_score <= 1:
-            raise QueryError(f"min_score must be a relevance in 0..1, got {min_score!r}")
-        if mode == "bm25":
-            raise QueryError("min_score needs each hit's relevance, which bm25 mode has none of (it embeds no query)")
-        if self.calibration is None:
-            raise QueryError(
-                f"min_score needs each hit's relevance, and model {self.model_id} has no calibration; "
-                "fit one with `python bench/calibrate.py --model ...` and set retrieval.calibration"
-            )
-        return float(min_score)
+        return min_score_for(min_score, mode, self.calibration, self.model_id)
 
     @property
     def calibration(self) -> Calibration | None:
@@ -277,6 +267,7 @@ class Retriever:
         *,
         caller: str | None = None,
         origin: str | None = None,
+        reach: str | None = None,
         **options: Unpack[SearchOptions],
     ) -> Hits:
         """The top ``k`` chunks for ``query``, each with its citation.
@@ -333,6 +324,10 @@ class Retriever:
             (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The
             search is logged unless ``RetrievalSettings.log_queries`` is off;
             ``Hits.query_id`` names its row.
+        reach:
+            The scope of the API key a server searches for: an error then names
+            only the scopes and source ids a search in that scope sees. It
+            filters nothing by itself (``scope`` does).
 
         Every option defaults to the retriever's
         :class:`~kbflow.config.RetrievalSettings`; a request is those settings
@@ -347,7 +342,7 @@ class Retriever:
             The cross-encoder cannot be loaded.
         """
         t0 = time.perf_counter()
-        request = self._request(query, k, MAX_K, options)
+        request = self._request(query, k, MAX_K, options, reach)
         min_score = self._min_score(options.get("min_score"), request.settings.mode)
         return self._search(request, min_score, options, caller, origin, t0)
 

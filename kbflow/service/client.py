@@ -12,6 +12,7 @@ Errors come back as the kbflow exceptions the server raised
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any, Unpack
 
@@ -33,6 +34,11 @@ _ERRORS: dict[str, type[errors.KbflowError]] = {
     "lake_busy": errors.LakeBusyError,
     "storage_error": errors.LakeStorageError,
     "lake_not_ready": errors.LakeNotFoundError,
+    "version_not_found": errors.VersionNotFoundError,
+    "conflict": errors.SourceConflictError,
+    "unsafe_file": errors.UnsafeFileError,
+    "overloaded": errors.OverloadedError,
+    "cross_site": errors.AccessDeniedError,
     "lake_error": errors.LakeError,
     "invalid_request": errors.QueryError,
     "too_large": errors.QueryError,
@@ -43,13 +49,27 @@ _ERRORS: dict[str, type[errors.KbflowError]] = {
 }
 
 
-class Client:
-    """Talk to a ``kbflow serve`` at ``url`` (``api_key`` where the server has keys)."""
+def _seconds(retry_after: str) -> float:
+    """A ``Retry-After`` header's seconds (a date or anything else: one second)."""
+    try:
+        return max(0.0, float(retry_after))
+    except ValueError:
+        return 1.0
 
-    def __init__(self, url: str, api_key: str | None = None, *, timeout: float = 60.0) -> None:
+
+class Client:
+    """Talk to a ``kbflow serve`` at ``url`` (``api_key`` where the server has keys).
+
+    A server past saturation answers 503 with ``Retry-After``; the client waits
+    that long and asks again, up to ``retries`` times, then raises
+    :class:`~kbflow.errors.OverloadedError`.
+    """
+
+    def __init__(self, url: str, api_key: str | None = None, *, timeout: float = 60.0, retries: int = 3) -> None:
         httpx = require("httpx")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.url = url.rstrip("/")
+        self.retries = retries
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
     def __repr__(self) -> str:
@@ -66,10 +86,14 @@ class Client:
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         httpx = require("httpx")
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise errors.LakeError(f"{self.url}: cannot reach the kbflow server ({exc})") from None
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.HTTPError as exc:
+                raise errors.LakeError(f"{self.url}: cannot reach the kbflow server ({exc})") from None
+            if response.status_code != 503 or attempt == self.retries or "retry-after" not in response.headers:
+                break
+            time.sleep(min(_seconds(response.headers["retry-after"]), 30.0))
         if response.is_success:
             return response.json()
         try:
@@ -80,6 +104,8 @@ class Client:
         cls = _ERRORS.get(code, errors.KbflowError)
         if cls is errors.StaleCitationError:
             raise cls(message, error.get("current_text"), error.get("indexed_text"))
+        if cls is errors.OverloadedError:
+            raise cls(f"{message} (HTTP 503)", _seconds(response.headers.get("retry-after", "1")))
         if cls is errors.ClaimTransitionError:
             raise cls(f"{message} (HTTP {response.status_code})", "", "", "", ())
         raise cls(f"{message} (HTTP {response.status_code})")

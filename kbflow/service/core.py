@@ -162,7 +162,8 @@ class Service:
             options["scope"] = scope
         version, tag = options.pop("version", None), options.pop("tag", None)
         retriever = self.retriever() if version is None and tag is None else self._pinned(version, tag)
-        hits = retriever.search(query, k, caller=key.key_id if key else None, origin=origin, **options)
+        caller, reach = (key.key_id, key.scope) if key is not None else (None, None)
+        hits = retriever.search(query, k, caller=caller, origin=origin, reach=reach, **options)
         return hits, retriever.version
 
     @property
@@ -271,22 +272,18 @@ class Service:
     def add_source(self, key: ApiKey | None, body: Mapping[str, Any]) -> dict[str, Any]:
         """Register a source (``{"uri", "type", "id"?, "scope"?, "title"?}`` plus the options of
         :func:`kbflow.pipeline.register_source`: ``max_file_mb``, ``refresh``, ``all_pages``, ``crawl``,
-        ``crawl_limits``, ``fields``), as ``kbflow add`` does; an editor's scope must contain the source's, and a
-        local path must lie under a ``source_roots`` folder (with keys or without). Returns the source and the files
-        its loader will leave out."""
+        ``crawl_limits``, ``fields``), as ``kbflow add`` does. An editor's key must reach the source's scope, and its
+        current scope where it is registered already (moving a source needs both); a local path must lie under a
+        ``source_roots`` folder (with keys or without). Without ``scope`` a new source takes the key's, a registered
+        one keeps its own. Returns the source and the files its loader will leave out."""
         from kbflow.pipeline import register_source
-        from kbflow.pipeline.sources import OPTION_NAMES
+        from kbflow.pipeline.registration import OPTION_NAMES
 
         uri, source_type = body.get("uri"), body.get("type")
         if not isinstance(uri, str) or not uri or not isinstance(source_type, str):
             raise QueryError("a source needs 'uri' (a path on the server or an http(s) URL) and 'type'")
-        scope = body.get("scope") or (key.scope if key is not None else scopes.GLOBAL)
-        try:
-            scope = scopes.normalize(scope)
-        except ConfigError as exc:
-            raise QueryError(str(exc)) from None
-        if key is not None:
-            key.require(scope, write=True)
+        if key is not None and key.role != "editor":
+            raise AccessDeniedError(f"key {key.key_id} is a reader; adding, removing or refreshing needs an editor")
         options = {name: body.get(name) for name in OPTION_NAMES}
         try:
             added = register_source(
@@ -294,10 +291,12 @@ class Service:
                 uri,
                 source_type,
                 source_id=body.get("id"),
-                scope=scope,
+                scope=body.get("scope") or None,
                 title=body.get("title"),
                 options=options,
                 roots=list(self.source_roots),
+                editor=key,
+                default_scope=key.scope if key is not None else scopes.GLOBAL,
             )
         except ConfigError as exc:
             raise QueryError(str(exc)) from None
@@ -449,6 +448,17 @@ class Service:
             raise AccessDeniedError(f"key {key.key_id}: checking claims spans every scope; use a global editor key")
         return self.claims().check_evidence().to_dict()
 
+    # --- the lake as a whole ----------------------------------------------------------------
+    def versions(self, key: ApiKey | None) -> tuple[dict[str, dict[str, int]], dict[str, list[dict[str, Any]]]]:
+        """The lake's tags and every table's versions: they span every scope, so a ``global`` key."""
+        if key is not None and key.scope != scopes.GLOBAL:
+            raise AccessDeniedError(f"key {key.key_id} (scope {key.scope}): the lake's versions span every scope")
+        return self.lake.snapshots(), self.lake.history()
+
+    def prune_logs(self) -> dict[str, int]:
+        """Drop query and citation log rows older than the settings' ``log_days`` (:func:`kbflow.usage.prune`)."""
+        return usage.prune(self.lake, self.settings.log_days)
+
     # --- insights -----------------------------------------------------------------------
     def insights(self, key: ApiKey | None, since: str | None = "7d", top: int = 20) -> dict[str, Any]:
         """The insights report (:func:`kbflow.insights`); it spans every scope, so it needs a ``global`` key."""
@@ -460,9 +470,14 @@ class Service:
             )
         if not 1 <= top <= 1000:
             raise QueryError(f"top must be in 1..1000, got {top}")
-        return insights(self.lake, since, top=top).to_dict()
+        return insights(self.lake, since, top=top, log_days=self.settings.log_days).to_dict()
 
-    def health(self) -> dict[str, Any]:
+    def health(self, *, anonymous: bool = False) -> dict[str, Any]:
+        """Whether the server is alive; with a key (or on a server without keys) also its lake, version, size and
+        model. ``anonymous``: the request carried no valid key on a server that has keys: ``{"status": "ok"}``
+        only, naming nothing of the lake."""
+        if anonymous:
+            return {"status": "ok"}
         retriever = self.retriever()
         return {
             "status": "ok",

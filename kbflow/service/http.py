@@ -11,6 +11,7 @@
 
 # no `from __future__ import annotations`: FastAPI reads the dependencies' annotations at run time
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -35,9 +36,12 @@ from kbflow.errors import (
     NotFoundError,
     QueryError,
     ResolveError,
+    SourceConflictError,
     SourceError,
     SourceNotFoundError,
     StaleCitationError,
+    UnsafeFileError,
+    VersionNotFoundError,
 )
 from kbflow.keys import ApiKey
 from kbflow.service.core import Service
@@ -47,10 +51,12 @@ __all__ = [
     "COOKIE",
     "ERRORS",
     "MAX_BODY",
+    "MAX_JSON_DEPTH",
     "MAX_QUERY_STRING",
     "caller",
     "error_body",
     "install_error_handlers",
+    "json_too_deep",
     "service_of",
     "status_of",
     "token_of",
@@ -62,14 +68,20 @@ log = logging.getLogger("kbflow.service")
 COOKIE = "kbflow_key"
 MAX_BODY = 256 * 1024
 MAX_QUERY_STRING = 8 * 1024
+#: the deepest a JSON body may nest its arrays and objects (no request the API documents comes near it)
+MAX_JSON_DEPTH = 32
+_JSON_TOKENS = re.compile(rb'\\.|["\[\]{}]', re.DOTALL)
 
 #: kbflow error class -> (HTTP status, error code); the first match wins (subclasses first)
 ERRORS: list[tuple[type[Exception], int, str]] = [
     (AccessDeniedError, 403, "forbidden"),
     (AuthError, 401, "unauthorized"),
     (SourceNotFoundError, 404, "source_not_found"),
+    (VersionNotFoundError, 404, "version_not_found"),
     (NotFoundError, 404, "not_found"),
+    (SourceConflictError, 409, "conflict"),
     (StaleCitationError, 409, "stale_citation"),
+    (UnsafeFileError, 409, "unsafe_file"),
     (ResolveError, 422, "unresolvable"),
     (LakeBusyError, 409, "lake_busy"),
     (LakeStorageError, 507, "storage_error"),
@@ -85,6 +97,25 @@ ERRORS: list[tuple[type[Exception], int, str]] = [
     (MissingDependencyError, 500, "missing_dependency"),
     (KbflowError, 500, "error"),
 ]
+
+
+def json_too_deep(data: bytes, limit: int) -> bool:
+    """Whether the JSON text ``data`` nests arrays and objects more than ``limit`` deep (strings skipped; the text
+    need not be valid JSON)."""
+    depth, in_string = 0, False
+    for token in _JSON_TOKENS.finditer(data):
+        mark = token.group()
+        if in_string:
+            in_string = mark != b'"'
+        elif mark == b'"':
+            in_string = True
+        elif mark in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif mark in (b"]", b"}"):
+            depth -= 1
+    return False
 
 
 def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:

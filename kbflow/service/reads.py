@@ -109,9 +109,9 @@ class PageReads:
             chunks = self.lake.scan(S.CHUNKS, [S.CHUNK_ID, S.UNIT_HASH, S.POSITION, S.TEXT], where).to_pylist()
         return {"source": source, "docs": docs, "chunks": chunks}
 
-    def lake_versions(self) -> tuple[dict[str, dict[str, int]], dict[str, list[dict[str, Any]]]]:
-        """The lake's tags (each the table versions it names) and every table's readable versions."""
-        return self.lake.snapshots(), self.lake.history()
+    def lake_versions(self, key: ApiKey | None) -> tuple[dict[str, dict[str, int]], dict[str, list[dict[str, Any]]]]:
+        """The lake's tags (each the table versions it names) and every table's readable versions (a global key)."""
+        return self.service.versions(key)
 
     def insights_view(self, key: ApiKey | None, since: str | None) -> dict[str, Any]:
         """The service's ``insights`` and the median search latency per hour (the last 168 hours logged)."""

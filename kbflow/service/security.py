@@ -14,12 +14,21 @@ attacks follow, and this module stops each before any handler runs
   takes only ``application/json`` bodies (``415``), so no "simple" request
   reaches it; the web page's forms carry a signed CSRF token bound to a cookie
   (:func:`csrf_token`, :func:`check_csrf`).
+* **Cross-site reads and side effects**: a Fetch Metadata resource-isolation
+  policy (:meth:`Policy.isolation`). A request the browser marks
+  ``Sec-Fetch-Site: cross-site`` or ``same-site`` (another port of the same
+  host is the same site) that is not a top-level navigation (``<img
+  src=.../v1/search?q=...>``, a ``fetch``, a frame) gets ``403`` on every
+  route, GET included, before any handler runs or any log row is written; a
+  configured ``--allow-origin`` that names itself in ``Origin`` passes.
 * **Framing and sniffing**: every response carries a Content-Security-Policy
   (no script; ``frame-ancestors 'none'``), ``X-Frame-Options: DENY``,
   ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``.
 
 Command-line clients send no ``Origin`` and no ``Sec-Fetch-*`` header, so they
-pass as before (with their key where the lake has keys).
+pass as before (with their key where the lake has keys); so does the page's
+own navigation (``same-origin``) and a link the user follows or a URL typed
+(``none``, or a top-level ``navigate``).
 """
 
 from __future__ import annotations
@@ -173,6 +182,29 @@ class Policy:
             enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[*origins, *self.allow_origins]
         )
 
+    def isolation(self, headers, method: str) -> str | None:
+        """Why the Fetch Metadata resource-isolation policy refuses a request (``None``: it passes).
+
+        Passes: no ``Sec-Fetch-Site`` (not a browser, or an old one),
+        ``same-origin``, ``none`` (typed or bookmarked), a top-level navigation
+        (``Sec-Fetch-Mode: navigate`` to a document, by GET or HEAD), and a
+        configured origin that names itself in ``Origin``. Everything else the
+        browser marks ``cross-site`` or ``same-site`` is refused.
+        """
+        site = (headers.get("sec-fetch-site") or "").strip().lower()
+        if site in ("", "same-origin", "none"):
+            return None
+        origin = headers.get("origin")
+        if origin is not None and origin.strip().lower().rstrip("/") in self.allow_origins:
+            return None
+        navigation = headers.get("sec-fetch-mode") == "navigate" and headers.get("sec-fetch-dest") in (None, "document")
+        if navigation and method in ("GET", "HEAD"):
+            return None
+        return (
+            f"the browser says this request comes from another site (Sec-Fetch-Site: {site}) and is not a "
+            "top-level navigation; start the server with --allow-origin for a site that may call it"
+        )
+
     def cross_site(self, headers, port: int | None) -> str | None:
         """Why a state-changing request comes from another site (``None``: it does not)."""
         origin = headers.get("origin")
@@ -241,7 +273,8 @@ def _json_body(headers) -> bool:
 
 
 class BrowserGuard:
-    """ASGI middleware: the Host check, the cross-site write check, the CSRF cookie and the headers."""
+    """ASGI middleware: the Host check, the Fetch Metadata policy, the cross-site write check, the CSRF cookie and
+    the headers."""
 
     def __init__(self, app, policy: Policy) -> None:
         self.app = app
@@ -260,13 +293,13 @@ class BrowserGuard:
             why = f"Host {host!r} is not a name of this server; start it with --allow-host NAME"
             return await _refuse(scope, receive, send, 421, "misdirected", why)
         path, method = scope.get("path", ""), scope.get("method", "GET")
-        if method in WRITES:
-            cross = self.policy.cross_site(headers, port)
-            if cross:
-                return await _refuse(scope, receive, send, 403, "cross_site", cross)
-            if _is_api(path) and not _json_body(headers):
-                why = "the API takes application/json bodies only"
-                return await _refuse(scope, receive, send, 415, "unsupported_media_type", why)
+        cross = self.policy.cross_site(headers, port) if method in WRITES else None
+        cross = cross or self.policy.isolation(headers, method)
+        if cross:
+            return await _refuse(scope, receive, send, 403, "cross_site", cross)
+        if method in WRITES and _is_api(path) and not _json_body(headers):
+            why = "the API takes application/json bodies only"
+            return await _refuse(scope, receive, send, 415, "unsupported_media_type", why)
         cookie = cookie_value(headers, CSRF_COOKIE)
         fresh = None if cookie or _is_api(path) else secrets.token_urlsafe(24)
         scope.setdefault("state", {})[CSRF_COOKIE] = cookie or fresh

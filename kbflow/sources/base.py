@@ -18,9 +18,7 @@ add --max-file-mb N`` overrides it per source, stored in the source's options).
 
 from __future__ import annotations
 
-import codecs
 import os
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -28,28 +26,22 @@ from typing import Any
 from kbflow.errors import SourceError
 from kbflow.records import RawUnit, Source
 from kbflow.registry import Registry
+from kbflow.sources.files import file_hash
 from kbflow.sources.notebook import NOTEBOOK_SIZE_FACTOR, is_notebook
 from kbflow.sources.walk import FileIssue, format_size, read_by, walk_files
 
 __all__ = [
     "LOADERS",
     "MAX_FILE_MB_OPTION",
-    "REFRESH_OPTION",
-    "check_cron",
-    "decode_detect",
-    "decode_text",
     "FileIssue",
     "FileSetLoader",
     "IssueTally",
     "Loader",
     "SkipFile",
-    "file_hash",
     "get_loader",
     "listed_with_rest",
     "loader_names",
-    "read_text",
     "register_loader",
-    "slugify",
 ]
 
 #: every loader, by the ``--type`` it handles
@@ -61,22 +53,6 @@ LOADERS: Registry[Loader] = Registry(
 
 #: the source option (``kbflow add --max-file-mb``) overriding a type's size limit
 MAX_FILE_MB_OPTION = "max_file_mb"
-#: a source's refresh schedule, a cron expression (``kbflow add --refresh``; a Dagster schedule per source)
-REFRESH_OPTION = "refresh"
-_CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$|^[A-Za-z]{3}(-[A-Za-z]{3})?$")
-
-
-def check_cron(expr: str) -> str:
-    """``expr`` if it is a 5-field cron expression, else a :class:`SourceError` showing a valid one."""
-    fields = expr.split() if isinstance(expr, str) else []
-    if len(fields) != 5 or not all(_CRON_FIELD.match(f) for f in fields):
-        raise SourceError(
-            f"refresh schedule {expr!r} is not a cron expression of 5 fields (minute hour day month weekday), "
-            "e.g. '0 */6 * * *' (every 6 hours) or '30 2 * * mon-fri'"
-        )
-    return " ".join(fields)
-
-
 #: issues named in a "nothing left to load" message before "and N more"
 _SHOWN = 5
 #: per-record problems (bad lines, repeated ids, broken posts) listed one by one; past that, one issue counts them
@@ -126,6 +102,8 @@ class Loader(ABC):
     description: str = ""
     #: the default size limit of one file of this type in MiB (``None``: no limit)
     max_file_mb: float | None = 1.0
+    #: the URI schemes this loader fetches (``("http", "https")`` for web pages); others take local paths only
+    schemes: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         #: what the last :meth:`fingerprint` or :meth:`load` left out, and why
@@ -368,132 +346,3 @@ def get_loader(source_type: str) -> Loader:
 
 def loader_names() -> list[str]:
     return LOADERS.names()
-
-
-def read_bytes(path: str) -> bytes:
-    """Read a file's bytes, turning OS errors into a :class:`SourceError` naming the file."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except PermissionError:
-        raise SourceError(f"{path}: permission denied; make the file readable or remove it from the source") from None
-    except IsADirectoryError:
-        raise SourceError(f"{path}: is a directory, expected a file") from None
-    except FileNotFoundError:
-        raise SourceError(f"{path}: file not found") from None
-    except OSError as exc:
-        raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-
-
-def file_hash(path: str, block: int = 1 << 20) -> str:
-    """:func:`kbflow.ids.bytes_hash` of a file's bytes, read a block at a time."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
-    try:
-        with open(path, "rb") as fh:
-            while data := fh.read(block):
-                h.update(data)
-    except OSError:
-        read_bytes(path)  # raises the SourceError naming the reason
-        raise
-    return h.hexdigest()
-
-
-#: a text may hold NUL bytes up to this share of its bytes; more make it a binary file
-MAX_NUL_SHARE = 0.01
-
-
-def decode_text(data: bytes, path: str, encoding: str | None = None) -> str:
-    """Decode a text file; the loaders and the resolver decode alike (see :func:`decode_detect`).
-
-    ``encoding``: the one recorded when the file was loaded (a citation's
-    ``locator.encoding``); ``None`` decodes as at load.
-    """
-    if encoding is not None:
-        try:
-            return data.decode(encoding).removeprefix("\ufeff")
-        except (UnicodeDecodeError, LookupError):
-            raise SourceError(f"{path}: no longer decodes as {encoding}, the encoding it was indexed with") from None
-    return decode_detect(data, path)[0]
-
-
-def decode_detect(data: bytes, path: str) -> tuple[str, str | None]:
-    """A text file's text and its encoding where that is not UTF-8 (``None`` for UTF-8).
-
-    UTF-8 (a leading BOM dropped), or UTF-16 where the file starts with its
-    BOM. A file that is not UTF-8 is decoded in the legacy encoding
-    ``charset-normalizer`` finds for it (cp1252, latin-1, Shift JIS, ...),
-    which the loaders record in the locator so a citation is re-read the same
-    way. A few stray NUL bytes (at most 4, or 1% of the bytes) are kept as
-    U+FFFD, one character for one, so offsets still match; more make it a
-    binary file, which is an error naming the file, as is a file with NUL
-    bytes that is not UTF-8, or one no encoding fits.
-    """
-    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-        try:
-            return data.decode("utf-16"), None  # the BOM says it: nothing to record
-        except UnicodeDecodeError:
-            raise SourceError(f"{path}: starts with a UTF-16 byte-order mark but is not valid UTF-16") from None
-    nul = data.count(b"\0")
-    if nul > max(4, MAX_NUL_SHARE * len(data)):
-        raise SourceError(f"{path}: a binary file ({nul} NUL bytes), not text")
-    try:
-        text, encoding = data.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        if nul:
-            raise SourceError(f"{path}: a binary file (NUL bytes, and not UTF-8), not text") from None
-        encoding = _legacy_encoding(data)
-        if encoding is None:
-            raise SourceError(
-                f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}) and no legacy "
-                "encoding fits; convert the file to UTF-8 or remove it from the source"
-            ) from None
-        text = data.decode(encoding)
-    text = text.removeprefix("\ufeff")
-    return (text.replace("\0", "\ufffd") if nul else text), encoding
-
-
-def _legacy_encoding(data: bytes) -> str | None:
-    """The encoding ``charset-normalizer`` finds for bytes that are not UTF-8 (``None``: none fits)."""
-    from charset_normalizer import from_bytes
-
-    matches = list(from_bytes(data))
-    if not matches:
-        return None
-    best = min(m.chaos for m in matches)
-    tied = [m for m in matches if m.chaos == best]
-    # short Western texts fit many code pages equally well; like browsers (WHATWG), prefer windows-1252 then
-    names = [name for m in tied for name in (m.encoding, *m.could_be_from_charset)]
-    encoding = "cp1252" if "cp1252" in names else tied[0].encoding
-    if encoding in ("utf_8", "ascii"):
-        return None
-    try:
-        data.decode(encoding)
-    except (UnicodeDecodeError, LookupError):
-        return None
-    return encoding
-
-
-def read_text(path: str, encoding: str | None = None) -> str:
-    """Read a text file exactly as the loaders do (no newline translation), in its recorded ``encoding``."""
-    return decode_text(read_bytes(path), path, encoding)
-
-
-_SLUG = re.compile(r"[^a-z0-9._-]+")
-
-
-def slugify(uri: str) -> str:
-    """A readable default source id from a path or URL: ``/x/My Docs/`` -> ``my-docs``,
-    ``https://example.com/a/Page.html`` -> ``example.com-page``."""
-    if uri.lower().startswith(("http://", "https://")):
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(uri)
-        last = os.path.splitext(parts.path.rstrip("/").rsplit("/", 1)[-1])[0]
-        slug = _SLUG.sub("-", f"{parts.hostname or 'web'}-{last}".lower()).strip("-.")
-        return slug or "web"
-    base = os.path.basename(os.path.normpath(uri)) or "source"
-    base = os.path.splitext(base)[0] if os.path.isfile(uri) else base
-    slug = _SLUG.sub("-", base.lower()).strip("-.")
-    return slug or "source"

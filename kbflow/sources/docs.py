@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from kbflow import ids
 from kbflow.languages import is_document, language_of
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileSetLoader, SkipFile, decode_detect, read_bytes, register_loader
+from kbflow.sources.base import FileSetLoader, SkipFile, register_loader
+from kbflow.sources.files import decode_detect, read_bytes
 from kbflow.sources.notebook import is_notebook, notebook_text
 from kbflow.sources.walk import format_size
 
@@ -48,7 +49,7 @@ class DocsLoader(FileSetLoader):
     reStructuredText, AsciiDoc (``.adoc``), ``.txt``, JSON/YAML/TOML files, and Jupyter notebooks (``.ipynb``,
     read as their cells' text).
 
-    Every file must be text (:func:`~kbflow.sources.base.decode_text`): an
+    Every file must be text (:func:`~kbflow.sources.files.decode_text`): an
     undecodable or binary file is reported as failed, naming the byte, and the
     others are loaded. Files over 4 MiB are left out (``--max-file-mb``).
     """

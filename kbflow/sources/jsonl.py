@@ -20,7 +20,8 @@ from kbflow import ids
 from kbflow.errors import ConfigError, SourceError
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources import jsontext
-from kbflow.sources.base import FileIssue, IssueTally, Loader, file_hash, listed_with_rest, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, IssueTally, Loader, listed_with_rest, register_loader
+from kbflow.sources.files import file_hash, read_bytes
 
 #: the source option naming a record set's keys (``{"id": ..., "title": ..., "text": ...}``)
 FIELDS_OPTION = "fields"

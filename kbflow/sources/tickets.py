@@ -22,7 +22,8 @@ from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources import jsontext
-from kbflow.sources.base import FileIssue, FileSetLoader, decode_text, listed_with_rest, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, FileSetLoader, listed_with_rest, register_loader
+from kbflow.sources.files import decode_text, read_bytes
 
 __all__ = ["OPENING_POST", "TicketLoader", "iter_posts", "opening_text"]
 

@@ -3,7 +3,7 @@
 # no `from __future__ import annotations`: FastAPI reads the route signatures' annotations at run time
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Query, Request
 from pydantic import BaseModel, Field
 
 from kbflow.keys import ApiKey
@@ -25,9 +25,9 @@ class CitationsIn(BaseModel):
     turn_id: str | None = Field(None, max_length=200)
 
 
-@router.get("/v1/health", summary="Liveness, the lake, its search-table version and model")
-def health(service: Served):
-    return service.health()
+@router.get("/v1/health", summary="Liveness; with a key (or keyless), the lake, its search-table version and model")
+def health(request: Request, service: Served):
+    return service.health(anonymous=request.scope.get("state", {}).get("kbflow_anonymous", False))
 
 
 @router.get("/v1/search", summary="Hybrid search; every hit carries its citation")

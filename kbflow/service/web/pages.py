@@ -365,6 +365,13 @@ def _report_table(title: str, rows: list[dict[str, Any]], element: str) -> str:
     return f"<h3>{_e(title)}</h3><table id={element}><tr>{head}</tr>{body}</table>"
 
 
+def _retention(report: dict[str, Any]) -> str:
+    """What the logs still hold, in words: how long they keep a row and the oldest one."""
+    kept = f"The logs keep {report['log_days']} days" if report.get("log_days") else "The logs keep every row"
+    oldest = report.get("oldest")
+    return f"{kept}; the oldest row is from {str(oldest)[:16]} UTC." if oldest else f"{kept}; none logged yet."
+
+
 def insights_page(view: dict[str, Any]) -> str:
     """What the lake's users asked and cited (``view``: :meth:`kbflow.service.reads.PageReads.insights_view`)."""
     r = view["report"]
@@ -374,6 +381,7 @@ def insights_page(view: dict[str, Any]) -> str:
         f"since {_cell(r['since'] or 'the start')}"
         f" · <a href='/insights?since=1d'>1 day</a> · <a href='/insights?since=7d'>7 days</a> · "
         f"<a href='/insights?since=30d'>30 days</a></p>"
+        f"<p class=muted id=retention>{_e(_retention(r))}</p>"
         + _latency_chart(view["latency"])
         + _report_table("Top queries", r["top_queries"], "top-queries")
         + _report_table("Zero-result queries", zero, "zero-results")

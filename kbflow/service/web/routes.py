@@ -222,9 +222,9 @@ def source_page(key: Caller, service: Served, source_id: str, unit: str | None =
 
 # --- versions and insights ------------------------------------------------------------------------
 @router.get("/versions")
-def versions_page(service: Served):
+def versions_page(key: Caller, service: Served):
     try:
-        snapshots, history = service.pages.lake_versions()
+        snapshots, history = service.pages.lake_versions(key)
     except KbflowError as exc:
         return _error(exc)
     return _page(pages.versions_page(snapshots, history))

@@ -28,7 +28,8 @@ from collections.abc import Iterator
 from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileIssue, FileSetLoader, file_hash, register_loader
+from kbflow.sources.base import FileIssue, FileSetLoader, register_loader
+from kbflow.sources.files import file_hash
 from kbflow.sources.pdf.heading import page_heading
 from kbflow.sources.pdf.layout import PageText, TableText, line_key, page_text
 from kbflow.sources.pdf.parse import (

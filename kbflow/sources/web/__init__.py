@@ -25,7 +25,8 @@ from typing import Any
 from kbflow import ids
 from kbflow.errors import SourceError
 from kbflow.records import Locator, RawUnit, Source
-from kbflow.sources.base import FileIssue, FileSetLoader, SkipFile, decode_text, read_bytes, register_loader
+from kbflow.sources.base import FileIssue, FileSetLoader, SkipFile, register_loader
+from kbflow.sources.files import decode_text, read_bytes
 from kbflow.sources.web.conventions import ALL_PAGES_OPTION, left_out
 from kbflow.sources.web.crawl import CRAWL_OPTION, Crawl, CrawlSettings, crawl
 from kbflow.sources.web.extract import WebPage, extract
@@ -89,6 +90,7 @@ class WebLoader(FileSetLoader):
     plural = "saved web pages"
     description = "saved web pages: an .html file or a folder of them (article text, headings kept)"
     max_file_mb = 16.0
+    schemes = ("http", "https")
     #: 2: headings whose text sits in an element of a "header"-like class are kept (mdBook); 3: pages hidden
     #: whole until their scripts run are read, headings' permalink markers (Sphinx's ¶) dropped, deep pages read,
     #: a site's index and search pages that name themselves (rel=index, rel=search) left out; 4: a table's row of
