@@ -110,13 +110,27 @@ def main(ctx: click.Context, lake: str | None) -> None:
     help="web, with an http(s) URL: the whole site under the URL's folder (its sitemap.xml and the links from "
     "the page, honoring robots.txt and noindex, waiting between requests; unchanged pages are not fetched again).",
 )
-@click.option("--depth", type=click.IntRange(0, 50), default=None, help="--crawl: links followed from the URL [3].")
+@click.option(
+    "--depth",
+    type=click.IntRange(0, 50),
+    default=None,
+    help="--crawl: links followed from the URL [3]; the site's own navigation (its table of contents, frames, "
+    "next and previous chapter) does not count.",
+)
 @click.option("--max-pages", type=click.IntRange(1, 100_000), default=None, help="--crawl: pages at most [500].")
 @click.option(
     "--delay",
     type=click.FloatRange(0, 60),
     default=None,
     help="--crawl: seconds between requests [1, or the site's robots.txt Crawl-delay when longer].",
+)
+@click.option(
+    "--allow-private",
+    "allow_private",
+    multiple=True,
+    metavar="HOST|NET",
+    help="web: a private host, host:port or network (10.20.0.0/16) this source's fetches may reach (a team's "
+    "intranet docs); repeatable. Every other private address stays refused.",
 )
 @click.option(
     "--fields",
@@ -146,6 +160,7 @@ def add(
     depth: int | None,
     max_pages: int | None,
     delay: float | None,
+    allow_private: tuple[str, ...],
     fields: str | None,
     refresh: str | None,
     as_json: bool,
@@ -170,6 +185,7 @@ def add(
         "crawl": crawl,
         "crawl_limits": {k: v for k, v in limits.items() if v is not None} or None,
         "fields": fields,
+        "allow_private": list(allow_private) or None,
     }
     try:
         added = register_source(lake, path, source_type, source_id=source_id, scope=scope, title=title, options=changes)

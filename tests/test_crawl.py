@@ -123,8 +123,10 @@ def test_the_crawl_stays_in_the_prefix_and_honors_robots(site):
 
 
 def test_depth_pages_and_delay_limits(site):
-    shallow = {p.rel for p in crawl(site, CrawlSettings(depth=1, delay=0)).pages}
+    shallow = {p.rel for p in crawl(site, CrawlSettings(depth=0, delay=0)).pages}
+    # the start page's <nav> is the site's navigation (no depth); the guide's text link to deep.html is one link
     assert "guide/index.html" in shallow and "guide/deep.html" not in shallow
+    assert "guide/deep.html" in {p.rel for p in crawl(site, CrawlSettings(depth=1, delay=0)).pages}
     capped = crawl(site, CrawlSettings(max_pages=2, delay=0))
     assert len(capped.pages) == 2
     (cap,) = [(url, why) for url, why, _ in capped.left_out if "stopped at 2 pages" in why]

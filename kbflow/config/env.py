@@ -23,6 +23,7 @@ __all__ = [
     "Variable",
     "cache_dir",
     "env_int",
+    "fetch_allow_hosts",
     "resolve_lake",
     "serve_options",
 ]
@@ -52,7 +53,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("KBFLOW_TESSERACT", "tesseract on the PATH", "the Tesseract program that reads scanned pages"),
     Variable("KBFLOW_OCR_LANG", "eng", "the languages Tesseract reads, as its -l option takes them (eng+deu)"),
     Variable("KBFLOW_ONNX_RUNTIME", "auto", "what runs the ONNX graph: auto, openvino or onnxruntime"),
-    Variable("KBFLOW_FETCH_ALLOW_HOSTS", "none", "HOST:PORT pairs on private addresses a fetch or crawl may reach"),
+    Variable(
+        "KBFLOW_FETCH_ALLOW_HOSTS", "none", "private hosts, HOST:PORT pairs or networks every fetch and crawl may reach"
+    ),
     Variable("KBFLOW_ALLOW_HOSTS", "none", "kbflow serve --allow-host: more Host names it answers to"),
     Variable("KBFLOW_ALLOW_ORIGINS", "none", "kbflow serve --allow-origin: other sites allowed to call it"),
     Variable("KBFLOW_EVAL_HOME", "./data/eval", "where kbflow eval keeps its lakes and runs"),
@@ -116,3 +119,9 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
     if "://" in uri:
         return uri
     return os.path.abspath(os.path.expanduser(uri))
+
+
+def fetch_allow_hosts() -> list[str]:
+    """``$KBFLOW_FETCH_ALLOW_HOSTS``: the private hosts, ``host:port`` pairs and networks every fetch may reach
+    (separated by commas or spaces)."""
+    return [e for e in os.environ.get("KBFLOW_FETCH_ALLOW_HOSTS", "").replace(",", " ").split() if e]

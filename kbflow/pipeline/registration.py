@@ -28,6 +28,7 @@ from kbflow.records.source_ids import MAX_SOURCE_ID, check_source_id
 from kbflow.sources.base import get_loader
 
 __all__ = [
+    "ALLOW_PRIVATE_OPTION",
     "REFRESH_OPTION",
     "Editor",
     "Registration",
@@ -82,7 +83,9 @@ MAX_LEFT_OUT = 100
 #: a uri's scheme (two characters at least, so a Windows drive letter is a path)
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
 #: the options :func:`register_source` takes (``options=``): what a source keeps between ingests
-OPTION_NAMES = ("max_file_mb", "refresh", "all_pages", "crawl", "crawl_limits", "fields")
+OPTION_NAMES = ("max_file_mb", "refresh", "all_pages", "crawl", "crawl_limits", "fields", "allow_private")
+#: a web source's private hosts and networks (:class:`kbflow.sources.web.fetch.PrivateHosts`)
+ALLOW_PRIVATE_OPTION = "allow_private"
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,10 @@ def register_source(
     ``crawl_limits`` (``depth``, ``max_pages``, ``delay``; they go with a crawl
     turned on now or before), and for jsonl sources ``fields`` (the keys of a
     record's ``id``, ``title`` and ``text``, a mapping or ``"id=K,text=K"``;
-    see :class:`kbflow.sources.jsonl.RecordFields`).
+    see :class:`kbflow.sources.jsonl.RecordFields`), and for web sources
+    ``allow_private`` (private hosts, ``host:port`` pairs or networks its
+    fetches may reach past the guard; :class:`kbflow.sources.web.fetch.PrivateHosts`;
+    over the network, a global editor's only).
 
     Raises
     ------
@@ -181,6 +187,8 @@ def register_source(
     scope = scopes.normalize(scope if scope is not None else (known[sid].scope if sid in known else default_scope))
     if editor is not None:
         _check_ownership(editor, known, sid, uri, source_type, scope)
+        if (options or {}).get(ALLOW_PRIVATE_OPTION) and not editor.can_edit(S.GLOBAL_SCOPE):
+            raise AccessDeniedError("allow_private opens the guard to private hosts: only a global editor may set it")
     stored = dict(known[sid].options or {}) if sid in known else {}  # re-adding keeps what it does not change
     merged = source_options(stored, dict(options or {}), source_type, uri)
     loader.check(uri, merged)
@@ -231,6 +239,8 @@ def source_options(stored: dict[str, Any], changes: dict[str, Any], source_type:
             out[name] = float(value)
         elif name == "fields":
             _set_fields(out, value, source_type)
+        elif name == ALLOW_PRIVATE_OPTION:
+            _set_private(out, value, source_type)
         elif name == REFRESH_OPTION:
             if not isinstance(value, str):
                 raise ConfigError(f"refresh must be a cron expression or 'none', got {value!r}")
@@ -244,6 +254,22 @@ def source_options(stored: dict[str, Any], changes: dict[str, Any], source_type:
             out[name] = value
     _set_crawl(out, changes.get("crawl"), changes.get("crawl_limits"), source_type, uri)
     return out
+
+
+def _set_private(options: dict[str, Any], value: Any, source_type: str) -> None:
+    """Store a web source's private hosts and networks (checked now; an empty list removes them)."""
+    from kbflow.sources.web.fetch import PrivateHosts
+
+    if source_type != "web":
+        raise ConfigError("allow_private (the private hosts a fetch may reach) is for web sources")
+    entries = [value] if isinstance(value, str) else value
+    if not isinstance(entries, list | tuple) or not all(isinstance(e, str) for e in entries):
+        raise ConfigError(f"allow_private must be a list of hosts, host:port pairs or networks, got {value!r}")
+    PrivateHosts.of(entries)
+    if entries:
+        options[ALLOW_PRIVATE_OPTION] = list(entries)
+    else:
+        options.pop(ALLOW_PRIVATE_OPTION, None)
 
 
 def _set_fields(options: dict[str, Any], value: Any, source_type: str) -> None:

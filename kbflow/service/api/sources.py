@@ -31,6 +31,9 @@ class SourceIn(BaseModel):
     crawl: bool | None = Field(None, description="web, an http(s) URL: the whole site under the URL's folder")
     crawl_limits: dict[str, float] | None = Field(None, description="crawl: depth, max_pages, delay")
     fields: dict[str, str] | None = Field(None, description="jsonl: the keys of a record's id, title and text")
+    allow_private: list[str] | None = Field(
+        None, max_length=50, description="web: private hosts or networks it may reach (a global editor only)"
+    )
 
 
 @router.get("/v1/sources", summary="Registered sources: status, last indexed, last error, skipped files")

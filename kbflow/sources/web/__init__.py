@@ -34,6 +34,13 @@ from kbflow.sources.web.extract import WebPage, extract
 __all__ = ["WebLoader", "WebPage", "extract", "is_url", "page_unit", "read_fetched", "read_page"]
 
 
+def _private(options: Mapping[str, Any] | None):
+    """The private hosts a source's fetches may reach: the machine's, and its ``allow_private`` option's."""
+    from kbflow.sources.web.fetch import allowed_private
+
+    return allowed_private((options or {}).get("allow_private") or ())
+
+
 def is_url(uri: str) -> bool:
     return uri.lower().startswith(("http://", "https://"))
 
@@ -127,7 +134,7 @@ class WebLoader(FileSetLoader):
         from kbflow.sources.web.fetch import _addresses, check_url
 
         _, host, port = check_url(uri)
-        _addresses(uri, host, port)  # refused now rather than at ingest
+        _addresses(uri, host, port, _private(options))  # refused now rather than at ingest
 
     def _fetch(self, source: Source) -> tuple[str, Any]:
         """``(content hash, fetched)``: fetched conditionally against the last fetch kept in the lake."""
@@ -139,7 +146,13 @@ class WebLoader(FileSetLoader):
         store = RawStore(self.lake_uri, source.source_id)
         state = store.state()
         limit = self.limit_bytes(source.options)
-        fetched = fetch(source.uri, max_bytes=limit, etag=state.get("etag"), last_modified=state.get("last_modified"))
+        fetched = fetch(
+            source.uri,
+            max_bytes=limit,
+            etag=state.get("etag"),
+            last_modified=state.get("last_modified"),
+            private=_private(source.options),
+        )
         if fetched.status == 304 and state.get("hash"):
             return state["hash"], None
         return ids.bytes_hash(fetched.body), fetched
@@ -168,7 +181,12 @@ class WebLoader(FileSetLoader):
         settings = CrawlSettings.of(source.options[CRAWL_OPTION])
         known = store.state().get("crawl") or {}
         return crawl(
-            source.uri, settings, known, max_page_bytes=self.limit_bytes(source.options), read=lambda h: store.get(h)[0]
+            source.uri,
+            settings,
+            known,
+            max_page_bytes=self.limit_bytes(source.options),
+            read=lambda h: store.get(h)[0],
+            private=_private(source.options),
         )
 
     def _load_crawl(self, source: Source) -> Iterator[RawUnit]:

@@ -3,7 +3,7 @@
 ``kbflow add https://docs.example.org/guide/ --type web --crawl`` makes a
 source of every page under that URL's folder (its *prefix*): the pages the
 site's ``sitemap.xml`` lists there, and the pages reached by following links
-from the start page, at most ``depth`` links deep. The crawl
+from the start page, at most ``depth`` text links deep. The crawl
 
 - reads ``robots.txt`` first and fetches nothing it disallows for kbflow's
   user agent (its ``Crawl-delay`` lengthens the wait); a page marked robots
@@ -11,6 +11,12 @@ from the start page, at most ``depth`` links deep. The crawl
   ``noindex`` is left out like any page the site marks not for search
   (:mod:`.conventions`);
 - waits ``delay`` seconds between requests (1 by default);
+- counts depth in the links of a page's text only: the site's navigation
+  (its table of contents and sidebars, frames and iframes, ``<link
+  rel=next|prev|contents>``, next and previous chapter) is followed at the
+  depth of the page that shows it (:mod:`.links`), so a book of chained
+  chapters, or a reference whose pages are reached from its index frame, is
+  read whole;
 - fetches every page, redirect hop, ``robots.txt`` and sitemap through the
   server-side request forgery guard of :mod:`.fetch`, and leaves out a page
   whose redirects end outside the prefix;
@@ -26,7 +32,6 @@ so a crawled site and a saved one give the same chunks and citations.
 
 from __future__ import annotations
 
-import html.parser
 import posixpath
 import time
 import urllib.robotparser
@@ -38,7 +43,8 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from kbflow.errors import ConfigError, SourceError
-from kbflow.sources.web.fetch import HTML_TYPES, USER_AGENT, Fetched, fetch
+from kbflow.sources.web.fetch import HTML_TYPES, USER_AGENT, Fetched, PrivateHosts, fetch
+from kbflow.sources.web.links import links_of, page_links
 
 __all__ = ["CRAWL_OPTION", "CrawlSettings", "CrawledPage", "Crawl", "crawl", "page_links"]
 
@@ -111,46 +117,6 @@ class Crawl:
     requests: int = 0
 
 
-class _Links(html.parser.HTMLParser):
-    """``<a href>`` targets, the ``<base href>`` and the robots meta of a page (the whole page: navigation is
-    where links are)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.base: str | None = None
-        self.hrefs: list[str] = []
-        self.robots = ""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {k: v or "" for k, v in attrs}
-        if tag == "base" and values.get("href") and self.base is None:
-            self.base = values["href"]
-        elif tag == "a" and values.get("href") and "nofollow" not in values.get("rel", "").lower().split():
-            self.hrefs.append(values["href"])
-        elif tag == "meta" and values.get("name", "").lower() in ("robots", "kbflow"):
-            self.robots += "," + values.get("content", "").lower()
-
-
-def page_links(text: str, url: str) -> list[str]:
-    """Absolute ``http(s)`` URLs (fragments dropped) of the links of a page fetched from ``url``; none when the
-    page's robots meta says ``nofollow`` (or ``none``)."""
-    parser = _Links()
-    try:
-        parser.feed(text)
-        parser.close()
-    except (AssertionError, ValueError):  # html.parser gives up on some broken markup: keep what it read
-        pass
-    if {d.strip() for d in parser.robots.split(",")} & {"nofollow", "none"}:
-        return []
-    base = urljoin(url, parser.base) if parser.base else url
-    out = []
-    for href in parser.hrefs:
-        target = urldefrag(urljoin(base, href.strip())).url
-        if urlsplit(target).scheme in ("http", "https"):
-            out.append(target)
-    return list(dict.fromkeys(out))
-
-
 def prefix_of(url: str) -> str:
     """The folder a crawl stays in: the start URL up to its last ``/``."""
     parts = urlsplit(url)
@@ -176,8 +142,9 @@ def rel_of(url: str, prefix: str) -> str | None:
 class _Polite:
     """Fetches behind the guard, one at a time, ``delay`` seconds apart."""
 
-    def __init__(self, delay: float, max_page_bytes: int | None) -> None:
+    def __init__(self, delay: float, max_page_bytes: int | None, private: PrivateHosts | None = None) -> None:
         self.delay, self.max_page_bytes, self.last, self.count = delay, max_page_bytes, 0.0, 0
+        self.private = private
 
     def get(
         self,
@@ -190,7 +157,14 @@ class _Polite:
         if wait > 0:
             time.sleep(wait)
         try:
-            return fetch(url, max_bytes=self.max_page_bytes, accept=accept, etag=etag, last_modified=last_modified)
+            return fetch(
+                url,
+                max_bytes=self.max_page_bytes,
+                accept=accept,
+                etag=etag,
+                last_modified=last_modified,
+                private=self.private,
+            )
         finally:
             self.last, self.count = time.monotonic(), self.count + 1
 
@@ -236,16 +210,18 @@ def crawl(
     *,
     max_page_bytes: int | None = 16 << 20,
     read: Callable[[str], bytes] | None = None,
+    private: PrivateHosts | None = None,
 ) -> Crawl:
     """Crawl from ``start`` (see the module docs).
 
     ``known``: ``{url: {"etag", "last_modified", "hash", "charset"}}`` of the last
     crawl, for conditional requests; ``read(hash)``: the bytes kept under a hash
-    (an unchanged page's links are followed from them).
+    (an unchanged page's links are followed from them); ``private``: the private hosts it may reach
+    (:class:`~kbflow.sources.web.fetch.PrivateHosts`; default the machine's).
     """
     known = known or {}
     prefix = prefix_of(start)
-    client = _Polite(settings.delay, max_page_bytes)
+    client = _Polite(settings.delay, max_page_bytes, private)
     robots = _robots(client, prefix)
     delay = robots.crawl_delay(USER_AGENT)
     if delay:
@@ -275,10 +251,11 @@ def crawl(
         out.pages.append(page)
         data = page.data if page.data is not None else (read(page.digest) if read and page.digest else b"")
         budget -= len(page.data or b"")
-        if depth < settings.depth and data:
-            queue.extend(
-                (link, depth + 1) for link in page_links(data.decode(page.charset or "utf-8", "replace"), page.url)
-            )
+        if data:
+            for link in links_of(data.decode(page.charset or "utf-8", "replace"), page.url):
+                step = depth if link.navigation else depth + 1  # the site's own navigation costs no depth
+                if step <= settings.depth:
+                    queue.append((link.url, step))
     if capped:
         cap = f"{settings.max_pages} pages" if budget > 0 else f"{settings.max_mb:g} MiB"
         more = f" and {len(capped) - 1} more pages" if len(capped) > 1 else ""

@@ -20,25 +20,30 @@ on localhost, the office network. So every fetch:
 - sends ``If-None-Match`` / ``If-Modified-Since`` when it has fetched the
   page before, so an unchanged page costs a ``304``.
 
-One switch exists for tests that serve pages from this machine:
-``KBFLOW_FETCH_ALLOW_HOSTS=127.0.0.1:8123`` (comma-separated ``host:port``)
-lets exactly those host and port pairs through; nothing else changes.
+Private hosts and networks that should be reached (a team's intranet
+documentation) are named, never guessed (:class:`PrivateHosts`): by a web
+source's ``allow_private`` option (``kbflow add URL --type web --allow-private
+docs.internal``; over HTTP only a global editor may set it), or for every
+source on the machine by ``$KBFLOW_FETCH_ALLOW_HOSTS`` (entries separated by
+commas or spaces: ``docs.internal``, ``127.0.0.1:8123``, ``10.20.0.0/16``).
+Only what is named passes; the guard stays on for every other address.
 """
 
 from __future__ import annotations
 
 import http.client
 import ipaddress
-import os
 import socket
 import ssl
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
-from kbflow.errors import SourceError
+from kbflow.config.env import fetch_allow_hosts
+from kbflow.errors import ConfigError, SourceError
 
-__all__ = ["MAX_REDIRECTS", "Fetched", "check_url", "fetch"]
+__all__ = ["MAX_REDIRECTS", "Fetched", "PrivateHosts", "allowed_private", "check_url", "fetch"]
 
 MAX_REDIRECTS = 5
 #: seconds for the whole fetch, redirects included
@@ -62,13 +67,73 @@ class Fetched:
     redirects: list[str] = field(default_factory=list)
 
 
-def _allowed_exceptions() -> set[tuple[str, int]]:
-    out = set()
-    for item in os.environ.get("KBFLOW_FETCH_ALLOW_HOSTS", "").split(","):
-        host, _, port = item.strip().rpartition(":")
-        if host and port.isdigit():
-            out.add((host.strip("[]").lower(), int(port)))
-    return out
+@dataclass(frozen=True)
+class PrivateHosts:
+    """The private hosts and networks a fetch may reach past the guard (a team's intranet documentation).
+
+    Entries, as a user writes them: a host name or address (any port),
+    ``host:port`` (``[::1]:8080`` for IPv6), or a network (``10.20.0.0/16``:
+    any address in it, any port). Everything not named stays refused.
+    """
+
+    names: frozenset[tuple[str, int | None]] = frozenset()
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+
+    @classmethod
+    def of(cls, entries: Iterable[str]) -> PrivateHosts:
+        """Parsed entries; a :class:`ConfigError` naming one that is neither a host, ``host:port`` nor a network."""
+        names: set[tuple[str, int | None]] = set()
+        networks = []
+        for raw in entries:
+            entry = str(raw).strip().lower()
+            if not entry:
+                continue
+            if "/" in entry:
+                try:
+                    networks.append(ipaddress.ip_network(entry, strict=False))
+                except ValueError:
+                    raise ConfigError(f"{raw!r} is not a network (write it as 10.20.0.0/16)") from None
+                continue
+            host, port = _host_port(entry)
+            if not host or any(c in host for c in " @?#\\"):
+                raise ConfigError(f"{raw!r} is not a host, host:port or network")
+            names.add((host, port))
+        return cls(frozenset(names), tuple(networks))
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.networks)
+
+    def allows(self, host: str, port: int, addresses: Sequence[str]) -> bool:
+        """Whether ``host`` on ``port``, resolving to ``addresses``, is named here (by name, or every address
+        that is not public lies in a named network)."""
+        if (host, port) in self.names or (host, None) in self.names:
+            return True
+        if not self.networks:
+            return False
+        for address in addresses:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+            if blocked(address) and not any(ip in net for net in self.networks if net.version == ip.version):
+                return False
+        return True
+
+
+def _host_port(entry: str) -> tuple[str, int | None]:
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+    else:
+        host, port = entry, ""
+    if port and not port.isdigit():
+        raise ConfigError(f"{entry!r}: the port is not a number")
+    return host, int(port) if port else None
+
+
+def allowed_private(extra: Iterable[str] = ()) -> PrivateHosts:
+    """The machine's allow list (``$KBFLOW_FETCH_ALLOW_HOSTS``, :func:`kbflow.config.env.fetch_allow_hosts`) with a
+    source's own ``extra`` entries."""
+    return PrivateHosts.of([*fetch_allow_hosts(), *extra])
 
 
 def _embedded_v4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
@@ -118,19 +183,23 @@ def check_url(url: str) -> tuple[str, str, int]:
     return scheme, host, port
 
 
-def _addresses(url: str, host: str, port: int) -> list[str]:
-    """The addresses to connect to: every address the host resolves to, each checked (any refusal refuses)."""
+def _addresses(url: str, host: str, port: int, private: PrivateHosts | None = None) -> list[str]:
+    """The addresses to connect to: every address the host resolves to, each checked (any refusal refuses),
+    unless the host or its addresses are in ``private`` (default: the machine's allow list)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise SourceError(f"{url}: cannot resolve {host} ({exc.strerror})") from None
     addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-    if (host, port) in _allowed_exceptions():
+    if (private if private is not None else allowed_private()).allows(host, port, addresses):
         return addresses
     for address in addresses:
         why = blocked(address)
         if why:
-            raise SourceError(f"{url}: refused: {host} resolves to {why} (server-side request forgery guard)")
+            raise SourceError(
+                f"{url}: refused: {host} resolves to {why} (server-side request forgery guard); a private host "
+                "a source should reach is named with --allow-private, or $KBFLOW_FETCH_ALLOW_HOSTS"
+            )
     return addresses
 
 
@@ -164,17 +233,20 @@ def fetch(
     last_modified: str | None = None,
     timeout: float = TIMEOUT,
     accept: tuple[str, ...] = HTML_TYPES,
+    private: PrivateHosts | None = None,
 ) -> Fetched:
     """GET ``url`` behind the guard (see the module docs); a :class:`SourceError` naming the URL on refusal.
 
     ``accept``: the content types taken (HTML pages by default; a crawl reads ``robots.txt`` and sitemaps too).
+    ``private``: the private hosts and networks it may reach (default: ``$KBFLOW_FETCH_ALLOW_HOSTS`` alone).
     """
+    private = private if private is not None else allowed_private()
     deadline = time.monotonic() + timeout
     hops: list[str] = []
     current = url
     while True:
         scheme, host, port = check_url(current)
-        addresses = _addresses(current, host, port)
+        addresses = _addresses(current, host, port, private)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise SourceError(f"{url}: no answer within {timeout:g}s")

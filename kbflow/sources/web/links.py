@@ -1,0 +1,112 @@
+"""What a page links to, as a reader's browser would reach it, and which of those links are the site's navigation.
+
+A crawl follows what a reader can reach from a page: its ``<a href>`` links,
+the documents its frames and iframes show (mdBook's table of contents is an
+``<iframe src="toc.html">`` inside ``<noscript>``; Javadoc's older sites are
+framesets), and the pages its ``<link rel>`` names (``next``, ``prev``,
+``contents``, ``index``, ``up``...). Some of these are *navigation*: the
+site's own table of contents and reading order. A link inside a navigation
+element (``<nav>``, or an element whose class or id names a sidebar, a table
+of contents, a toctree, a menu or a navbar: mdBook's sidebar, Sphinx's
+toctree and sidebar, Docusaurus' sidebar, rustdoc's sidebar, Javadoc's
+navigation bar), a frame, a ``<link rel>`` and an ``<a rel="next">`` or
+``prev`` are navigation; a link in the text is not. A crawl counts depth in
+text links only, so a book whose chapters form a chain (each page linking
+the next) is read whole at any depth.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import re
+from dataclasses import dataclass
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+__all__ = ["Link", "links_of", "page_links"]
+
+#: ``<link rel>`` values that name another page of the same document set
+NAV_RELS = frozenset(
+    "next prev previous contents toc index start first last up chapter section subsection appendix glossary".split()
+)
+#: a class or id naming a navigation element
+_NAV_NAME = re.compile(
+    r"(?:^|[-_ ])(?:nav|navbar|sidebar|sidebars|toc|toctree|menu|navigation|subnav|topnav)(?:[-_ ]|$)"
+)
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
+)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link of a page: its absolute URL (no fragment) and whether it is the site's navigation."""
+
+    url: str
+    navigation: bool = False
+
+
+class _Links(html.parser.HTMLParser):
+    """A page's links, the ``<base href>`` and its robots meta; navigation elements tracked as a stack."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base: str | None = None
+        self.found: list[tuple[str, bool]] = []
+        self.robots = ""
+        self._open: list[tuple[str, bool]] = []  # (tag, is a navigation element)
+
+    def _in_nav(self) -> bool:
+        return any(nav for _, nav in self._open)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        rel = set(values.get("rel", "").lower().split())
+        if tag == "base" and values.get("href") and self.base is None:
+            self.base = values["href"]
+        elif tag == "a" and values.get("href") and "nofollow" not in rel:
+            self.found.append((values["href"], self._in_nav() or bool(rel & {"next", "prev", "previous"})))
+        elif tag == "link" and values.get("href") and rel & NAV_RELS:
+            self.found.append((values["href"], True))
+        elif tag in ("frame", "iframe") and values.get("src"):
+            self.found.append((values["src"], True))
+        elif tag == "meta" and values.get("name", "").lower() in ("robots", "kbflow"):
+            self.robots += "," + values.get("content", "").lower()
+        if tag not in _VOID:
+            names = f"{values.get('class', '')} {values.get('id', '')}".lower()
+            self._open.append((tag, tag == "nav" or bool(_NAV_NAME.search(names))))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID and self._open and self._open[-1][0] == tag:
+            self._open.pop()
+
+    def handle_endtag(self, tag: str) -> None:
+        for i in range(len(self._open) - 1, max(-1, len(self._open) - 64), -1):  # close what it closes
+            if self._open[i][0] == tag:
+                del self._open[i:]
+                return
+
+
+def links_of(text: str, url: str) -> list[Link]:
+    """The ``http(s)`` links of a page fetched from ``url`` (absolute, fragments dropped, each once: as navigation
+    where any of its appearances is); none when the page's robots meta says ``nofollow`` (or ``none``)."""
+    parser = _Links()
+    try:
+        parser.feed(text)
+        parser.close()
+    except (AssertionError, ValueError):  # html.parser gives up on some broken markup: keep what it read
+        pass
+    if {d.strip() for d in parser.robots.split(",")} & {"nofollow", "none"}:
+        return []
+    base = urljoin(url, parser.base) if parser.base else url
+    out: dict[str, bool] = {}
+    for href, navigation in parser.found:
+        target = urldefrag(urljoin(base, href.strip())).url
+        if urlsplit(target).scheme in ("http", "https"):
+            out[target] = out.get(target, False) or navigation
+    return [Link(target, navigation) for target, navigation in out.items()]
+
+
+def page_links(text: str, url: str) -> list[str]:
+    """The URLs of :func:`links_of`, in the order the page names them."""
+    return [link.url for link in links_of(text, url)]
