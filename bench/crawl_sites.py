@@ -31,6 +31,7 @@ from kbflow import pipeline  # noqa: E402
 from kbflow import schema as S  # noqa: E402
 from kbflow.config import Settings  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
+from kbflow.lake.sql import sql_str  # noqa: E402
 from kbflow.records import Source  # noqa: E402
 from kbflow.sources.web.links import links_of  # noqa: E402
 
@@ -60,7 +61,7 @@ def reachable(folder: str) -> set[str]:
 
 
 def kept(lake: Lake, source_id: str) -> set[str]:
-    keys = lake.scan(S.DOCUMENTS, [S.UNIT_KEY], f"{S.SOURCE_ID} = {S.sql_str(source_id)}").column(0).to_pylist()
+    keys = lake.scan(S.DOCUMENTS, [S.UNIT_KEY], f"{S.SOURCE_ID} = {sql_str(source_id)}").column(0).to_pylist()
     return {k.split("#", 1)[0] for k in keys}
 
 

@@ -47,7 +47,7 @@ from kbflow.evaluate.evaluate import (  # noqa: E402
 from kbflow.evaluate.metrics import score_run  # noqa: E402
 from kbflow.index.search import index_stopwords  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
-from kbflow.terms import TOKEN_PATTERN  # noqa: E402
+from kbflow.text.terms import TOKEN_PATTERN  # noqa: E402
 
 
 def bm25s_run(texts, cids, doc_of, queries: dict[str, str], depth: int, stemmer, stopwords) -> dict:

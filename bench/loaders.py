@@ -216,7 +216,7 @@ def cli_resolve(lake, row: dict, repeat: int) -> None:
 
 def check_counts(lake) -> None:
     """The ``locators_resolve`` check on the lake: its time, and how many pages and documents it parsed."""
-    from kbflow.checks import check_locators
+    from kbflow.pipeline.checks import check_locators
     from kbflow.sources.pdf import parse as pdfparse
 
     pages_parsed, documents_parsed = [], []

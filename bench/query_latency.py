@@ -46,12 +46,13 @@ sys.path.insert(0, os.path.dirname(HERE))
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from kbflow import Retriever, ids  # noqa: E402
+from kbflow import Retriever  # noqa: E402
 from kbflow import schema as S  # noqa: E402
 from kbflow.config import DEFAULT_MODEL  # noqa: E402
 from kbflow.index import search as search_index  # noqa: E402
 from kbflow.index.search import sync_search_table  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
+from kbflow.records import ids  # noqa: E402
 
 SYLLABLES = "ka lo mi ne ru sa to vi ze qua bri cor dex fen gol hum ix jor lum".split()
 

@@ -75,12 +75,12 @@ _EXPORTS = {
     "VersionNotFoundError": "kbflow.errors",
     "Client": "kbflow.service.client",
     "Service": "kbflow.service.core",
-    "insights": "kbflow.analytics",
-    "Insights": "kbflow.analytics",
-    "ApiKey": "kbflow.keys",
-    "create_key": "kbflow.keys",
-    "list_keys": "kbflow.keys",
-    "revoke_key": "kbflow.keys",
+    "insights": "kbflow.usage.insights",
+    "Insights": "kbflow.usage.insights",
+    "ApiKey": "kbflow.usage.keys",
+    "create_key": "kbflow.usage.keys",
+    "list_keys": "kbflow.usage.keys",
+    "revoke_key": "kbflow.usage.keys",
     "Claims": "kbflow.claims",
     "Claim": "kbflow.claims",
     "Evidence": "kbflow.claims",
@@ -166,7 +166,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'kbflow' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     if name in ("Hit", "Hits"):
-        importlib.import_module("kbflow.render")  # hits draw themselves in notebooks (records.hits.FIGURES)
+        importlib.import_module("kbflow.records.render")  # hits draw themselves in notebooks (records.hits.FIGURES)
     globals()[name] = value
     return value
 
@@ -176,7 +176,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kbflow.analytics import Insights, insights
     from kbflow.chunk.base import chunk_unit
     from kbflow.claims import Claim, Claims, Evidence
     from kbflow.config import ChunkSettings, RetrievalSettings, Settings
@@ -210,7 +209,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.evaluate import evaluate_dataset
     from kbflow.evaluate.paired import paired_runs
     from kbflow.evaluate.runs import EvalRun, compare_runs, load_runs
-    from kbflow.keys import ApiKey, create_key, list_keys, revoke_key
     from kbflow.lake.lake import Lake
     from kbflow.lake.malloc import limit_malloc_arenas
     from kbflow.pipeline import IngestSummary, ingest, remove_source, run_ingest, stale_sources
@@ -224,3 +222,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from kbflow.service.client import Client
     from kbflow.service.core import Service
     from kbflow.sources.base import get_loader
+    from kbflow.usage.insights import Insights, insights
+    from kbflow.usage.keys import ApiKey, create_key, list_keys, revoke_key

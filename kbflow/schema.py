@@ -13,7 +13,7 @@ search       ``chunk_id``                   chunks joined with the active model'
 eval_runs    ``run_id``                     one evaluated configuration (kbflow.evaluate)
 query_log    ``query_id``                   one search from a user-facing surface (kbflow.usage)
 citation_log ``citation_id``                one chunk put in front of a model (kbflow.usage)
-api_keys     ``key_id``                     keys ``kbflow serve`` accepts, hashed (kbflow.keys)
+api_keys     ``key_id``                     keys ``kbflow serve`` accepts, hashed (kbflow.usage.keys)
 claims       ``claim_id``                   learned claims, current state, with evidence (kbflow.claims)
 claim_events ``n``                          the claims' append-only history: the source of truth
 claim_audit  ``n``                          one row per learn/observe/verify/dispute/supersede attempt
@@ -284,7 +284,7 @@ EVAL_RUNS_SCHEMA = pa.schema(
 )
 
 # query_log: one row per search from a user-facing surface (kbflow.usage); citation_log: one row per
-# chunk put in front of a model; api_keys: the keys `kbflow serve` accepts (kbflow.keys)
+# chunk put in front of a model; api_keys: the keys `kbflow serve` accepts (kbflow.usage.keys)
 QUERY_LOG = "query_log"
 CITATION_LOG = "citation_log"
 API_KEYS = "api_keys"
@@ -484,16 +484,3 @@ SEARCH_MODEL_META = b"kbflow.model_id"
 #: Table-level metadata key on the search table: how its ``search_text`` was made (a table made otherwise is
 #: rebuilt by the next sync)
 SEARCH_TEXT_META = b"kbflow.search_text"
-
-
-def sql_str(value: str) -> str:
-    """Quote ``value`` as a SQL string literal for a Lance filter."""
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def sql_in(column: str, values) -> str:
-    """``column IN ('a', 'b')``; ``FALSE`` for an empty collection."""
-    values = list(values)
-    if not values:
-        return "FALSE"
-    return f"{column} IN ({', '.join(sql_str(v) for v in values)})"

@@ -14,11 +14,11 @@ import warnings
 
 import dagster as dg
 
-from kbflow import checks as kchecks
 from kbflow import pipeline
 from kbflow.errors import KbflowError
 from kbflow.lake.lease import lease
 from kbflow.lake.storage import storage_errors
+from kbflow.pipeline import checks as kchecks
 from kbflow.pipeline.progress import embed_bar, load_bar
 from kbflow_dagster.resources import KbflowResource
 

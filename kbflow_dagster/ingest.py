@@ -64,7 +64,7 @@ def dagster_home(lake: Lake) -> str:
         return os.environ["KBFLOW_DAGSTER_HOME"]
     if lake.is_local:
         return os.path.join(lake.uri.removeprefix("file://"), ".dagster")
-    from kbflow import ids
+    from kbflow.records import ids
 
     return os.path.join(os.path.expanduser("~"), ".kbflow", "dagster", ids.digest(lake.uri, size=8))
 

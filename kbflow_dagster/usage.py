@@ -1,10 +1,10 @@
-"""The ``insights`` asset: the query and citation logs' report (kbflow.analytics) as a Markdown table."""
+"""The ``insights`` asset: the query and citation logs' report (kbflow.usage.insights) as a Markdown table."""
 
 # no `from __future__ import annotations`: Dagster reads the config annotation at run time
 
 import dagster as dg
 
-from kbflow.analytics import insights as build_insights
+from kbflow.usage.insights import insights as build_insights
 from kbflow_dagster.resources import KbflowResource
 
 

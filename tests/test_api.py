@@ -105,8 +105,8 @@ def test_help_loads_no_heavy_module():
 
 def test_one_registry_refuses_a_second_class_under_a_taken_name():
     from kbflow.chunk.base import CHUNKERS
+    from kbflow.config.registry import Registry
     from kbflow.embed.base import EMBEDDERS
-    from kbflow.registry import Registry
     from kbflow.retrieve.rerank import RERANKERS
     from kbflow.sources.base import LOADERS
 

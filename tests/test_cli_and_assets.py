@@ -315,11 +315,10 @@ def test_refresh_schedules_from_the_registry_and_search_index_follows(tmp_path, 
 def test_four_sources_ingested_by_two_workers_lose_no_row(tmp_path):
     """Four sources materialized side by side (two worker processes, concurrent commits to the same tables)
     hold exactly the rows a one-process ingest of the same sources holds."""
-    from kbflow import checks
     from kbflow import schema as S
     from kbflow.config import Settings
     from kbflow.lake import Lake
-    from kbflow.pipeline import run_ingest
+    from kbflow.pipeline import checks, run_ingest
     from kbflow.records import Source
 
     shared = "## Shared\n\nThis paragraph is in every source, so its embedding is added by several workers at once.\n"
@@ -431,7 +430,7 @@ def test_observing_the_sources_records_each_ones_fingerprint_as_its_data_version
 def test_search_shows_a_files_terminal_escapes_as_text_and_resolve_gives_them_exactly(tmp_path):
     """A file's ANSI sequences (colour, window title) and a bidirectional override would be obeyed by the
     terminal `kbflow search` prints to; they are shown as escapes. `resolve` piped gives the exact text."""
-    from kbflow.commands.common import for_terminal
+    from kbflow.cli.options import for_terminal
 
     folder = tmp_path / "docs"
     folder.mkdir()

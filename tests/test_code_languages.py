@@ -12,9 +12,9 @@ from kbflow.chunk.code import code_segments
 from kbflow.chunk.grammars import LANGUAGES, available
 from kbflow.chunk.structured import data_spans
 from kbflow.config import ChunkSettings
-from kbflow.languages import language_of, language_of_script
 from kbflow.records import Locator, RawUnit, Source
 from kbflow.sources.repo import RepoLoader
+from kbflow.text.languages import language_of, language_of_script
 from tests.code_samples import SAMPLES
 
 

@@ -15,10 +15,10 @@ from conftest import FAST_MODEL, REPO
 
 from kbflow import LakeBusyError, Retriever, pipeline
 from kbflow import schema as S
-from kbflow.checks import check_keys_unique
 from kbflow.cli import main
 from kbflow.lake.lease import holder, lease
 from kbflow.lake.repair import find_duplicates
+from kbflow.pipeline.checks import check_keys_unique
 
 HOLD = textwrap.dedent(
     """

@@ -11,9 +11,9 @@ from conftest import FAST_MODEL, REPO
 
 from kbflow import Retriever, pipeline
 from kbflow import schema as S
-from kbflow.checks import run_checks
 from kbflow.config import Settings
 from kbflow.lake import Lake
+from kbflow.pipeline.checks import run_checks
 from kbflow.records import Source
 
 # Each point patches one function of the real pipeline to SIGKILL the process there.

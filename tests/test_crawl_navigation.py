@@ -14,12 +14,12 @@ import pytest
 from conftest import local_http
 
 from kbflow.errors import AccessDeniedError, ConfigError, SourceError
-from kbflow.keys import create_key
 from kbflow.lake import Lake
 from kbflow.pipeline import register_source
 from kbflow.sources.web.crawl import CrawlSettings, crawl
 from kbflow.sources.web.fetch import PrivateHosts, fetch
 from kbflow.sources.web.links import links_of
+from kbflow.usage.keys import create_key
 
 CHAPTERS = 12
 

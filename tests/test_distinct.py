@@ -86,7 +86,7 @@ def test_a_search_shows_each_text_once_and_lists_the_copies(tmp_path, fast_setti
 
 
 def test_the_page_and_the_cli_name_the_other_places():
-    from kbflow.commands.search import hit_places
+    from kbflow.cli.search import hit_places
     from kbflow.records import Citation, Locator
     from kbflow.service.web.pages import _also_in
 

@@ -111,7 +111,7 @@ def test_a_source_whose_extra_is_missing_fails_alone_naming_it(monkeypatch, tmp_
 
 def test_the_page_picture_names_the_pdf_extra(monkeypatch, tmp_path):
     from kbflow.errors import MissingDependencyError
-    from kbflow.render import page_png
+    from kbflow.records.render import page_png
 
     monkeypatch.setenv("KBFLOW_CACHE", str(tmp_path / "cache"))
     _block(monkeypatch, "pdf")

@@ -59,7 +59,7 @@ def test_a_financebench_folder_is_a_dataset_judged_by_page(tmp_path):
 
 
 def test_kbflow_eval_reports_pages_documents_and_question_types(tmp_path, monkeypatch):
-    from kbflow.evaluate.cli import eval_command
+    from kbflow.cli.eval import eval_command
 
     root = _folder(tmp_path)
     monkeypatch.setenv("KBFLOW_MODEL", "hash:64")

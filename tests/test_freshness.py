@@ -8,10 +8,10 @@ from conftest import FAST_MODEL
 
 from kbflow import Retriever, pipeline
 from kbflow import schema as S
-from kbflow.checks import run_checks
 from kbflow.cli import main
 from kbflow.config import Settings
 from kbflow.errors import LakeError
+from kbflow.pipeline.checks import run_checks
 
 
 def test_remove_source_everywhere_and_idempotent(ingested, fast_settings):

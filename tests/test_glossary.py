@@ -1,4 +1,5 @@
-"""Query expansion from a glossary (kbflow.glossary): matching, user files, settings, and a search over a lake."""
+"""Query expansion from a glossary (kbflow.retrieve.glossary): matching, user files, settings, and a search over a
+lake."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from kbflow import Retriever, pipeline
 from kbflow.config import RetrievalSettings, Settings
 from kbflow.errors import ConfigError, QueryError
 from kbflow.evaluate.evaluate import config_for
-from kbflow.glossary import expanded_query, load_glossary, parse_glossary
 from kbflow.lake import Lake
 from kbflow.records import Source
+from kbflow.retrieve.glossary import expanded_query, load_glossary, parse_glossary
 
 
 def test_a_term_adds_the_words_it_stands_for_and_other_queries_stay_as_written():
@@ -94,10 +95,16 @@ def test_a_bad_glossary_names_the_file_line_and_reason(tmp_path):
         load_glossary(3)  # type: ignore[arg-type]
 
 
-def test_the_glossary_is_a_checked_retrieval_setting_and_a_sweep_key(tmp_path):
+def test_the_glossary_is_a_checked_retrieval_setting_and_a_sweep_key(tmp_path, statements):
     assert RetrievalSettings().glossary == "finance"
+    with pytest.raises(ConfigError, match="built-in name, a file path"):
+        RetrievalSettings(glossary=" ")
+    # the file or name is read where it is used: a retriever opening with it, a search naming it
+    bad = statements.settings.to_dict() | {"retrieval": {"glossary": "medicine"}}
     with pytest.raises(ConfigError, match="neither a built-in glossary"):
-        RetrievalSettings(glossary="medicine")
+        Retriever.open(statements.lake, settings=bad)
+    with pytest.raises(QueryError, match="neither a built-in glossary"):
+        statements.search("capex", glossary="medicine")
     path = tmp_path / "g.tsv"
     path.write_text("churn\tcustomers lost\n")
     settings = Settings.from_dict({"lake": str(tmp_path / "lake"), "retrieval": {"glossary": str(path)}})

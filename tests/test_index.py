@@ -119,7 +119,7 @@ def test_the_keyword_index_ranks_like_rank_bm25_with_the_same_tokenization(tmp_p
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     from kbflow.index.search import fts_config, index_stopwords
-    from kbflow.terms import TOKEN_PATTERN
+    from kbflow.text.terms import TOKEN_PATTERN
 
     docs, queries = _passages()
     stops = set(index_stopwords(sorted(STOPWORDS_EN_PLUS)))

@@ -1,11 +1,11 @@
-"""Citation labels: one short line a person reads per locator kind (kbflow.labels)."""
+"""Citation labels: one short line a person reads per locator kind (kbflow.records.labels)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kbflow.labels import MAX_LABEL_CHARS, citation_label, shorten
 from kbflow.records import Citation, Locator
+from kbflow.records.labels import MAX_LABEL_CHARS, citation_label, shorten
 
 MDBOOK_TITLE = "References and Borrowing - The Rust Programming Language"
 

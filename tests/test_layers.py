@@ -10,27 +10,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "kbflow"
 
 #: the layers of the flow, lowest first; a module belongs to the first prefix it matches (longest wins)
 LAYERS: list[tuple[str, ...]] = [
-    # helpers that know nothing of the flow
-    (
-        "kbflow.errors",
-        "kbflow._lazy",
-        "kbflow.ids",
-        "kbflow.schema",
-        "kbflow.registry",
-        "kbflow.languages",
-        "kbflow.terms",
-        "kbflow.glossary",
-        "kbflow.scopes",
-        "kbflow._cliopts",
-    ),
+    # what knows nothing of the flow: errors, lazy imports, the tables' schemas, how text is read
+    ("kbflow.errors", "kbflow._lazy", "kbflow.schema", "kbflow.text"),
     ("kbflow.config",),
-    ("kbflow.records", "kbflow.labels"),
-    ("kbflow.render",),  # pictures of records: it fills records.hits.FIGURES
-    ("kbflow.lake", "kbflow.usage", "kbflow.keys"),
+    ("kbflow.records",),  # records, their ids, scopes, labels and pictures
+    ("kbflow.lake", "kbflow.usage"),  # the lake's tables; who uses them (keys, logs, insights)
     ("kbflow.sources", "kbflow.chunk", "kbflow.embed"),
     ("kbflow.index",),
     ("kbflow.retrieve",),
-    ("kbflow.checks", "kbflow.claims", "kbflow.analytics"),
+    ("kbflow.claims",),
     ("kbflow.pipeline", "kbflow.evaluate"),
     ("kbflow.service", "kbflow.cli", "kbflow"),  # "kbflow": the package itself, the public API
 ]

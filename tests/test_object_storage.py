@@ -141,7 +141,7 @@ def test_a_writer_killed_mid_commit_leaves_a_readable_lake_that_the_next_ingest_
     assert summary.ok, summary.to_dict()
     hits = Retriever.open(lake_uri, settings=settings).search("canals and locks", k=3, mode="bm25")
     assert hits and "Canals" in hits[0].text
-    from kbflow import checks
+    from kbflow.pipeline import checks
 
     assert checks.check_keys_unique(Lake(lake_uri)).passed
     assert checks.check_search_matches_chunks(Lake(lake_uri)).passed

@@ -6,9 +6,9 @@ from conftest import FAST_MODEL
 
 from kbflow import pipeline
 from kbflow import schema as S
-from kbflow.checks import run_checks
 from kbflow.errors import LakeError, SourceError, SourceNotFoundError
 from kbflow.lake import Lake
+from kbflow.pipeline.checks import run_checks
 from kbflow.records import Source
 
 

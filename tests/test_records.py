@@ -2,8 +2,7 @@ import json
 
 from conftest import CITATION_KEYS, HIT_KEYS
 
-from kbflow import ids
-from kbflow.records import Citation, Hit, Locator
+from kbflow.records import Citation, Hit, Locator, ids
 from kbflow.records.prompt import MARKER, parse_blocks
 
 
@@ -68,14 +67,14 @@ def test_ids_are_stable_and_unambiguous():
 
 
 def test_a_hit_draws_itself_with_what_render_registers(monkeypatch):
-    """The records know nothing of pictures: a hit shows its citation and text until kbflow.render (which the
+    """The records know nothing of pictures: a hit shows its citation and text until kbflow.records.render (which the
     retriever and the client import) registers how to draw it."""
-    import kbflow.render
+    import kbflow.records.render
     from kbflow.records import hits
 
     cite = Citation("s", "docs", "/d", Locator(kind="doc", path="a.md", char_start=0, char_end=5))
     hit = Hit(1, 0.5, "c1", "a <b> text", cite, "doc", "global")
-    assert hits.FIGURES["figure"] is kbflow.render.hit_figure
+    assert hits.FIGURES["figure"] is kbflow.records.render.hit_figure
     monkeypatch.setattr(hits, "FIGURES", {})
     assert hit._repr_html_() == "<p><code>a.md</code></p><pre>a &lt;b&gt; text</pre>"
     monkeypatch.setattr(hits, "FIGURES", {"figure": lambda h, width: f"drawn at {width}"})

@@ -120,9 +120,9 @@ def test_ann_path_above_the_exact_limit(tmp_path, monkeypatch):
     from conftest import FAST_MODEL
 
     from kbflow import pipeline
-    from kbflow.checks import run_checks
     from kbflow.index import search
     from kbflow.lake import Lake
+    from kbflow.pipeline.checks import run_checks
     from kbflow.records import Source
 
     monkeypatch.setattr(search, "VECTOR_INDEX_MIN_ROWS", 300)

@@ -22,13 +22,13 @@ from kbflow import schema as S
 from kbflow.cli import main
 from kbflow.config import Settings
 from kbflow.errors import AccessDeniedError, AuthError, QueryError
-from kbflow.keys import create_key, revoke_key
 from kbflow.lake import Lake
 from kbflow.pipeline import ingest
 from kbflow.records import Source
 from kbflow.records.prompt import parse_blocks
 from kbflow.service.app import MAX_BODY, create_app
 from kbflow.service.core import Service
+from kbflow.usage.keys import create_key, revoke_key
 
 TEAMS = {
     "handbook": ("global", "# Handbook\n\nVacation policy: twenty days a year for everyone.\n"),

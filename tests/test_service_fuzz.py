@@ -14,12 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 
 from kbflow.config import Settings
-from kbflow.keys import create_key
 from kbflow.lake import Lake
 from kbflow.pipeline import ingest
 from kbflow.records import Source
 from kbflow.service.app import create_app
 from kbflow.service.core import Service
+from kbflow.usage.keys import create_key
 
 #: (caller, status) -> answers seen; the closing summary of a run
 SEEN: collections.Counter = collections.Counter()

@@ -24,7 +24,6 @@ from kbflow import schema as S
 from kbflow.cli import main
 from kbflow.config import Settings
 from kbflow.errors import AccessDeniedError, SourceConflictError, SourceError, UnsafeFileError
-from kbflow.keys import create_key
 from kbflow.lake import Lake
 from kbflow.pipeline import ingest, register_source, rename_source
 from kbflow.records import Source
@@ -33,6 +32,7 @@ from kbflow.records.source_ids import check_source_id, is_source_id
 from kbflow.retrieve.resolver import resolve
 from kbflow.service.admission import Admission, searches
 from kbflow.service.core import Service
+from kbflow.usage.keys import create_key
 
 SECRET = "BILLING_DB_PASSWORD=hunter2-billing"
 CREDENTIALS = "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/CREDENTIALSFILE"

@@ -15,12 +15,12 @@ from test_service import Server, free_port
 from test_service_web import CHROMIUM, _browser, csrf_of
 
 from kbflow.config import Settings
-from kbflow.keys import create_key
 from kbflow.lake import Lake
 from kbflow.pipeline import ingest
 from kbflow.records import Source
 from kbflow.service.core import Service
 from kbflow.service.security import Policy, _json_body, check_csrf, csrf_token
+from kbflow.usage.keys import create_key
 
 SECRET = "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 

@@ -20,7 +20,7 @@ from kbflow.config import Settings
 from kbflow.lake import Lake
 from kbflow.pipeline import ingest
 from kbflow.records import Source
-from kbflow.render import DEFAULT_SCALE, page_regions
+from kbflow.records.render import DEFAULT_SCALE, page_regions
 from kbflow.service.core import Service
 
 #: where the browser tests leave a screenshot of each page (docs/serving.md shows two, copied to docs/screenshots/)
@@ -149,7 +149,7 @@ def test_the_sources_page_shows_status_errors_and_left_out_files(web):
 
 
 def test_pages_need_a_key_when_the_lake_has_keys(tmp_path):
-    from kbflow.keys import create_key
+    from kbflow.usage.keys import create_key
 
     lake = Lake(str(tmp_path / "lake"))
     (tmp_path / "d").mkdir()

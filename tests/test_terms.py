@@ -1,6 +1,6 @@
 import pytest
 
-from kbflow.terms import identifier_words, query_identifiers, split_identifier, symbol_name
+from kbflow.text.terms import identifier_words, query_identifiers, split_identifier, symbol_name
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 
 from kbflow import Retriever, StaleCitationError, resolve
-from kbflow.checks import check_locators
 from kbflow.cli import main
 from kbflow.errors import ResolveError
+from kbflow.pipeline.checks import check_locators
 
 
 def _hit(lake, path_part):

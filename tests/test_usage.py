@@ -8,12 +8,13 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from kbflow import Retriever, insights, scopes, usage
+from kbflow import Retriever, insights, usage
 from kbflow import schema as S
 from kbflow.cli import main
 from kbflow.errors import AuthError, ConfigError, NotFoundError, QueryError
-from kbflow.keys import KeyRing, create_key, list_keys, revoke_key
 from kbflow.lake import Lake
+from kbflow.records import scopes
+from kbflow.usage.keys import KeyRing, create_key, list_keys, revoke_key
 
 
 def test_scope_paths_nest():

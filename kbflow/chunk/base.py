@@ -16,11 +16,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kbflow import ids
 from kbflow.config import ChunkSettings
+from kbflow.config.registry import Registry
 from kbflow.errors import ConfigError
-from kbflow.records import Chunk, Locator, RawUnit
-from kbflow.registry import Registry
+from kbflow.records import Chunk, Locator, RawUnit, ids
 
 log = logging.getLogger("kbflow")
 

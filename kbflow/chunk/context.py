@@ -28,7 +28,7 @@ It is a chunking setting (``ChunkSettings.context``): ``kbflow eval --sweep``
 compares with and without it (sweep key ``context``).
 
 The keyword leg indexes more than what is embedded: :func:`search_texts` adds
-the words of camelCase identifiers (:mod:`kbflow.terms`), and
+the words of camelCase identifiers (:mod:`kbflow.text.terms`), and
 :func:`search_names` gives each chunk a second, boosted field: where it is
 (code path and symbol, document path and heading path).
 """
@@ -40,7 +40,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.records import Locator, RawUnit
-from kbflow.terms import identifier_words
+from kbflow.text.terms import identifier_words
 
 __all__ = [
     "SEARCH_TEXT_REVISION",
@@ -124,7 +124,7 @@ def embed_texts(rows: Any) -> list[str]:
 
 def search_texts(rows: Any) -> list[str]:
     """What the keyword leg indexes for each chunk row: what is embedded, then the words of its identifiers
-    with a case change (``makeRecord`` -> ``make record``, :mod:`kbflow.terms`)."""
+    with a case change (``makeRecord`` -> ``make record``, :mod:`kbflow.text.terms`)."""
     out = []
     for text in embed_texts(rows):
         words = identifier_words(text)

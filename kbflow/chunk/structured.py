@@ -23,8 +23,8 @@ from typing import Any
 from kbflow.chunk.base import Chunker, Piece, count_tokens, register_chunker
 from kbflow.chunk.document import _trim, document_spans, split_span
 from kbflow.chunk.grammars import grammar_installed, grammar_parser
-from kbflow.languages import DATA_LANGUAGES
 from kbflow.records import RawUnit
+from kbflow.text.languages import DATA_LANGUAGES
 
 log = logging.getLogger("kbflow")
 _GRAMMARS = {"json": "tree_sitter_json", "yaml": "tree_sitter_yaml", "toml": "tree_sitter_toml"}

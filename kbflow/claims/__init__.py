@@ -14,7 +14,7 @@
   (:mod:`kbflow.claims.index`: the in-memory hybrid index over claim texts);
 - :mod:`kbflow.claims.evidence`: stale-evidence detection;
 - :mod:`kbflow.claims.tables`: where the tables live (the lake, or memory);
-- :mod:`kbflow.claims.cli`: ``kbflow claims ...``.
+- :mod:`kbflow.cli.claims`: ``kbflow claims ...``.
 
 Names load on first use, so ``kbflow --help`` imports none of this.
 """

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kbflow import schema as S
 from kbflow.claims.model import CITATION, Claim, Evidence, StaleEvidence
 from kbflow.errors import ResolveError, StaleCitationError
+from kbflow.lake.sql import sql_in
 from kbflow.records import Citation
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def _lake_rows(lake: Lake, chunk_ids: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for start in range(0, len(chunk_ids), _BATCH):
         part = chunk_ids[start : start + _BATCH]
-        table = lake.scan(S.CHUNKS, [S.CHUNK_ID, S.CHUNK_HASH], S.sql_in(S.CHUNK_ID, part))
+        table = lake.scan(S.CHUNKS, [S.CHUNK_ID, S.CHUNK_HASH], sql_in(S.CHUNK_ID, part))
         out.update(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True))
     return out
 
@@ -54,7 +55,7 @@ def _lake_hashes(lake: Lake, pairs: Sequence[tuple[str, str]]) -> set[tuple[str,
     hashes = sorted({h for _, h in pairs})
     found: set[tuple[str, str]] = set()
     for start in range(0, len(hashes), _BATCH):
-        table = lake.scan(S.CHUNKS, [S.SOURCE_ID, S.CHUNK_HASH], S.sql_in(S.CHUNK_HASH, hashes[start : start + _BATCH]))
+        table = lake.scan(S.CHUNKS, [S.SOURCE_ID, S.CHUNK_HASH], sql_in(S.CHUNK_HASH, hashes[start : start + _BATCH]))
         found.update(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True))
     return found
 

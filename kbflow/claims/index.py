@@ -18,7 +18,7 @@ import numpy as np
 
 from kbflow.retrieve.dense import top_k
 from kbflow.retrieve.fusion import FUSIONS
-from kbflow.terms import ENGLISH_STOPWORDS, split_identifier
+from kbflow.text.terms import ENGLISH_STOPWORDS, split_identifier
 
 __all__ = ["ClaimIndex", "tokens"]
 

@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 
 from kbflow import schema as S
-from kbflow import scopes
 from kbflow.claims import model as M
 from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
 from kbflow.claims.recall import ClaimRecall
 from kbflow.claims.tables import Tables, claim_from_row, claim_row
 from kbflow.errors import ClaimError
+from kbflow.records import scopes
 
 __all__ = [
     "APPLIED",

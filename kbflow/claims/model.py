@@ -16,9 +16,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kbflow import scopes
 from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError
-from kbflow.terms import lone_half
+from kbflow.lake.sql import sql_str
+from kbflow.records import scopes
+from kbflow.text.terms import lone_half
 
 if TYPE_CHECKING:
     from kbflow.lake.lake import Lake
@@ -212,7 +213,7 @@ class Evidence:
         if not isinstance(chunk_id, str) or not chunk_id or len(chunk_id) > 200:
             raise ClaimError(f"chunk id must be a non-empty string of at most 200 characters, got {chunk_id!r}")
         columns = [S.CHUNK_ID, S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.TITLE, S.CONTENT_HASH, S.CHUNK_HASH, S.LOCATOR]
-        rows = lake.scan(S.CHUNKS, [*columns, S.TEXT], f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
+        rows = lake.scan(S.CHUNKS, [*columns, S.TEXT], f"{S.CHUNK_ID} = {sql_str(chunk_id)}").to_pylist()
         if not rows:
             raise ClaimError(f"no chunk {chunk_id!r} in {lake.uri}; cite a chunk id a search returned")
         return cls.from_row(rows[0])

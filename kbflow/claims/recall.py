@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from kbflow import schema as S
-from kbflow import scopes as S_scopes
 from kbflow._lazy import require
 from kbflow.claims import model as M
 from kbflow.claims.index import ClaimIndex
 from kbflow.claims.model import Claim
 from kbflow.config import Settings
 from kbflow.errors import ConfigError, QueryError
+from kbflow.records import scopes as S_scopes
 
 __all__ = ["ClaimHit", "ClaimHits", "ClaimRecall", "claim_filter", "visible_scopes"]
 

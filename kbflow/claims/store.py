@@ -24,7 +24,6 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kbflow import scopes
 from kbflow.claims import model as M
 from kbflow.claims.evidence import EvidenceReport, find_stale
 from kbflow.claims.log import APPLIED, REFUSED, ClaimEvent, EventLog, PendingEvent, learn_event
@@ -35,6 +34,7 @@ from kbflow.config import MAX_K as MAX_SEARCH_K
 from kbflow.config import Settings
 from kbflow.errors import ClaimError, ClaimTransitionError, NotFoundError
 from kbflow.lake.lake import Lake
+from kbflow.records import scopes
 from kbflow.retrieve.request import check_query
 
 __all__ = ["ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims"]  # the package's names

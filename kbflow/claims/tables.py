@@ -29,6 +29,7 @@ from kbflow.claims import model as M
 from kbflow.claims.model import Actor, Claim, StaleEvidence
 from kbflow.errors import LakeBusyError, LakeError
 from kbflow.lake.lake import Lake
+from kbflow.lake.sql import sql_in, sql_str
 
 __all__ = ["LakeTables", "MemoryTables", "Tables", "claim_from_row", "claim_row"]
 
@@ -177,7 +178,7 @@ class LakeTables(Tables):
     def events(self, after: int = 0, claim_id: str | None = None) -> list[dict[str, Any]]:
         where = f"{S.EVENT_N} > {int(after)}"
         if claim_id is not None:
-            where += f" AND {S.CLAIM_ID} = {S.sql_str(claim_id)}"
+            where += f" AND {S.CLAIM_ID} = {sql_str(claim_id)}"
         rows = self._scan(S.CLAIM_EVENTS, where=where).to_pylist()
         return sorted(rows, key=lambda r: r[S.EVENT_N])
 
@@ -193,7 +194,7 @@ class LakeTables(Tables):
         out: list[dict] = []
         ids = list(claim_ids)
         for start in range(0, len(ids), 500):
-            out.extend(self._scan(S.CLAIMS, columns, S.sql_in(S.CLAIM_ID, ids[start : start + 500])).to_pylist())
+            out.extend(self._scan(S.CLAIMS, columns, sql_in(S.CLAIM_ID, ids[start : start + 500])).to_pylist())
         return out
 
     def claims_arrow(self):

@@ -17,7 +17,6 @@ from typing import Any
 from kbflow.config.env import DEFAULT_LOG_DAYS, env_int, resolve_lake
 from kbflow.config.models import DEFAULT_BACKEND, DEFAULT_MODEL, ENGINES, check_backend, model_id_of
 from kbflow.errors import ConfigError
-from kbflow.glossary import load_glossary
 
 __all__ = [
     "CHUNKER_REVISION",
@@ -210,7 +209,9 @@ class RetrievalSettings:
         both legs. ``"finance"`` (the default, built in), a path to a file
         of one ``terms<TAB>expansion`` entry a line, or ``"none"`` (off). A
         query that names no term is searched as written
-        (:mod:`kbflow.glossary`).
+        (:mod:`kbflow.retrieve.glossary`). The glossary is read, and a bad
+        name, file or entry refused, when a retriever opens with these
+        settings or a request names it, not at its first match.
     log_queries:
         Add a row per search to the lake's ``query_log`` (:mod:`kbflow.usage`;
         buffered, never blocking or failing a search). ``kbflow search
@@ -258,7 +259,8 @@ class RetrievalSettings:
                 raise ConfigError(f"{name} must be a number in 0..10, got {value!r}")
         if self.calibration is not None:
             object.__setattr__(self, "calibration", _calibration(self.calibration))
-        load_glossary(self.glossary)  # a bad name, file or entry fails here, not at the first search
+        if self.glossary is not None and (not isinstance(self.glossary, str) or not self.glossary.strip()):
+            raise ConfigError(f"glossary must be a built-in name, a file path or 'none', got {self.glossary!r}")
 
     def depth(self, k: int) -> int:
         """Candidates each leg fetches for a top-``k`` request: the fusion window and the score it must beat,

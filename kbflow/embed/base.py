@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from kbflow.config import model_id_of  # re-exported: where vectors are stored is configuration
+from kbflow.config.registry import Registry
 from kbflow.errors import ConfigError
-from kbflow.registry import Registry
 
 __all__ = ["EMBEDDERS", "Embedder", "get_embedder", "model_id_of", "register_provider"]
 

@@ -40,9 +40,9 @@ import subprocess
 import sysconfig
 from typing import Any
 
-from kbflow import ids
 from kbflow.errors import DatasetError, SourceError
 from kbflow.evaluate.dataset import BeirDataset
+from kbflow.records import ids
 from kbflow.sources.files import file_hash
 from kbflow.sources.jsonl import iter_records
 

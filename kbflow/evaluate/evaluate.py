@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kbflow import ids
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import MAX_QUERY_CHARS, RetrievalSettings, Settings
@@ -30,7 +29,7 @@ from kbflow.evaluate.beir import BeirDataset
 from kbflow.evaluate.metrics import score_run
 from kbflow.evaluate.runs import EvalRun
 from kbflow.lake.lake import Lake
-from kbflow.records import Source
+from kbflow.records import Source, ids
 
 __all__ = [
     "CONFIG_KEYS",

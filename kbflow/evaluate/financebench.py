@@ -18,8 +18,8 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from kbflow import ids
 from kbflow.errors import DatasetError
+from kbflow.records import ids
 
 __all__ = ["is_financebench", "load_financebench", "page_report"]
 

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kbflow import ids
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.errors import DatasetError
 from kbflow.evaluate.metrics import METRICS
 from kbflow.lake.lake import Lake, now
+from kbflow.lake.sql import sql_str
+from kbflow.records import ids
 
 __all__ = ["EvalRun", "QueryDelta", "comparable", "compare", "compare_runs", "config_key", "load_runs", "save_runs"]
 
@@ -128,7 +129,7 @@ def load_runs(lake: Lake, run_ids: Iterable[str] | None = None, dataset: str | N
         if run_ids:
             raise DatasetError(f"{lake.uri}: no evaluation runs stored yet; run `kbflow eval DATASET_DIR` first")
         return []
-    where = f"{S.DATASET} = {S.sql_str(dataset)}" if dataset else None
+    where = f"{S.DATASET} = {sql_str(dataset)}" if dataset else None
     rows = lake.scan(S.EVAL_RUNS, where=where).to_pylist()
     runs = sorted((EvalRun.from_row(r) for r in rows), key=lambda r: r.created_at)
     if run_ids is None:

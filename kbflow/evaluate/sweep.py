@@ -34,12 +34,12 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from kbflow import ids
 from kbflow._lazy import require
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings
 from kbflow.errors import ConfigError, DatasetError
 from kbflow.evaluate.evaluate import CONFIG_KEYS, config_for, slug
 from kbflow.evaluate.runs import config_key
+from kbflow.records import ids
 
 __all__ = ["config_label", "config_labels", "expand_grid", "load_sweep"]
 

@@ -38,8 +38,9 @@ from kbflow.errors import LakeError
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import release_memory, releases_memory
 from kbflow.lake.spill import Spill
+from kbflow.lake.sql import sql_in, sql_str
 from kbflow.records import StepResult
-from kbflow.terms import symbol_name
+from kbflow.text.terms import symbol_name
 
 __all__ = [
     "VECTOR_INDEX_MIN_ROWS",
@@ -73,7 +74,7 @@ SCALAR_INDEXES = {
 _BATCH = 4096
 #: id sets up to this size are pushed to Lance as ``IN (...)``; larger ones are matched in Arrow
 _SQL_IN_MAX = 2048
-#: characters of a chunk hash (:func:`kbflow.ids.text_hash`: 16 bytes as hex)
+#: characters of a chunk hash (:func:`kbflow.records.ids.text_hash`: 16 bytes as hex)
 HASH_CHARS = 32
 
 
@@ -121,7 +122,7 @@ class _VectorLookup:
         np = require("numpy")
         self.dataset = lake.dataset(S.EMBEDDINGS)
         keys = self.dataset.to_table(
-            columns=[S.CHUNK_HASH], filter=f"{S.MODEL_ID} = {S.sql_str(model_id)}", with_row_id=True
+            columns=[S.CHUNK_HASH], filter=f"{S.MODEL_ID} = {sql_str(model_id)}", with_row_id=True
         )
         hashes = _hash_keys(keys.column(S.CHUNK_HASH))
         order = np.argsort(hashes, kind="stable")
@@ -150,7 +151,7 @@ def _search_batches(
     # a few ids go to Lance as a filter; many are matched in Arrow (a huge SQL IN list costs more than a scan)
     few = ids is not None and len(ids) <= _SQL_IN_MAX
     wanted = pa.array(sorted(ids), pa.string()) if ids is not None and not few else None
-    for batch in chunks.to_batches(filter=S.sql_in(S.CHUNK_ID, ids) if few else None, batch_size=_BATCH):
+    for batch in chunks.to_batches(filter=sql_in(S.CHUNK_ID, ids) if few else None, batch_size=_BATCH):
         if wanted is not None:
             batch = batch.filter(pc.is_in(batch.column(S.CHUNK_ID), value_set=wanted))
         keep, row_ids = lookup.find(embed_keys(batch))
@@ -197,7 +198,7 @@ def _dim(lake: Lake, model_id: str) -> int | None:
     if not lake.has_table(S.EMBEDDINGS):
         return None
     ds = lake.table(S.EMBEDDINGS).to_lance()
-    head = ds.to_table(columns=[S.VECTOR], filter=f"{S.MODEL_ID} = {S.sql_str(model_id)}", limit=1)
+    head = ds.to_table(columns=[S.VECTOR], filter=f"{S.MODEL_ID} = {sql_str(model_id)}", limit=1)
     return len(head.column(0)[0]) if head.num_rows else None
 
 
@@ -248,10 +249,10 @@ def sync_search_table(lake: Lake, model: str) -> IndexResult:
             if spill.num_rows:
                 merge = table.merge_insert(S.CHUNK_ID).when_matched_update_all().when_not_matched_insert_all()
                 if delete:
-                    merge = merge.when_not_matched_by_source_delete(S.sql_in(S.CHUNK_ID, delete))
+                    merge = merge.when_not_matched_by_source_delete(sql_in(S.CHUNK_ID, delete))
                 merge.execute(spill.reader())
             elif delete:
-                table.delete(S.sql_in(S.CHUNK_ID, delete))
+                table.delete(sql_in(S.CHUNK_ID, delete))
         result.rows_upserted = counter["rows"]
         result.rows_deleted = len(delete)
     result.missing_embeddings = counter["missing"]

@@ -24,6 +24,7 @@ from kbflow.errors import (
     VersionNotFoundError,
 )
 from kbflow.lake.lease import lease
+from kbflow.lake.sql import sql_in
 from kbflow.lake.storage import env_storage_options
 from kbflow.records import Source
 
@@ -392,7 +393,7 @@ class Lake:
 
     # --- the source registry ------------------------------------------------
     def sources(self, ids: Iterable[str] | None = None, at: int | str | None = None) -> list[Source]:
-        where = S.sql_in(S.SOURCE_ID, ids) if ids is not None else None
+        where = sql_in(S.SOURCE_ID, ids) if ids is not None else None
         rows = self.scan(S.SOURCES, where=where, at=at).to_pylist()
         return sorted((Source.from_row(r) for r in rows), key=lambda s: s.source_id)
 
@@ -406,11 +407,11 @@ class Lake:
     def register(self, source: Source) -> Source:
         """Add ``source`` to the registry (re-adding the same uri and type updates scope and title).
 
-        The scope is checked and normalized (:func:`kbflow.scopes.normalize`).
+        The scope is checked and normalized (:func:`kbflow.records.scopes.normalize`).
         """
-        from kbflow import scopes
+        from kbflow.records import scopes
         from kbflow.records.source_ids import check_source_id
-        from kbflow.terms import LONE_HALF, escaped_halves
+        from kbflow.text.terms import LONE_HALF, escaped_halves
 
         for what, value in (("path", source.uri), ("source id", source.source_id), ("title", source.title)):
             if value and LONE_HALF.search(value):

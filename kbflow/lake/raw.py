@@ -18,9 +18,9 @@ import json
 import re
 from typing import Any
 
-from kbflow import ids
 from kbflow._lazy import require
 from kbflow.errors import LakeError
+from kbflow.records import ids
 
 __all__ = ["RawStore"]
 
@@ -53,7 +53,7 @@ class RawStore:
             return None
 
     def put(self, data: bytes, note: dict[str, Any]) -> str:
-        """Keep ``data`` (and its note); returns its hash (:func:`kbflow.ids.bytes_hash`)."""
+        """Keep ``data`` (and its note); returns its hash (:func:`kbflow.records.ids.bytes_hash`)."""
         digest = ids.bytes_hash(data)
         if self._read(f"{digest}.json") is None:
             self._write(f"{digest}.html", data)

@@ -13,6 +13,7 @@ from kbflow.lake import arrays
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import releases_memory
 from kbflow.lake.spill import Spill
+from kbflow.lake.sql import sql_in
 from kbflow.pipeline.common import records_failure, source_filter
 from kbflow.pipeline.engines import Engine, open_engine
 from kbflow.pipeline.results import ChunkResult
@@ -115,10 +116,10 @@ def chunk_source(
                 # every current unit was re-chunked: whatever of this source is not in the input goes
                 merge = merge.when_not_matched_by_source_delete(where)
             elif gone_ids:
-                merge = merge.when_not_matched_by_source_delete(f"{where} AND {S.sql_in(S.CHUNK_ID, gone_ids)}")
+                merge = merge.when_not_matched_by_source_delete(f"{where} AND {sql_in(S.CHUNK_ID, gone_ids)}")
             merge.execute(spill.reader())
         elif gone_ids:
-            table.delete(S.sql_in(S.CHUNK_ID, gone_ids))
+            table.delete(sql_in(S.CHUNK_ID, gone_ids))
     added = arrays.count_missing(new_ids, old_ids)
     return ChunkResult(
         source_id,

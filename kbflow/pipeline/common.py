@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from kbflow import schema as S
 from kbflow.errors import KbflowError, LakeError, SourceError, SourceNotFoundError
+from kbflow.lake.sql import sql_str
 from kbflow.lake.storage import storage_errors
 
 __all__ = ["records_failure", "source_filter"]
@@ -17,7 +18,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def source_filter(source_id: str) -> str:
     """The Lance filter selecting one source's rows."""
-    return f"{S.SOURCE_ID} = {S.sql_str(source_id)}"
+    return f"{S.SOURCE_ID} = {sql_str(source_id)}"
 
 
 def records_failure(step: F) -> F:

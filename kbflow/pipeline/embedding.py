@@ -3,55 +3,28 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.chunk.context import embed_keys, embed_texts
 from kbflow.config import Settings
 from kbflow.embed.base import get_embedder
+from kbflow.embed.rows import embedding_batches
 from kbflow.lake.lake import Lake
 from kbflow.lake.malloc import release_memory, releases_memory
+from kbflow.lake.sql import sql_str
 from kbflow.pipeline.common import records_failure, source_filter
 from kbflow.pipeline.engines import Engine, open_engine
 from kbflow.pipeline.results import EmbedResult, Progress
 
-__all__ = ["embed_source", "embedding_batches"]
-
-
-def embedding_batches(
-    embedder: Any, texts: Callable[[int], list[str]], hashes: Any, n: int, size: int, progress: Progress | None = None
-) -> Any:
-    """The ``embeddings`` rows of ``n`` texts as a record-batch reader: ``texts(i)`` gives the ``size`` texts from
-    ``i`` on, ``hashes`` (an Arrow array) their embed keys; each batch is embedded as the reader is read."""
-    pa = require("pyarrow")
-
-    def batches() -> Iterator[Any]:
-        for i in range(0, n, size):
-            chunk = texts(i)
-            vectors = embedder.embed(chunk)
-            flat = pa.array(vectors.reshape(-1), type=pa.float32())
-            offsets = pa.array(range(0, (len(chunk) + 1) * embedder.dim, embedder.dim), type=pa.int32())
-            yield pa.RecordBatch.from_arrays(
-                [
-                    hashes.slice(i, len(chunk)),
-                    pa.array([embedder.model_id] * len(chunk), type=pa.string()),
-                    pa.ListArray.from_arrays(offsets, flat),
-                ],
-                schema=S.EMBEDDINGS_SCHEMA,
-            )
-            if progress is not None:
-                progress(len(chunk), n)
-
-    return pa.RecordBatchReader.from_batches(S.EMBEDDINGS_SCHEMA, batches())
+__all__ = ["embed_source"]
 
 
 def _missing_embeddings(lake: Lake, model_id: str, where: str | None):
     """``(chunks dataset, Arrow table of chunk_hash, _rowid_min, length_min)``: one row per distinct embedded
     text (matching ``where``) with no vector for ``model_id``, found batch by batch; texts are not kept."""
     pa, pc = require("pyarrow"), require("pyarrow.compute")
-    have = lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], f"{S.MODEL_ID} = {S.sql_str(model_id)}").column(0)
+    have = lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], f"{S.MODEL_ID} = {sql_str(model_id)}").column(0)
     have = have.combine_chunks()
     ds = lake.dataset(S.CHUNKS)
     parts = []

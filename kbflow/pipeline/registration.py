@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kbflow import schema as S
-from kbflow import scopes
 from kbflow.errors import AccessDeniedError, ConfigError, KbflowError, SourceConflictError, SourceError
 from kbflow.lake.lake import Lake
 from kbflow.lake.lease import lease
 from kbflow.pipeline.common import source_filter
 from kbflow.pipeline.results import RemoveResult, StaleSource
-from kbflow.records import Source
+from kbflow.records import Source, scopes
 from kbflow.records.paths import inside
 from kbflow.records.source_ids import MAX_SOURCE_ID, check_source_id
 from kbflow.sources.base import get_loader
@@ -103,7 +102,8 @@ class Registration:
 
 
 class Editor(Protocol):
-    """Who registers a source over the network: what their key may see and edit (an :class:`~kbflow.keys.ApiKey`)."""
+    """Who registers a source over the network: what their key may see and edit
+    (an :class:`~kbflow.usage.keys.ApiKey`)."""
 
     def can_see(self, scope: str) -> bool: ...
 

@@ -149,8 +149,8 @@ def check_claims(lake: Lake, settings: Settings, *, details: bool = False) -> di
 
 
 def check_summaries(lake: Lake, settings: Settings) -> list[dict[str, Any]]:
-    """Every data-quality check of :mod:`kbflow.checks`, as summary dicts."""
-    from kbflow.checks import run_checks
+    """Every data-quality check of :mod:`kbflow.pipeline.checks`, as summary dicts."""
+    from kbflow.pipeline.checks import run_checks
 
     return [
         {"name": c.name, "passed": c.passed, "metadata": c.metadata} for c in run_checks(lake, settings.vector_space)

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
-from kbflow import ids
 from kbflow import schema as S
 from kbflow.errors import ConfigError, ResolveError
+from kbflow.records import ids
 
 __all__ = ["Chunk", "Citation", "Locator", "RawUnit", "Source", "StepResult"]
 
@@ -316,7 +316,7 @@ class Citation:
     title: str | None = None
     #: hash of the source file's bytes when it was indexed
     content_hash: str | None = None
-    #: hash of the cited text as indexed (:func:`kbflow.ids.text_hash`): resolving checks against it
+    #: hash of the cited text as indexed (:func:`kbflow.records.ids.text_hash`): resolving checks against it
     chunk_hash: str | None = None
 
     @classmethod
@@ -374,9 +374,9 @@ class Citation:
 
     def label(self, limit: int = 120) -> str:
         """The line a person reads, at most ``limit`` characters: ``References and Borrowing § Mutable
-        References``, ``report.pdf p.12``, ``kbflow/retrieve.py:40-88 Retriever.search`` (:mod:`kbflow.labels`).
+        References``, ``report.pdf p.12``, ``kbflow/retrieve.py:40-88 Retriever.search`` (:mod:`kbflow.records.labels`).
         The full locator, for resolving, is :attr:`locator` (and :meth:`to_dict`)."""
-        from kbflow.labels import citation_label
+        from kbflow.records.labels import citation_label
 
         return citation_label(self, limit)
 

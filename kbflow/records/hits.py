@@ -14,7 +14,7 @@ __all__ = ["LOW_CONFIDENCE", "Hit", "Hits"]
 
 
 #: how hits are drawn in a notebook: ``"figure"`` ``(hit, width=) -> HTML`` (the page with the chunk's regions
-#: outlined, the cited lines, or the text) and ``"thumbnail"`` ``(hit) -> HTML``. :mod:`kbflow.render` fills it
+#: outlined, the cited lines, or the text) and ``"thumbnail"`` ``(hit) -> HTML``. :mod:`kbflow.records.render` fills it
 #: when it is imported (the records know nothing of pages and pictures; the retriever and the client import it);
 #: until then a hit is drawn as its citation and text.
 FIGURES: dict[str, Callable[..., str]] = {}
@@ -160,7 +160,7 @@ class Hits(list):
         #: (each leg), ``fuse`` (fusion, reranking, code-name lookup), ``take`` (reading the hits' rows)
         self.timings: dict[str, float] = {}
         #: the words the glossary added to the query both legs searched ("" where the query named no
-        #: glossary term; :mod:`kbflow.glossary`)
+        #: glossary term; :mod:`kbflow.retrieve.glossary`)
         self.expansion = ""
 
     def __getitem__(self, index):

@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from kbflow._lazy import require
+from kbflow.lake.sql import sql_str
 from kbflow.records import LOW_CONFIDENCE
 
 if TYPE_CHECKING:
@@ -120,11 +121,11 @@ def lake_curve(base: Calibration, null: Sequence[float]) -> Calibration:
 
 def stored_curve(lake: Lake, model_id: str, version: int) -> Calibration | None:
     """The curve stored for version ``version`` of the lake's search table with ``model_id`` (``None``: none)."""
-    from kbflow import schema as S  # pyarrow: not at import (the retriever imports this module)
+    from kbflow import schema as S  # pyarrow: not at import the retriever imports this module
 
     if not lake.has_table(S.CALIBRATION):
         return None
-    where = f"{S.SEARCH_VERSION} = {int(version)} AND {S.MODEL_ID} = {S.sql_str(model_id)}"
+    where = f"{S.SEARCH_VERSION} = {int(version)} AND {S.MODEL_ID} = {sql_str(model_id)}"
     rows = lake.scan(S.CALIBRATION, [S.INTERCEPT, S.SLOPE], where).to_pylist()
     return Calibration(rows[-1][S.INTERCEPT], rows[-1][S.SLOPE]) if rows else None
 

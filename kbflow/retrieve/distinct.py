@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kbflow import ids
 from kbflow import schema as S
+from kbflow.records import ids
 
 __all__ = ["Distinct", "distinct", "place_key", "text_key"]
 

@@ -16,15 +16,15 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.config import RetrievalSettings
 from kbflow.errors import EmbedError
-from kbflow.glossary import expanded_query
 from kbflow.lake.lake import Lake
 from kbflow.retrieve.distinct import distinct
 from kbflow.retrieve.fusion import FUSIONS
+from kbflow.retrieve.glossary import expanded_query
 from kbflow.retrieve.request import Request
 from kbflow.retrieve.rerank import Reranker
 from kbflow.retrieve.symbols import defining, symbol_first
 from kbflow.retrieve.table import Leg
-from kbflow.terms import query_identifiers
+from kbflow.text.terms import query_identifiers
 
 __all__ = ["Ranking", "fuse_legs", "rank", "rerank", "searched_text"]
 
@@ -57,7 +57,7 @@ class Ranking:
     #: chunk id -> decoded hit row (text and payload) of the candidates read while grouping equal texts
     rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     #: the words the glossary added to the query both legs searched ("" where it named no term;
-    #: :mod:`kbflow.glossary`)
+    #: :mod:`kbflow.retrieve.glossary`)
     expansion: str = ""
 
 
@@ -70,7 +70,7 @@ def _ordered(leg: Leg) -> Leg:
 
 def searched_text(request: Request) -> tuple[str, str]:
     """``(text, expansion)``: what both legs search for ``request``, its query with the glossary's expansion of
-    the terms it names (:func:`kbflow.glossary.expanded_query`), and that expansion."""
+    the terms it names (:func:`kbflow.retrieve.glossary.expanded_query`), and that expansion."""
     return expanded_query(request.query, request.settings.glossary)
 
 

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from kbflow import schema as S
-from kbflow import scopes
 from kbflow.config import MAX_K, MAX_QUERY_CHARS, MAX_RERANK_DEPTH, RetrievalSettings
 from kbflow.errors import ConfigError, QueryError
+from kbflow.records import scopes
+from kbflow.retrieve.glossary import load_glossary
 from kbflow.retrieve.rerank import Reranker
-from kbflow.terms import lone_half
+from kbflow.text.terms import lone_half
 
 __all__ = [
     "OVERRIDES",
@@ -122,6 +123,8 @@ def retrieval_for(
     overrides["rerank_depth"] = rerank_depth
     try:
         settings = base.override(**overrides)
+        if overrides.get("glossary") is not None:
+            load_glossary(settings.glossary)  # a request's own glossary is read (and checked) now
     except ConfigError as exc:
         raise QueryError(str(exc)) from None
     depth = options.get("depth")

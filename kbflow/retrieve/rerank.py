@@ -26,8 +26,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from kbflow.config.registry import Registry
 from kbflow.errors import ConfigError
-from kbflow.registry import Registry
 
 __all__ = ["RERANKERS", "CrossEncoderReranker", "Reranker", "get_reranker", "reranker_id"]
 

@@ -26,11 +26,11 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from kbflow import ids
 from kbflow import schema as S
 from kbflow.chunk.base import line_span
 from kbflow.errors import ResolveError, SourceError, StaleCitationError
-from kbflow.records import Citation, Hit, Locator
+from kbflow.lake.sql import sql_in, sql_str
+from kbflow.records import Citation, Hit, Locator, ids
 from kbflow.records.paths import confined_file
 from kbflow.sources.files import file_hash, read_text
 from kbflow.sources.jsonl import RecordFields, iter_records, record_text
@@ -78,7 +78,7 @@ def _pdf_dropped(citation: Citation, lake: Lake | None) -> tuple[list[str], bool
     if lake is None or not lake.has_table(S.DOCUMENTS):
         return None
     keys = _unit_keys(citation.locator)
-    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.sql_in(S.UNIT_KEY, keys)}"
+    where = f"{S.SOURCE_ID} = {sql_str(citation.source_id)} AND {sql_in(S.UNIT_KEY, keys)}"
     for layout in lake.scan(S.DOCUMENTS, [S.LAYOUT], where).column(0).to_pylist():
         if layout:
             data = json.loads(layout)
@@ -94,7 +94,7 @@ def _ocr_text(citation: Citation, lake: Lake | None, path: str) -> str | None:
     if file_hash(path) != citation.content_hash:
         raise StaleCitationError(f"{path}: the file changed since it was indexed (a scanned page)", None)
     key = f"{citation.locator.path}#page={citation.locator.page:05d}"
-    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.UNIT_KEY} = {S.sql_str(key)}"
+    where = f"{S.SOURCE_ID} = {sql_str(citation.source_id)} AND {S.UNIT_KEY} = {sql_str(key)}"
     texts = lake.scan(S.DOCUMENTS, [S.TEXT], where).column(0).to_pylist()
     return texts[0] if texts else None
 
@@ -258,7 +258,7 @@ def read_at(citation: Citation, lake: Lake | None = None) -> str:
 def _indexed_text(citation: Citation, lake: Lake | None) -> str | None:
     if lake is None or not citation.chunk_hash or not lake.has_table(S.CHUNKS):
         return None
-    where = f"{S.SOURCE_ID} = {S.sql_str(citation.source_id)} AND {S.CHUNK_HASH} = {S.sql_str(citation.chunk_hash)}"
+    where = f"{S.SOURCE_ID} = {sql_str(citation.source_id)} AND {S.CHUNK_HASH} = {sql_str(citation.chunk_hash)}"
     rows = lake.scan(S.CHUNKS, [S.TEXT], where).column(0).to_pylist()
     return rows[0] if rows else None
 
@@ -338,7 +338,7 @@ def _prefetch_pdf_pages(citations: list[Citation], lake: Lake | None) -> None:
                 wanted.setdefault(c.source_id, {})[key] = c
     by_file: dict[tuple[str, bool], dict[int, list[str]]] = {}
     for source_id, units in wanted.items():
-        where = f"{S.SOURCE_ID} = {S.sql_str(source_id)} AND {S.sql_in(S.UNIT_KEY, units)}"
+        where = f"{S.SOURCE_ID} = {sql_str(source_id)} AND {sql_in(S.UNIT_KEY, units)}"
         for row in lake.scan(S.DOCUMENTS, [S.UNIT_KEY, S.LAYOUT], where).to_pylist():
             c = units[row[S.UNIT_KEY]]
             if row[S.LAYOUT]:

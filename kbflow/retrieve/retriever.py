@@ -4,7 +4,7 @@ Two legs each fetch candidates: the dense leg (cosine similarity of the query
 vector to the chunk vectors) and the keyword leg (BM25 over Lance's full-text
 indexes, English stemming and stop words: a chunk's text, plus its names, path
 and symbol, weighted ``names_weight`` times more; camelCase identifiers are
-split into words at index and query time, :mod:`kbflow.terms`). Their results
+split into words at index and query time, :mod:`kbflow.text.terms`). Their results
 are fused by :func:`kbflow.retrieve.fusion.convex` (the default) or
 :func:`kbflow.retrieve.fusion.rrf` over each leg's first ``min_depth``
 candidates, the candidate depth floor (200): a leg fetched deeper for a
@@ -41,22 +41,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Unpack
 
-from kbflow import (
-    render,  # noqa: F401  (the hits it returns draw themselves in notebooks)
-    scopes,
-    usage,
-)
 from kbflow import schema as S
+from kbflow import usage
 from kbflow._lazy import require
 from kbflow.config import MAX_K, OWN_SPACE, RetrievalSettings, Settings, split_space
 from kbflow.embed.base import get_embedder
 from kbflow.errors import LakeNotFoundError, QueryError, VersionNotFoundError
 from kbflow.index.search import search_model
 from kbflow.lake.lake import Lake
-from kbflow.records import Citation, Hit, Hits
+from kbflow.records import (
+    Citation,
+    Hit,
+    Hits,
+    render,  # noqa: F401  (the hits it returns draw themselves in notebooks)
+    scopes,
+)
 from kbflow.retrieve import ranking as ranking_step
 from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
 from kbflow.retrieve.distinct import decode
+from kbflow.retrieve.glossary import load_glossary
 from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.request import Request, SearchOptions, filters_for, min_score_for, names_within, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
@@ -89,6 +92,7 @@ class Retriever:
         self.lake = lake
         self.dataset = dataset
         self.settings = settings
+        load_glossary(settings.retrieval.glossary)  # a bad glossary fails when the retriever opens
         #: the search-table version this retriever reads
         self.version = dataset.version
         #: the lake snapshot this retriever reads, when opened by tag
@@ -286,7 +290,7 @@ class Retriever:
         scope:
             A scope path (``acme/payments``): hits from sources of that scope,
             of its ancestors (``acme``) and global sources; nothing beside or
-            below it (see :mod:`kbflow.scopes`).
+            below it (see :mod:`kbflow.records.scopes`).
         kinds, source_types, source_ids:
             Keep only chunks of these content kinds (``code``, ``doc``,
             ``record``, ...), source types (``repo``, ``docs``, ``jsonl``, ...)
@@ -318,7 +322,8 @@ class Retriever:
             Show each text once (default ``True``): equal texts are one hit, the
             other copies in ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
         document_weight, page_weight, glossary:
-            The document and page signals (:mod:`kbflow.retrieve.signals`), query expansion (:mod:`kbflow.glossary`).
+            The document and page signals (:mod:`kbflow.retrieve.signals`), query
+            expansion (:mod:`kbflow.retrieve.glossary`).
         caller, origin:
             Who asked and from which surface, for the query log
             (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The

@@ -6,7 +6,7 @@ chunks whose symbol is the last name and whose scope (enclosing symbols, or
 folders and file names of the path) holds the others, and the chunk of a
 whole enclosing class where the method is inside it; :func:`symbol_first`
 puts them before the fused ranking. The names come from
-:func:`kbflow.terms.query_identifiers`.
+:func:`kbflow.text.terms.query_identifiers`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from kbflow import schema as S
 from kbflow.config import MAX_K
+from kbflow.lake.sql import sql_in
 
 __all__ = ["defines", "defining", "symbol_first"]
 
@@ -61,7 +62,7 @@ def defining(
         return []
     # the name itself, or the class around it where that class is one chunk (``Index.add`` in ``Index``)
     wanted = sorted({p.lower() for parts in names for p in parts[-2:]})
-    where = " AND ".join(S.sql_in(column, values) for column, values in {**filters, S.SYMBOL_NAME: wanted}.items())
+    where = " AND ".join(sql_in(column, values) for column, values in {**filters, S.SYMBOL_NAME: wanted}.items())
     rows = dataset.to_table(
         columns=[S.CHUNK_ID, S.LOCATOR, S.TEXT], filter=where, limit=MAX_K, with_row_id=True
     ).to_pylist()

@@ -17,9 +17,10 @@ from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import Settings
 from kbflow.index.search import VECTOR_INDEX
+from kbflow.lake.sql import sql_in
 from kbflow.retrieve.dense import ChunkIds, ExactIndex
 from kbflow.retrieve.signals import Groups
-from kbflow.terms import identifier_words
+from kbflow.text.terms import identifier_words
 
 __all__ = ["ANN_MIN_EF", "Leg", "SearchTable"]
 
@@ -76,7 +77,7 @@ class SearchTable:
 
     @staticmethod
     def where(filters: Mapping[str, Sequence[str]]) -> str | None:
-        parts = [S.sql_in(column, values) for column, values in filters.items()]
+        parts = [sql_in(column, values) for column, values in filters.items()]
         return " AND ".join(parts) if parts else None
 
     def dense(self, vector, depth: int, filters: Mapping[str, Sequence[str]]) -> Leg:
@@ -96,7 +97,7 @@ class SearchTable:
     def bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]], names_weight: float) -> Leg:
         where = self.where(filters)
         # chunk ids come from row ids in memory (no string column read)
-        words = identifier_words(query)  # as the index has them (kbflow.terms)
+        words = identifier_words(query)  # as the index has them (kbflow.text.terms)
         terms = f"{query} {words}" if words else query
         fts = require("lance.query")
 

@@ -26,9 +26,8 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
-from kbflow import __version__, usage
+from kbflow import usage
 from kbflow.errors import AuthError
-from kbflow.keys import ApiKey
 from kbflow.service.admission import RETRY_AFTER, Admission, default_limit, searches
 from kbflow.service.core import Service
 from kbflow.service.http import (
@@ -43,6 +42,7 @@ from kbflow.service.http import (
     token_of,
 )
 from kbflow.service.security import Policy, install_guards, page_csp
+from kbflow.usage.keys import ApiKey
 
 __all__ = [
     "ERRORS",
@@ -237,7 +237,7 @@ def create_app(
 
     app = FastAPI(
         title="kbflow",
-        version=__version__,
+        version=_version(),
         description='Cited hybrid search over a kbflow lake. Errors are `{"error": {"code", "message"}}`.',
         lifespan=lifespan,
         docs_url=None,
@@ -276,6 +276,16 @@ async def _prune_logs(service: Service) -> None:
         except Exception as exc:  # pruning never stops a server
             log.warning("could not drop old log rows: %s", exc)
         await asyncio.sleep(PRUNE_SECONDS)
+
+
+def _version() -> str:
+    """kbflow's version as installed (the OpenAPI schema states it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kbflow")
+    except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+        return "0"
 
 
 def _mount_docs(app: FastAPI) -> None:

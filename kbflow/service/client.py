@@ -16,9 +16,13 @@ import time
 from collections.abc import Iterable
 from typing import Any, Unpack
 
-from kbflow import errors, render  # noqa: F401  (render: the hits it returns draw themselves in notebooks)
+from kbflow import errors
 from kbflow._lazy import require
-from kbflow.records import Hit, Hits
+from kbflow.records import (
+    Hit,
+    Hits,
+    render,  # noqa: F401  (the hits it returns draw themselves in notebooks)
+)
 from kbflow.retrieve.request import SearchOptions
 
 __all__ = ["Client"]

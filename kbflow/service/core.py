@@ -1,14 +1,14 @@
 """What a kbflow server does, whatever the protocol: the REST API and the MCP tools both call a :class:`Service`.
 
-A service holds the lake, its settings, a :class:`~kbflow.keys.KeyRing` and
+A service holds the lake, its settings, a :class:`~kbflow.usage.keys.KeyRing` and
 the current :class:`~kbflow.retrieve.retriever.Retriever`. The retriever is
 re-opened when an ingest publishes a new search-table version (checked at
 most every :attr:`Service.RECHECK` seconds); a request keeps the retriever
 it started with, so each answers from one version while an ingest commits.
 
-Every method takes the caller's :class:`~kbflow.keys.ApiKey` (``None`` when
+Every method takes the caller's :class:`~kbflow.usage.keys.ApiKey` (``None`` when
 the server has no keys: a local, trusted server) and enforces its scope and
-role (:mod:`kbflow.keys`) before anything is read or written.
+role (:mod:`kbflow.usage.keys`) before anything is read or written.
 """
 
 from __future__ import annotations
@@ -21,14 +21,15 @@ from dataclasses import replace
 from typing import Any
 
 from kbflow import schema as S
-from kbflow import scopes, usage
+from kbflow import usage
 from kbflow.config import Settings
 from kbflow.errors import AccessDeniedError, ConfigError, NotFoundError, QueryError
-from kbflow.keys import ApiKey, KeyRing
 from kbflow.lake.lake import Lake
-from kbflow.records import Citation, Hit, Hits, Source
+from kbflow.lake.sql import sql_str
+from kbflow.records import Citation, Hit, Hits, Source, scopes
 from kbflow.retrieve.retriever import Retriever
 from kbflow.service.reads import PageReads
+from kbflow.usage.keys import ApiKey, KeyRing
 
 __all__ = ["Service", "hits_dict", "source_dict"]
 
@@ -176,7 +177,7 @@ class Service:
         """A chunk's row, where the key may see it (else :class:`~kbflow.errors.NotFoundError`)."""
         if not isinstance(chunk_id, str) or not chunk_id or len(chunk_id) > 200:
             raise QueryError(f"chunk id must be a non-empty string of at most 200 characters, got {chunk_id!r}")
-        rows = self.lake.scan(S.CHUNKS, _CHUNK_COLUMNS, f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
+        rows = self.lake.scan(S.CHUNKS, _CHUNK_COLUMNS, f"{S.CHUNK_ID} = {sql_str(chunk_id)}").to_pylist()
         if not rows or (key is not None and not key.can_see(rows[0][S.SCOPE])):
             raise NotFoundError(f"no chunk {chunk_id!r} in this lake")  # the same answer outside the key's scope
         return rows[0]
@@ -185,7 +186,7 @@ class Service:
         """A chunk's text, citation, kind and scope, and the chunks before and after it in its unit."""
         row = self.chunk_row(key, chunk_id)
         where = (
-            f"{S.SOURCE_ID} = {S.sql_str(row[S.SOURCE_ID])} AND {S.UNIT_HASH} = {S.sql_str(row[S.UNIT_HASH])} "
+            f"{S.SOURCE_ID} = {sql_str(row[S.SOURCE_ID])} AND {S.UNIT_HASH} = {sql_str(row[S.UNIT_HASH])} "
             f"AND {S.POSITION} IN ({row[S.POSITION] - 1}, {row[S.POSITION] + 1})"
         )
         near = {
@@ -462,7 +463,7 @@ class Service:
     # --- insights -----------------------------------------------------------------------
     def insights(self, key: ApiKey | None, since: str | None = "7d", top: int = 20) -> dict[str, Any]:
         """The insights report (:func:`kbflow.insights`); it spans every scope, so it needs a ``global`` key."""
-        from kbflow.analytics import insights
+        from kbflow.usage.insights import insights
 
         if key is not None and key.scope != scopes.GLOBAL:
             raise AccessDeniedError(

@@ -43,9 +43,9 @@ from kbflow.errors import (
     UnsafeFileError,
     VersionNotFoundError,
 )
-from kbflow.keys import ApiKey
 from kbflow.service.core import Service
 from kbflow.service.security import cookie_value
+from kbflow.usage.keys import ApiKey
 
 __all__ = [
     "COOKIE",

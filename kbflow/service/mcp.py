@@ -34,9 +34,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from kbflow.errors import AuthError, KbflowError
-from kbflow.keys import ApiKey
 from kbflow.records import prompt
 from kbflow.service.core import Service, hits_dict
+from kbflow.usage.keys import ApiKey
 
 __all__ = ["build_mcp", "run_stdio"]
 

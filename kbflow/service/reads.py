@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from kbflow import render
 from kbflow import schema as S
 from kbflow.errors import NotFoundError
-from kbflow.records import Citation
+from kbflow.lake.sql import sql_str
+from kbflow.records import Citation, render
 
 if TYPE_CHECKING:
-    from kbflow.keys import ApiKey
     from kbflow.lake.lake import Lake
+    from kbflow.usage.keys import ApiKey
 
 __all__ = ["PageReads", "SCALE"]
 
@@ -40,13 +40,13 @@ class PageReads:
         unit's document row or ``None``), ``"thread"`` (a ticket's posts)``}``."""
         row = self.service.chunk_row(key, chunk_id)
         citation = Citation.from_row(row)
-        where = f"{S.SOURCE_ID} = {S.sql_str(row[S.SOURCE_ID])} AND {S.UNIT_HASH} = {S.sql_str(row[S.UNIT_HASH])}"
+        where = f"{S.SOURCE_ID} = {sql_str(row[S.SOURCE_ID])} AND {S.UNIT_HASH} = {sql_str(row[S.UNIT_HASH])}"
         siblings = self.lake.scan(S.CHUNKS, [S.CHUNK_ID, S.POSITION, S.TEXT], where).to_pylist()
         unit = self.lake.scan(S.DOCUMENTS, [S.TEXT, S.LOCATOR], where).to_pylist()
         thread: list[dict[str, Any]] = []
         loc = citation.locator
         if loc.kind == "ticket" and loc.ticket_id:
-            docs = self.lake.scan(S.DOCUMENTS, [S.TEXT, S.LOCATOR], f"{S.SOURCE_ID} = {S.sql_str(row[S.SOURCE_ID])}")
+            docs = self.lake.scan(S.DOCUMENTS, [S.TEXT, S.LOCATOR], f"{S.SOURCE_ID} = {sql_str(row[S.SOURCE_ID])}")
             thread = [d for d in docs.to_pylist() if (d[S.LOCATOR] or {}).get("ticket_id") == loc.ticket_id]
         return {
             "row": row,
@@ -101,7 +101,7 @@ class PageReads:
         """A source, its documents (``unit_hash``, ``unit_key``, ``text``) and its chunks (``chunk_id``,
         ``unit_hash``, ``position``, ``text``)."""
         source = self.service.source(key, source_id)
-        where = f"{S.SOURCE_ID} = {S.sql_str(source_id)}"
+        where = f"{S.SOURCE_ID} = {sql_str(source_id)}"
         docs, chunks = [], []
         if self.lake.has_table(S.DOCUMENTS):
             docs = self.lake.scan(S.DOCUMENTS, [S.UNIT_HASH, S.UNIT_KEY, S.TEXT], where).to_pylist()

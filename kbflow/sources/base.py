@@ -23,9 +23,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from kbflow.config.registry import Registry
 from kbflow.errors import SourceError
 from kbflow.records import RawUnit, Source
-from kbflow.registry import Registry
 from kbflow.sources.files import file_hash
 from kbflow.sources.notebook import NOTEBOOK_SIZE_FACTOR, is_notebook
 from kbflow.sources.walk import FileIssue, format_size, read_by, walk_files
@@ -267,7 +267,7 @@ class FileSetLoader(Loader):
             raise self.nothing_loaded(Source("check", self.name, uri))
 
     def fingerprint(self, source: Source) -> str:
-        from kbflow import ids
+        from kbflow.records import ids
 
         files = self.files(source.uri, source.options)
         parts = [(rel, file_hash(path)) for rel, path in files]

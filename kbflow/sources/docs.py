@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kbflow import ids
-from kbflow.languages import is_document, language_of
-from kbflow.records import Locator, RawUnit, Source
+from kbflow.records import Locator, RawUnit, Source, ids
 from kbflow.sources.base import FileSetLoader, SkipFile, register_loader
 from kbflow.sources.files import decode_detect, read_bytes
 from kbflow.sources.notebook import is_notebook, notebook_text
 from kbflow.sources.walk import format_size
+from kbflow.text.languages import is_document, language_of
 
 
 def notebook_unit(source: Source, rel: str, path: str, limit: int | None) -> list[RawUnit]:

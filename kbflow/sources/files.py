@@ -30,7 +30,7 @@ def read_bytes(path: str) -> bytes:
 
 
 def file_hash(path: str, block: int = 1 << 20) -> str:
-    """:func:`kbflow.ids.bytes_hash` of a file's bytes, read a block at a time."""
+    """:func:`kbflow.records.ids.bytes_hash` of a file's bytes, read a block at a time."""
     import hashlib
 
     h = hashlib.blake2b(digest_size=16)

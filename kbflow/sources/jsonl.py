@@ -16,9 +16,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kbflow import ids
 from kbflow.errors import ConfigError, SourceError
-from kbflow.records import Locator, RawUnit, Source
+from kbflow.records import Locator, RawUnit, Source, ids
 from kbflow.sources import jsontext
 from kbflow.sources.base import FileIssue, IssueTally, Loader, listed_with_rest, register_loader
 from kbflow.sources.files import file_hash, read_bytes

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kbflow.terms import LONE_HALF
+from kbflow.text.terms import LONE_HALF
 
 __all__ = ["loads", "whole_characters"]
 

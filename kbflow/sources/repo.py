@@ -20,16 +20,15 @@ import os
 import re
 from collections.abc import Iterable
 
-from kbflow import ids
 from kbflow.errors import MissingDependencyError, SourceError
-from kbflow.languages import is_document, language_of, language_of_script
-from kbflow.records import Locator, RawUnit, Source
+from kbflow.records import Locator, RawUnit, Source, ids
 from kbflow.sources.base import FileSetLoader, SkipFile, register_loader
 from kbflow.sources.docs import notebook_unit
 from kbflow.sources.files import decode_detect, read_bytes
 from kbflow.sources.notebook import is_notebook
 from kbflow.sources.walk import looks_binary, read_by
 from kbflow.sources.web import page_unit
+from kbflow.text.languages import is_document, language_of, language_of_script
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,8 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from kbflow import ids
 from kbflow.errors import SourceError
-from kbflow.records import Locator, RawUnit, Source
+from kbflow.records import Locator, RawUnit, Source, ids
 from kbflow.sources import jsontext
 from kbflow.sources.base import FileIssue, FileSetLoader, listed_with_rest, register_loader
 from kbflow.sources.files import decode_text, read_bytes

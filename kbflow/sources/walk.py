@@ -17,7 +17,7 @@ from typing import Any
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
-from kbflow.terms import LONE_HALF, escaped_halves
+from kbflow.text.terms import LONE_HALF, escaped_halves
 
 __all__ = [
     "QUIET_DIRS",

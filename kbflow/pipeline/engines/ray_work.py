@@ -164,8 +164,8 @@ class EmbedWorker:
         import lance
 
         from kbflow.chunk.context import embed_texts
+        from kbflow.embed.rows import embedding_batches
         from kbflow.lake.lake import Lake
-        from kbflow.pipeline.embedding import embedding_batches
 
         chunks = lance.dataset(chunks_uri, version=version, storage_options=self.storage_options or None)
         size = self.settings.write_batch_size

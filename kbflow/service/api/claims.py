@@ -7,9 +7,9 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from kbflow.keys import ApiKey
 from kbflow.service.core import Service
 from kbflow.service.http import caller, service_of
+from kbflow.usage.keys import ApiKey
 
 __all__ = ["ClaimActionIn", "ClaimIn", "router"]
 

@@ -5,9 +5,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from kbflow.keys import ApiKey
 from kbflow.service.core import Service
 from kbflow.service.http import caller, service_of
+from kbflow.usage.keys import ApiKey
 
 __all__ = ["router"]
 

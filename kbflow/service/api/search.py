@@ -6,9 +6,9 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Depends, Query, Request
 from pydantic import BaseModel, Field
 
-from kbflow.keys import ApiKey
 from kbflow.service.core import Service, hits_dict
 from kbflow.service.http import caller, service_of
+from kbflow.usage.keys import ApiKey
 
 __all__ = ["CitationsIn", "router"]
 

@@ -6,9 +6,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from kbflow.keys import ApiKey
 from kbflow.service.core import Service
 from kbflow.service.http import caller, service_of
+from kbflow.usage.keys import ApiKey
 
 __all__ = ["SourceIn", "router"]
 

@@ -14,10 +14,9 @@ import urllib.parse
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kbflow import render
 from kbflow import schema as S
 from kbflow.config import MODES
-from kbflow.records import Hit, Hits
+from kbflow.records import Hit, Hits, render
 from kbflow.service.http import status_of
 
 __all__ = [

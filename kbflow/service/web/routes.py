@@ -13,14 +13,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from kbflow import render
 from kbflow.errors import KbflowError, ResolveError
-from kbflow.keys import ApiKey
+from kbflow.records import render
 from kbflow.service.core import Service
 from kbflow.service.http import COOKIE, caller, service_of
 from kbflow.service.reads import SCALE
 from kbflow.service.security import CSRF_FIELD, WRITES, check_csrf, csrf_token
 from kbflow.service.web import pages
+from kbflow.usage.keys import ApiKey
 
 __all__ = ["FormRefused", "refused", "require_csrf", "router"]
 

@@ -25,9 +25,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
-from kbflow import ids
 from kbflow.errors import SourceError
-from kbflow.records import Locator, RawUnit, Source
+from kbflow.records import Locator, RawUnit, Source, ids
 from kbflow.sources.base import FileIssue, FileSetLoader, register_loader
 from kbflow.sources.files import file_hash
 from kbflow.sources.pdf.heading import page_heading

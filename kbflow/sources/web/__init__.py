@@ -22,9 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from kbflow import ids
 from kbflow.errors import SourceError
-from kbflow.records import Locator, RawUnit, Source
+from kbflow.records import Locator, RawUnit, Source, ids
 from kbflow.sources.base import FileIssue, FileSetLoader, SkipFile, register_loader
 from kbflow.sources.files import decode_text, read_bytes
 from kbflow.sources.web.conventions import ALL_PAGES_OPTION, left_out

@@ -5,7 +5,7 @@ A key is ``kbf_<key id>_<secret>``; it is printed once, by
 secret is stored. A **reader** may search, read chunks and sources, resolve
 citations and record citations within its scope; an **editor** may also add,
 remove and refresh sources there. A key's scope bounds what it reaches: that
-scope and every scope under it (:func:`kbflow.scopes.contains`); ``global``
+scope and every scope under it (:func:`kbflow.records.scopes.contains`); ``global``
 reaches everything. Revoked keys stay in the table, marked, for the record.
 """
 
@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kbflow import schema as S
-from kbflow import scopes
 from kbflow._lazy import require
 from kbflow.errors import AccessDeniedError, AuthError, ConfigError, NotFoundError
 from kbflow.lake.lake import Lake
+from kbflow.lake.sql import sql_str
+from kbflow.records import scopes
 
 __all__ = ["ROLES", "ApiKey", "KeyRing", "create_key", "list_keys", "revoke_key"]
 
@@ -129,7 +130,7 @@ def revoke_key(lake: Lake, key_id: str) -> ApiKey:
         raise NotFoundError(f"no API key {key_id!r} in {lake.uri} (see `kbflow keys list`)")
     if found[0].revoked_at is not None:
         return found[0]
-    lake.table(S.API_KEYS).update(where=f"{S.KEY_ID} = {S.sql_str(key_id)}", values={S.REVOKED_AT: datetime.now(UTC)})
+    lake.table(S.API_KEYS).update(where=f"{S.KEY_ID} = {sql_str(key_id)}", values={S.REVOKED_AT: datetime.now(UTC)})
     return next(k for k in list_keys(lake) if k.key_id == key_id)
 
 

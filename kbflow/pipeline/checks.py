@@ -12,6 +12,7 @@ from kbflow import schema as S
 from kbflow.embed.base import model_id_of
 from kbflow.index.search import FTS_INDEX, NAMES_INDEX, VECTOR_INDEX, VECTOR_INDEX_MIN_ROWS, index_coverage
 from kbflow.lake.lake import Lake
+from kbflow.lake.sql import sql_in, sql_str
 from kbflow.records import Citation
 
 __all__ = ["CheckResult", "run_checks"]
@@ -31,7 +32,7 @@ def check_embeddings(lake: Lake, model: str) -> CheckResult:
     from kbflow.chunk.context import embed_keys
 
     hashes = set(embed_keys(lake.scan(S.CHUNKS, [S.CHUNK_HASH, S.EMBED_HASH])).to_pylist())
-    have = set(lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], f"{S.MODEL_ID} = {S.sql_str(model_id)}").column(0).to_pylist())
+    have = set(lake.scan(S.EMBEDDINGS, [S.CHUNK_HASH], f"{S.MODEL_ID} = {sql_str(model_id)}").column(0).to_pylist())
     missing = hashes - have
     return CheckResult(
         "embeddings_cover_chunks",
@@ -109,7 +110,7 @@ def check_locators(lake: Lake, sample: int = 50) -> CheckResult:
     step = max(1, len(chosen) // sample)
     chosen = chosen[::step][:sample]
     columns = [S.CHUNK_ID, S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.TEXT, S.LOCATOR, S.CONTENT_HASH, S.CHUNK_HASH]
-    rows = lake.scan(S.CHUNKS, columns, S.sql_in(S.CHUNK_ID, chosen)).to_pylist()
+    rows = lake.scan(S.CHUNKS, columns, sql_in(S.CHUNK_ID, chosen)).to_pylist()
     results = resolve_many([Citation.from_row(row) for row in rows], lake=lake)
     failures, stale = [], []
     for row, got in zip(rows, results):

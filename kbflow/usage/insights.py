@@ -29,7 +29,7 @@ from kbflow import usage
 from kbflow._lazy import require
 from kbflow.config import DEFAULT_LOG_DAYS, env_int
 from kbflow.lake.lake import Lake
-from kbflow.retrieve.confidence import LOW_CONFIDENCE
+from kbflow.records import LOW_CONFIDENCE
 
 __all__ = ["Insights", "insights"]
 

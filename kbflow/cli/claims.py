@@ -8,9 +8,9 @@ from typing import Any
 
 import click
 
-from kbflow._cliopts import _lake_option
+from kbflow.cli.options import _lake_option
 from kbflow.errors import ClaimError
-from kbflow.terms import for_terminal
+from kbflow.text.terms import for_terminal
 
 __all__ = ["claims_command"]
 

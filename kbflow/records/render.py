@@ -47,7 +47,7 @@ _digests: dict[tuple[str, int, int], str] = {}
 
 
 def _file_digest(path: str) -> str:
-    from kbflow import ids
+    from kbflow.records import ids
 
     try:
         st = os.stat(path)
@@ -123,7 +123,7 @@ def region_boxes(citation: Citation, scale: float) -> list[tuple[float, float, f
 
 def query_terms(query: str) -> list[str]:
     """The words of a query worth marking in a text (two letters or more, not a function word)."""
-    from kbflow.terms import ENGLISH_STOPWORDS
+    from kbflow.text.terms import ENGLISH_STOPWORDS
 
     words = {w.lower() for w in re.findall(r"[^\W_]{2,}", query or "")} - ENGLISH_STOPWORDS
     return sorted(words, key=len, reverse=True)

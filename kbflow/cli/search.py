@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from kbflow._cliopts import _lake_option
-from kbflow.commands.common import _settings, for_terminal
+from kbflow.cli.options import _lake_option, _settings, for_terminal
 from kbflow.config import BACKENDS, MODES
+from kbflow.lake.sql import sql_str
 from kbflow.retrieve.fusion import FUSIONS
 
 
@@ -189,7 +189,7 @@ def resolve(ctx: click.Context, chunk_id: str, indexed: bool, as_json: bool) -> 
 
     lake = Lake(_settings(ctx).lake, create=False)
     columns = [S.SOURCE_ID, S.SOURCE_TYPE, S.URI, S.LOCATOR, S.TITLE, S.CONTENT_HASH, S.CHUNK_HASH, S.TEXT]
-    rows = lake.scan(S.CHUNKS, columns, f"{S.CHUNK_ID} = {S.sql_str(chunk_id)}").to_pylist()
+    rows = lake.scan(S.CHUNKS, columns, f"{S.CHUNK_ID} = {sql_str(chunk_id)}").to_pylist()
     if not rows:
         raise ResolveError(f"no chunk {chunk_id!r} in {lake.uri}")
     row = rows[0]

@@ -6,9 +6,8 @@ import json
 
 import click
 
-from kbflow._cliopts import _lake_option
 from kbflow._lazy import require
-from kbflow.commands.common import _settings, for_terminal
+from kbflow.cli.options import _lake_option, _settings, for_terminal
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -173,8 +172,8 @@ def mcp(ctx, no_log) -> None:
 def insights(ctx, since, top, as_json) -> None:
     """What was asked and cited: top queries, content gaps (no hit or no good match), most and never
     cited sources, searches per origin with latency."""
-    from kbflow.analytics import insights as report
     from kbflow.lake import Lake
+    from kbflow.usage.insights import insights as report
 
     settings = _settings(ctx)
     lake = Lake(settings.lake, create=False)
@@ -200,8 +199,8 @@ def keys() -> None:
 @click.pass_context
 def keys_create(ctx, scope, role, name) -> None:
     """Create a key; it is printed once (only its hash is stored)."""
-    from kbflow.keys import create_key
     from kbflow.lake import Lake
+    from kbflow.usage.keys import create_key
 
     key, token = create_key(Lake(_settings(ctx).lake), scope, role, name=name)
     click.echo(token)
@@ -214,8 +213,8 @@ def keys_create(ctx, scope, role, name) -> None:
 @click.pass_context
 def keys_list(ctx, as_json) -> None:
     """List keys (never their secrets)."""
-    from kbflow.keys import list_keys
     from kbflow.lake import Lake
+    from kbflow.usage.keys import list_keys
 
     for key in list_keys(Lake(_settings(ctx).lake, create=False)):
         if as_json:
@@ -231,8 +230,8 @@ def keys_list(ctx, as_json) -> None:
 @click.pass_context
 def keys_revoke(ctx, key_id) -> None:
     """Revoke KEY_ID (a running server stops accepting it within seconds)."""
-    from kbflow.keys import revoke_key
     from kbflow.lake import Lake
+    from kbflow.usage.keys import revoke_key
 
     key = revoke_key(Lake(_settings(ctx).lake, create=False), key_id)
     click.echo(f"revoked {key.key_id} ({key.role} of scope {key.scope})")

@@ -27,11 +27,8 @@ middle of its path or title, each to ``…``.
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
-
-if TYPE_CHECKING:
-    from kbflow.records import Citation, Locator
 
 __all__ = ["MAX_LABEL_CHARS", "citation_label", "shorten"]
 
@@ -40,6 +37,18 @@ MAX_LABEL_CHARS = 120
 #: the heading path's separator in locators (``A > B > C``)
 _HEADING_SEP = " > "
 _ELLIPSIS = "…"
+
+#: what a label reads of a locator (a :class:`~kbflow.records.Locator`: its kind and the fields of that kind)
+Locator = Any
+
+
+class Citation(Protocol):
+    """What a label reads of a citation (a :class:`~kbflow.records.Citation`; this module imports no record, so
+    that the records can call it)."""
+
+    uri: str
+    title: str | None
+    locator: Locator
 
 
 def shorten(text: str, limit: int) -> str:

@@ -1,0 +1,5 @@
+"""``python -m kbflow.cli``: the ``kbflow`` command."""
+
+from kbflow.cli import main
+
+main()
