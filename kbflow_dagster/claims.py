@@ -30,9 +30,14 @@ def check_claims_in_detail(lake, settings) -> dict | None:
 def claims_evidence(kbflow: KbflowResource) -> dg.MaterializeResult:
     lake = kbflow.open_lake()
     out = _step(check_claims_in_detail, lake, kbflow.settings()) or {
-        "claims_checked": 0, "evidence_checked": 0, "stale": [], "newly_stale": [], "cleared": [], "unchecked": {},
+        "claims_checked": 0,
+        "evidence_checked": 0,
+        "stale": [],
+        "newly_stale": [],
+        "cleared": [],
+        "unchecked": {},
         "details": [],
-    }  # fmt: skip
+    }
     rows = [
         f"| {c['claim_id']} | {c['status']} | {_clip(c['text'])} | {_clip(s['old_text'])} | "
         f"{_clip(s['new_text']) or '(gone)'} |"

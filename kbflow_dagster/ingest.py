@@ -250,8 +250,12 @@ class _DagsterSteps(Steps):
 
     def __init__(self, lake, settings, instance, ids, progress, checks, workers) -> None:
         self.lake, self.settings, self.instance, self.progress, self.run_checks = (
-            lake, settings, instance, progress, checks,
-        )  # fmt: skip
+            lake,
+            settings,
+            instance,
+            progress,
+            checks,
+        )
         self.resources = {"kbflow": _resource(settings, progress)}
         self.bar = None
         if progress and ids:
@@ -332,9 +336,12 @@ class _DagsterSteps(Steps):
         if not self.lake.has_table(S.CLAIMS):
             return None
         claims = dg.materialize(
-            [claims_evidence], instance=self.instance, resources=self.resources, raise_on_error=False,
+            [claims_evidence],
+            instance=self.instance,
+            resources=self.resources,
+            raise_on_error=False,
             run_config=_QUIET,
-        )  # fmt: skip
+        )
         if not claims.success:  # the claims' trouble is not the ingest's: reported beside it, never failing the run
             return {"error": _error(claims)}
         # the summary the local runner gives (the asset's table of stale claims stays in Dagster)

@@ -184,7 +184,7 @@ def test_random_walks_keep_the_invariants(seed):
     and every call is one event (or two for a supersede: the new claim records it too)."""
     import random
 
-    from kbflow.claims.log import apply_event
+    from kbflow.claims.events import apply_event
 
     rng = random.Random(seed)
     claims = _store()

@@ -7,9 +7,11 @@
 >>> claims.verify(cid, by=("user", "ana"))                       # doctest: +SKIP
 >>> claims.recall("how are rankings combined", k=5)             # doctest: +SKIP
 
-- :mod:`kbflow.claims.model`: :class:`Claim`, :class:`Evidence`, the lifecycle (pure);
+- :mod:`kbflow.claims.model`: :class:`Claim`, :class:`Evidence` (plain values);
+- :mod:`kbflow.claims.lifecycle`: the rules every field, piece of evidence and move obeys (pure);
+- :mod:`kbflow.claims.events`: a claim's events and how they fold into its state (pure);
 - :mod:`kbflow.claims.store`: :class:`Claims`, the facade: lifecycle and queries;
-- :mod:`kbflow.claims.log`: the event log (commit, sync, fold, repair, audit);
+- :mod:`kbflow.claims.log`: the event log (commit, sync, repair, audit);
 - :mod:`kbflow.claims.recall`: the index kept in step with the log, and recall
   (:mod:`kbflow.claims.index`: the in-memory hybrid index over claim texts);
 - :mod:`kbflow.claims.evidence`: stale-evidence detection;
@@ -24,9 +26,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-_MODEL = ("ACTIVE", "EVIDENCE_KINDS", "STATUSES", "TRANSITIONS", "Actor", "Claim", "Evidence", "StaleEvidence",
-          "check_transition")  # fmt: skip
-_STORE = ("ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims")
+_MODEL = ("ACTIVE", "EVIDENCE_KINDS", "STATUSES", "Actor", "Claim", "Evidence", "StaleEvidence")
+_LIFECYCLE = ("TRANSITIONS", "check_transition")
+_STORE = ("ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport")
 __all__ = [
     "ACTIVE",
     "EVIDENCE_KINDS",
@@ -47,7 +49,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = "kbflow.claims.model" if name in _MODEL else "kbflow.claims.store" if name in _STORE else None
+    module = (
+        "kbflow.claims.lifecycle"
+        if name in _LIFECYCLE
+        else "kbflow.claims.model"
+        if name in _MODEL
+        else "kbflow.claims.store"
+        if name in _STORE
+        else "kbflow.claims.null"
+        if name == "NullClaims"
+        else None
+    )
     if module is None:
         raise AttributeError(f"module 'kbflow.claims' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -56,15 +68,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kbflow.claims.model import (
-        ACTIVE,
-        EVIDENCE_KINDS,
-        STATUSES,
-        TRANSITIONS,
-        Actor,
-        Claim,
-        Evidence,
-        StaleEvidence,
-        check_transition,
-    )
-    from kbflow.claims.store import ClaimEvent, ClaimHit, ClaimHits, Claims, EvidenceReport, NullClaims
+    from kbflow.claims.lifecycle import TRANSITIONS, check_transition
+    from kbflow.claims.model import ACTIVE, EVIDENCE_KINDS, STATUSES, Actor, Claim, Evidence, StaleEvidence
+    from kbflow.claims.null import NullClaims
+    from kbflow.claims.store import ClaimEvent, ClaimHit, ClaimHits, Claims, EvidenceReport

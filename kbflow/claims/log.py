@@ -24,10 +24,8 @@ import json
 import logging
 import threading
 import time
-import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,178 +33,26 @@ import numpy as np
 
 from kbflow import schema as S
 from kbflow.claims import model as M
-from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
+from kbflow.claims.events import PendingEvent, apply_event
+from kbflow.claims.model import Claim
 from kbflow.claims.recall import ClaimRecall
 from kbflow.claims.tables import Tables, claim_from_row, claim_row
-from kbflow.errors import ClaimError
 from kbflow.records import scopes
 
-__all__ = [
-    "APPLIED",
-    "AUDITED",
-    "REFUSED",
-    "DEFAULT_CONFIDENCE",
-    "ClaimEvent",
-    "ClaimStates",
-    "EventLog",
-    "PendingEvent",
-    "apply_event",
-    "learn_event",
-    "new_claim_id",
-]
+__all__ = ["AUDITED", "ClaimStates", "EventLog"]
 
 log = logging.getLogger("kbflow.claims")
 
 #: seconds between checks, on reads, for events other processes appended
 RECHECK = 1.0
-#: the events that get an audit row (the store's own staleness flags do not)
-AUDITED = ("learn", "observe", "verify", "dispute", "supersede")
-APPLIED, REFUSED = "applied", "refused"
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-#: confidence of a claim learned without one, by status
-DEFAULT_CONFIDENCE = {M.HYPOTHESIS: 0.5, M.INFERRED: 0.7, M.OBSERVED: 0.9}
-
-
-def _label(text: str) -> str:
-    """How an error names a claim not stored yet: its text, clipped."""
-    text = " ".join(str(text).split())
-    return repr(text if len(text) <= 60 else text[:59] + "…")
-
-
-def new_claim_id() -> str:
-    return "cl_" + uuid.uuid4().hex[:16]
-
-
-_LEARN_FIELDS = frozenset({"text", "evidence", "scope", "actor", "confidence", "status", "domain", "tags"})
-
-
-def learn_event(item: Mapping[str, Any], default_actor: Actor) -> PendingEvent:
-    """The ``learn`` event of one set of ``Claims.learn``'s arguments, every field and rule checked."""
-    unknown = set(item) - _LEARN_FIELDS
-    if unknown:
-        raise ClaimError(f"unknown claim fields {sorted(unknown)}")
-    evidence = tuple(Evidence.coerce(e) for e in (item.get("evidence") or ()))
-    status = item.get("status")
-    if status is None:
-        status = M.OBSERVED if M.has_direct_evidence(evidence) or not evidence else M.INFERRED
-    confidence = item.get("confidence")
-    if confidence is None:
-        confidence = DEFAULT_CONFIDENCE.get(status, 0.5)
-    text, confidence, scope, domain, tags = M.check_fields(
-        item.get("text") or "", confidence, status, item.get("scope") or scopes.GLOBAL, item.get("domain"),
-        item.get("tags") or (),
-    )  # fmt: skip
-    M.check_evidence_for(_label(text), evidence, status, confidence)
-    data = {"text": text, "confidence": confidence, "scope": scope, "domain": domain, "tags": list(tags)}
-    actor = Actor.coerce(item["actor"]) if item.get("actor") is not None else default_actor
-    return PendingEvent(new_claim_id(), "learn", APPLIED, None, status, actor, evidence=evidence, data=data)
-
-
-@dataclass(frozen=True)
-class ClaimEvent:
-    """One event of a claim's history: what was attempted, by whom, and whether it was applied."""
-
-    n: int
-    claim_id: str
-    seq: int
-    event: str
-    outcome: str
-    from_status: str | None
-    to_status: str | None
-    actor: Actor
-    reason: str | None
-    evidence: tuple[Evidence, ...]
-    data: Mapping[str, Any]
-    at: datetime
-
-    @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> ClaimEvent:
-        return cls(
-            n=row[S.EVENT_N],
-            claim_id=row[S.CLAIM_ID],
-            seq=row[S.SEQ],
-            event=row[S.EVENT],
-            outcome=row[S.OUTCOME],
-            from_status=row[S.FROM_STATUS],
-            to_status=row[S.TO_STATUS],
-            actor=Actor(row[S.ACTOR_TYPE], row[S.ACTOR_ID]),
-            reason=row[S.REASON],
-            evidence=M.evidence_from_json(row[S.EVIDENCE]),
-            data=json.loads(row[S.DATA] or "{}"),
-            at=row[S.AT],
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "claim_id": self.claim_id,
-            "seq": self.seq,
-            "event": self.event,
-            "outcome": self.outcome,
-            "from_status": self.from_status,
-            "to_status": self.to_status,
-            "actor": {"type": self.actor.type, "id": self.actor.id},
-            "reason": self.reason,
-            "evidence": [e.to_dict() for e in self.evidence],
-            "data": dict(self.data),
-            "at": self.at.isoformat(),
-        }
-
-    def render(self) -> str:
-        """One line: ``#3 2026-11-23 10:02 verify observed -> verified by user:ana (applied): reason``."""
-        move = f"{self.from_status or '-'} -> {self.to_status or '-'}"
-        reason = f": {self.reason}" if self.reason else ""
-        added = f" (+{len(self.evidence)} evidence)" if self.evidence else ""
-        when = f"{self.at:%Y-%m-%d %H:%M:%S}"
-        return f"#{self.seq} {when} {self.event} {move} by {self.actor} ({self.outcome}){added}{reason}"
-
-
-# --- folding events into claims (pure) -------------------------------------------------------------
-def apply_event(claim: Claim | None, row: Mapping[str, Any]) -> Claim | None:
-    """The claim after event ``row`` (``None`` before its ``learn``)."""
-    data = json.loads(row[S.DATA] or "{}")
-    seq, n, at = row[S.SEQ], row[S.EVENT_N], row[S.AT]
-    if row[S.EVENT] == "learn" and row[S.OUTCOME] == APPLIED:
-        return Claim(
-            claim_id=row[S.CLAIM_ID],
-            text=data["text"],
-            status=row[S.TO_STATUS],
-            confidence=float(data["confidence"]),
-            scope=data["scope"],
-            evidence=M.evidence_from_json(row[S.EVIDENCE]),
-            actor=Actor(row[S.ACTOR_TYPE], row[S.ACTOR_ID]),
-            created_at=at,
-            updated_at=at,
-            domain=data.get("domain"),
-            tags=tuple(data.get("tags") or ()),
-            seq=seq,
-            n=n,
-        )
-    if claim is None:
-        return None
-    if row[S.OUTCOME] != APPLIED:
-        return claim.with_(seq=seq, n=n)
-    changes: dict[str, Any] = {"seq": seq, "n": n, "updated_at": at}
-    if row[S.TO_STATUS]:
-        changes["status"] = row[S.TO_STATUS]
-    added = M.evidence_from_json(row[S.EVIDENCE])
-    if added:
-        changes["evidence"] = claim.evidence + added
-    if "confidence" in data:
-        changes["confidence"] = float(data["confidence"])
-    if "superseded_by" in data:
-        changes["superseded_by"] = data["superseded_by"]
-    if "supersedes" in data:
-        changes["supersedes"] = data["supersedes"]
-    if "stale" in data:
-        changes["stale"] = tuple(StaleEvidence.from_dict(s) for s in data["stale"])
-        changes.pop("updated_at")  # a staleness flag is not a change of the claim
-    return claim.with_(**changes)
+#: the events that get an audit row (the store's own staleness flags do not)
+AUDITED = ("learn", "observe", "verify", "dispute", "supersede")
 
 
 class ClaimStates:
@@ -254,22 +100,6 @@ class ClaimStates:
                     self._claims[row[S.CLAIM_ID]] = claim_from_row(row)
             self._table = None
         return list(self._claims.values())
-
-
-@dataclass
-class PendingEvent:
-    """An event about to be written (its ``n`` and ``seq`` are given at commit)."""
-
-    claim_id: str
-    event: str
-    outcome: str
-    from_status: str | None
-    to_status: str | None
-    actor: Actor
-    reason: str | None = None
-    evidence: tuple[Evidence, ...] = ()
-    data: dict[str, Any] = field(default_factory=dict)
-    error: Exception | None = None  # raised after the commit (a refused attempt is history too)
 
 
 # hook for the crash-safety test: called between the events commit and the claims commit

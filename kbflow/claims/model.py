@@ -1,9 +1,9 @@
-"""Claims, their evidence and their lifecycle: plain values and pure rules, no storage.
+"""Claims and their evidence: plain, frozen values, no storage and no rules.
 
 A :class:`Claim` is something learned from the corpus ("payments-service uses
-the saga pattern"), never without :class:`Evidence`. Its status moves only
-along :data:`TRANSITIONS`; every change is an event of the claim's history
-(:mod:`kbflow.claims.store` keeps them).
+the saga pattern"), never without :class:`Evidence`. Its status moves only as
+:mod:`kbflow.claims.lifecycle` allows; every change is an event of the claim's
+history (:mod:`kbflow.claims.events`, kept by :mod:`kbflow.claims.log`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kbflow.errors import ClaimError, ClaimTransitionError, ConfigError
+from kbflow.errors import ClaimError
 from kbflow.lake.sql import sql_str
-from kbflow.records import scopes
 from kbflow.text.terms import lone_half
 
 if TYPE_CHECKING:
@@ -31,12 +30,10 @@ __all__ = [
     "EVIDENCE_KINDS",
     "INITIAL",
     "STATUSES",
-    "TRANSITIONS",
     "Actor",
     "Claim",
     "Evidence",
     "StaleEvidence",
-    "check_transition",
 ]
 
 HYPOTHESIS, INFERRED, OBSERVED, VERIFIED, DISPUTED, SUPERSEDED = (
@@ -48,16 +45,6 @@ INITIAL = (HYPOTHESIS, INFERRED, OBSERVED)
 #: the statuses :meth:`Claims.recall <kbflow.claims.store.Claims.recall>` returns unless told otherwise
 ACTIVE = (OBSERVED, INFERRED, VERIFIED)
 
-#: status -> the statuses it may move to. ``superseded`` is reached only through ``supersede(old, new)``.
-TRANSITIONS: dict[str, tuple[str, ...]] = {
-    HYPOTHESIS: (OBSERVED, DISPUTED),
-    INFERRED: (VERIFIED, DISPUTED),
-    OBSERVED: (VERIFIED, DISPUTED, SUPERSEDED),
-    VERIFIED: (DISPUTED, SUPERSEDED),
-    DISPUTED: (VERIFIED, SUPERSEDED),
-    SUPERSEDED: (),
-}
-
 ACTOR_TYPES = ("agent", "user", "system", "tool")
 CITATION, URL, TOOL_OUTPUT, MODEL_INFERENCE = "citation", "url", "tool_output", "model_inference"
 EVIDENCE_KINDS = (CITATION, URL, TOOL_OUTPUT, MODEL_INFERENCE)
@@ -66,34 +53,6 @@ EVIDENCE_KINDS = (CITATION, URL, TOOL_OUTPUT, MODEL_INFERENCE)
 MAX_TEXT = 4_000
 MAX_SNIPPET = 20_000
 MAX_EVIDENCE = 50
-
-
-def check_transition(claim_id: str, current: str, wanted: str, *, via_supersede: bool = False) -> None:
-    """Raise :class:`ClaimTransitionError` unless a claim in ``current`` may move to ``wanted``.
-
-    ``superseded`` is allowed only ``via_supersede`` (:meth:`Claims.supersede`).
-    """
-    allowed = TRANSITIONS.get(current, ())
-    if wanted not in STATUSES:
-        raise ClaimError(f"claim {claim_id}: unknown status {wanted!r}; statuses are {', '.join(STATUSES)}")
-    if wanted == SUPERSEDED and not via_supersede and wanted in allowed:
-        raise ClaimTransitionError(
-            f"claim {claim_id}: {current} -> superseded only through supersede(old, new), which names the "
-            "claim that replaces it",
-            claim_id,
-            current,
-            wanted,
-            allowed,
-        )
-    if wanted not in allowed:
-        shown = ", ".join(allowed) if allowed else "none (superseded is final)"
-        raise ClaimTransitionError(
-            f"claim {claim_id}: cannot move from {current} to {wanted}; from {current} a claim may move to: {shown}",
-            claim_id,
-            current,
-            wanted,
-            allowed,
-        )
 
 
 @dataclass(frozen=True)
@@ -362,47 +321,6 @@ class Claim:
         return replace(self, **changes)
 
 
-def check_confidence(confidence: Any) -> float:
-    """``confidence`` as a float if it is a number in 0..1, else a :class:`ClaimError` saying so."""
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
-        raise ClaimError(f"confidence must be a number in 0..1, got {confidence!r}")  # nan fails the comparison too
-    return float(confidence)
-
-
-def check_fields(
-    text: str, confidence: float, status: str, scope: str, domain: str | None, tags: Iterable[str]
-) -> tuple[str, float, str, str | None, tuple[str, ...]]:
-    """The claim's fields checked and normalized (raises :class:`ClaimError` naming the field)."""
-    if not isinstance(text, str) or not text.strip():
-        raise ClaimError("a claim needs a non-empty text")
-    if len(text) > MAX_TEXT:
-        raise ClaimError(f"a claim's text is at most {MAX_TEXT:,} characters, got {len(text):,}; state one fact")
-    confidence = check_confidence(confidence)
-    if status not in INITIAL:
-        raise ClaimError(
-            f"a claim is learned as {', '.join(INITIAL)}, not {status!r}; verified, disputed and superseded "
-            "are reached through verify(), dispute() and supersede()"
-        )
-    try:
-        scope = scopes.normalize(scope)
-    except ConfigError as exc:
-        raise ClaimError(str(exc)) from None
-    if domain is not None and (not isinstance(domain, str) or not domain.strip() or len(domain) > 200):
-        raise ClaimError(f"domain must be a non-empty string of at most 200 characters, got {domain!r}")
-    tags = tuple(dict.fromkeys(tags or ()))
-    if any(not isinstance(t, str) or not t.strip() or len(t) > 100 for t in tags) or len(tags) > 50:
-        raise ClaimError("tags are at most 50 non-empty strings of at most 100 characters each")
-    check_whole("the claim", text, domain, *tags)
-    return text.strip(), float(confidence), scope, domain, tags
-
-
-def check_reason(reason: Any) -> None:
-    """Raise :class:`ClaimError` unless ``reason`` is ``None`` or a string of at most :data:`MAX_TEXT` characters."""
-    if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
-        raise ClaimError(f"reason must be a string of at most {MAX_TEXT:,} characters")
-    check_whole("the reason", reason)
-
-
 def check_whole(what: str, *values: Any) -> None:
     """Raise :class:`ClaimError` where a string holds half of a UTF-16 surrogate pair (JSON can escape one
     alone, ``"\\ud83d"``): it is no character, and no UTF-8 column stores it."""
@@ -410,32 +328,3 @@ def check_whole(what: str, *values: Any) -> None:
         half = lone_half(value) if isinstance(value, str) else None
         if half:
             raise ClaimError(f"{what} holds {half}; send the whole character or leave it out")
-
-
-def check_evidence_for(
-    claim: str, evidence: Sequence[Evidence], status: str, confidence: float, *, required: bool = True
-) -> None:
-    """Evidence rules: at least one (``required``), at most :data:`MAX_EVIDENCE`, and ``model_inference``
-    only for a ``hypothesis`` or ``inferred`` claim with a confidence below 1. ``claim`` names the claim in errors."""
-    if required and not evidence:
-        raise ClaimError(
-            f"claim {claim}: a claim needs at least one piece of evidence (a citation, url, tool_output, "
-            "or model_inference for a hypothesis); none was given"
-        )
-    if len(evidence) > MAX_EVIDENCE:
-        raise ClaimError(f"claim {claim}: at most {MAX_EVIDENCE} pieces of evidence, got {len(evidence)}")
-    if any(e.kind == MODEL_INFERENCE for e in evidence):
-        if status not in (HYPOTHESIS, INFERRED):
-            raise ClaimError(
-                f"claim {claim}: model_inference evidence is allowed only for a hypothesis or inferred claim, "
-                f"not {status}; cite the corpus (a citation), a url or a tool_output instead"
-            )
-        if confidence >= 1:
-            raise ClaimError(
-                f"claim {claim}: a claim resting on model_inference cannot have confidence 1; give one below 1"
-            )
-
-
-def has_direct_evidence(evidence: Iterable[Evidence]) -> bool:
-    """Whether any evidence is more than a model's inference."""
-    return any(e.kind != MODEL_INFERENCE for e in evidence)

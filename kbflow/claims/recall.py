@@ -127,9 +127,12 @@ class ClaimRecall:
         if self.index is None:
             self.index = ClaimIndex(vectors.shape[1] if len(vectors) else self.embedder.dim)
         self.index.add(
-            [c.claim_id for c in claims], [c.text for c in claims], vectors, [c.status for c in claims],
+            [c.claim_id for c in claims],
+            [c.text for c in claims],
+            vectors,
+            [c.status for c in claims],
             [c.scope for c in claims],
-        )  # fmt: skip
+        )
 
     def stored_vectors(self, tables: Any, claims: Sequence[Claim]) -> dict[str, np.ndarray]:
         """Vectors of claims another writer learned, as it stored them (where of this model): by claim id."""

@@ -22,11 +22,13 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kbflow.claims import lifecycle as L
 from kbflow.claims import model as M
+from kbflow.claims.events import APPLIED, REFUSED, ClaimEvent, PendingEvent, learn_event
 from kbflow.claims.evidence import EvidenceReport, find_stale
-from kbflow.claims.log import APPLIED, REFUSED, ClaimEvent, EventLog, PendingEvent, learn_event
+from kbflow.claims.log import EventLog
 from kbflow.claims.model import Actor, Claim, Evidence
 from kbflow.claims.recall import ClaimHit, ClaimHits, ClaimRecall, claim_filter, visible_scopes
 from kbflow.claims.tables import LakeTables, MemoryTables, Tables
@@ -37,7 +39,10 @@ from kbflow.lake.lake import Lake
 from kbflow.records import scopes
 from kbflow.retrieve.request import check_query
 
-__all__ = ["ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport", "NullClaims"]  # the package's names
+__all__ = ["ClaimEvent", "ClaimHit", "ClaimHits", "Claims", "EvidenceReport"]  # the package's names
+
+if TYPE_CHECKING:
+    from kbflow.claims.null import NullClaims
 
 log = logging.getLogger("kbflow.claims")
 
@@ -134,6 +139,8 @@ class Claims:
     @staticmethod
     def null() -> NullClaims:
         """A store that checks its input and keeps nothing (recall finds nothing)."""
+        from kbflow.claims.null import NullClaims
+
         return NullClaims()
 
     def __repr__(self) -> str:
@@ -211,9 +218,9 @@ class Claims:
     ) -> Claim:
         actor = Actor.coerce(by) if by is not None else self.actor
         added = tuple(Evidence.coerce(e) for e in evidence)
-        M.check_reason(reason)
+        L.check_reason(reason)
         if confidence is not None:
-            confidence = M.check_confidence(confidence)
+            confidence = L.check_confidence(confidence)
         self._log.refresh()
         self._claim(claim_id)  # unknown ids fail before anything is written
 
@@ -221,19 +228,7 @@ class Claims:
             claim = self._claim(claim_id)
             error: Exception | None = None
             try:
-                if expect is not None and claim.status != expect:
-                    raise ClaimTransitionError(
-                        f"claim {claim_id}: expected status {expect}, found {claim.status} (another writer changed it)",
-                        claim_id, claim.status, to, M.TRANSITIONS[claim.status],
-                    )  # fmt: skip
-                M.check_transition(claim_id, claim.status, to, via_supersede=event == "supersede")
-                # the rules apply to evidence as it is given: a hypothesis learned from a model's inference
-                # may be observed later, with evidence of its own
-                M.check_evidence_for(
-                    claim_id, added, to, confidence if confidence is not None else claim.confidence, required=False
-                )
-                if len(claim.evidence) + len(added) > M.MAX_EVIDENCE:
-                    raise ClaimError(f"claim {claim_id}: at most {M.MAX_EVIDENCE} pieces of evidence")
+                L.check_move(claim_id, claim, to, added, confidence, expect=expect, via_supersede=event == "supersede")
                 if check is not None:
                     check(claim, added, actor)
             except ClaimTransitionError as exc:
@@ -243,10 +238,18 @@ class Claims:
                 data["refused"] = str(error)
             return [
                 PendingEvent(
-                    claim_id, event, REFUSED if error else APPLIED, claim.status, to, actor, reason,
-                    () if error else added, data, error,
+                    claim_id,
+                    event,
+                    REFUSED if error else APPLIED,
+                    claim.status,
+                    to,
+                    actor,
+                    reason,
+                    () if error else added,
+                    data,
+                    error,
                 )
-            ]  # fmt: skip
+            ]
 
         return self._log.commit(plan)[0]
 
@@ -260,7 +263,7 @@ class Claims:
     ) -> Claim:
         """A hypothesis seen to hold: ``hypothesis -> observed``, with the evidence (not a model's inference)."""
         added = tuple(Evidence.coerce(e) for e in evidence)
-        if not M.has_direct_evidence(added):
+        if not L.has_direct_evidence(added):
             raise ClaimError(f"claim {claim_id}: observing needs evidence beyond a model's inference")
         return self._transition(claim_id, M.OBSERVED, "observe", by=by, reason=reason, evidence=added)
 
@@ -282,17 +285,19 @@ class Claims:
         """
 
         def vouched(claim: Claim, added: tuple[Evidence, ...], actor: Actor) -> None:
-            if actor.type != "user" and not M.has_direct_evidence(claim.evidence + added):
-                raise ClaimTransitionError(
-                    f"claim {claim_id}: only a person (actor type user) may verify a claim resting on model "
-                    "inference alone; add a citation, url or tool_output",
-                    claim_id, claim.status, M.VERIFIED, M.TRANSITIONS[claim.status],
-                )  # fmt: skip
+            L.check_vouched(claim_id, claim, added, actor)
 
         return self._transition(
-            claim_id, M.VERIFIED, "verify", by=by, reason=reason, evidence=evidence, confidence=confidence,
-            expect=expect, check=vouched,
-        )  # fmt: skip
+            claim_id,
+            M.VERIFIED,
+            "verify",
+            by=by,
+            reason=reason,
+            evidence=evidence,
+            confidence=confidence,
+            expect=expect,
+            check=vouched,
+        )
 
     def dispute(
         self,
@@ -329,12 +334,8 @@ class Claims:
             old, new = self._claim(claim_id), self._claim(new_id)
             error: Exception | None = None
             try:
-                M.check_transition(claim_id, old.status, M.SUPERSEDED, via_supersede=True)
-                if new.status in (M.SUPERSEDED, M.DISPUTED):
-                    raise ClaimTransitionError(
-                        f"claim {new_id} is {new.status}; a claim is superseded only by one that stands",
-                        new_id, new.status, new.status, M.TRANSITIONS[new.status],
-                    )  # fmt: skip
+                L.check_transition(claim_id, old.status, M.SUPERSEDED, via_supersede=True)
+                L.check_successor(new_id, new)
             except ClaimTransitionError as exc:
                 error = exc
             if error is not None:
@@ -463,37 +464,3 @@ class Claims:
 
         self._log.commit(plan)
         return report
-
-
-class NullClaims:
-    """A claims store that checks its input and keeps nothing: ``learn`` returns a fresh id, ``recall``
-    finds nothing, every other call on an id answers as for an unknown claim."""
-
-    def __repr__(self) -> str:
-        return "Claims.null()"
-
-    def __len__(self) -> int:
-        return 0
-
-    def learn(self, text: str, evidence: Sequence[Evidence | Any], **fields: Any) -> str:
-        return self.learn_many([{"text": text, "evidence": evidence, **fields}])[0]
-
-    def learn_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
-        return [learn_event(item, Actor("system", "null")).claim_id for item in items]
-
-    def recall(self, query: str, k: int = 5, **_: Any) -> ClaimHits:
-        return ClaimHits(query=query)
-
-    def list(self, **_: Any) -> list[Claim]:
-        return []
-
-    def _unknown(self, claim_id: str, *_: Any, **__: Any):
-        raise NotFoundError(f"no claim {claim_id!r} in this store (Claims.null() keeps nothing)")
-
-    get = history = observe = verify = dispute = supersede = _unknown
-
-    def audit(self) -> builtins.list[dict[str, Any]]:
-        return []
-
-    def check_evidence(self, **_: Any) -> EvidenceReport:
-        return EvidenceReport()

@@ -36,19 +36,28 @@ def _store(ctx: click.Context, actor: str | None = None):
 def _evidence_options(fn):
     options = [
         click.option(
-            "--cite", "cites", multiple=True, metavar="CHUNK_ID",
+            "--cite",
+            "cites",
+            multiple=True,
+            metavar="CHUNK_ID",
             help="Cite a chunk of the lake (an id a search printed); repeatable.",
         ),
         click.option("--url", "urls", multiple=True, metavar="URL", help="A web page as evidence; repeatable."),
         click.option(
-            "--tool-output", "tool_outputs", multiple=True, metavar="TOOL=FILE",
+            "--tool-output",
+            "tool_outputs",
+            multiple=True,
+            metavar="TOOL=FILE",
             help="A tool's output as evidence: the tool's name and a file holding the snippet ('-': stdin).",
         ),
         click.option(
-            "--inferred-by", "inferences", multiple=True, metavar="MODEL=RATIONALE",
+            "--inferred-by",
+            "inferences",
+            multiple=True,
+            metavar="MODEL=RATIONALE",
             help="A model's inference (weak evidence: only for --status hypothesis or inferred).",
         ),
-    ]  # fmt: skip
+    ]
     for option in reversed(options):
         fn = option(fn)
     return fn
@@ -78,9 +87,11 @@ def _evidence(ctx: click.Context, store, cites, urls, tool_outputs, inferences) 
 
 def _actor_option(fn):
     return click.option(
-        "--actor", default=None, metavar="TYPE:ID",
+        "--actor",
+        default=None,
+        metavar="TYPE:ID",
         help="Who acts: agent|user|system|tool and a name (default user:<your login name>).",
-    )(fn)  # fmt: skip
+    )(fn)
 
 
 def _json_option(fn):
@@ -135,8 +146,12 @@ def claims_command() -> None:
 @click.option(
     "--scope", default="global", show_default=True, help="The claim's scope path (seen where its chunks are)."
 )
-@click.option("--status", type=click.Choice(["observed", "inferred", "hypothesis"]), default=None,
-              help="Default: observed; inferred when the only evidence is --inferred-by.")  # fmt: skip
+@click.option(
+    "--status",
+    type=click.Choice(["observed", "inferred", "hypothesis"]),
+    default=None,
+    help="Default: observed; inferred when the only evidence is --inferred-by.",
+)
 @click.option("--confidence", type=click.FloatRange(0, 1), default=None, help="0..1 (default by status).")
 @click.option("--domain", default=None, help="A domain label, e.g. finance or payments.")
 @click.option("--tag", "tags", multiple=True, help="A tag; repeatable.")
@@ -156,8 +171,13 @@ def learn(ctx, text, cites, urls, tool_outputs, inferences, scope, status, confi
 @click.argument("query")
 @click.option("-k", type=click.IntRange(1, 100), default=5, show_default=True)
 @click.option("--scope", default=None, help="Only claims visible in this scope (it, its ancestors, global).")
-@click.option("--status", "statuses", multiple=True, type=click.Choice(_STATUSES),
-              help="Only these statuses; repeatable (default: observed, inferred, verified).")  # fmt: skip
+@click.option(
+    "--status",
+    "statuses",
+    multiple=True,
+    type=click.Choice(_STATUSES),
+    help="Only these statuses; repeatable (default: observed, inferred, verified).",
+)
 @click.option("--all", "all_statuses", is_flag=True, help="Every status.")
 @click.option("--domain", default=None)
 @click.option("--tag", "tags", multiple=True)

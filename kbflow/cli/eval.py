@@ -280,11 +280,20 @@ def eval_command(
         return
 
     overrides = {
-        "fusion": fusion, "rrf_k": rrf_k, "dense_weight": dense_weight, "bm25_weight": bm25_weight,
-        "depth_factor": depth_factor, "max_tokens": max_tokens, "model": model, "backend": backend,
-        "reranker": reranker, "rerank_depth": rerank_depth, "context": context, "tables": tables,
+        "fusion": fusion,
+        "rrf_k": rrf_k,
+        "dense_weight": dense_weight,
+        "bm25_weight": bm25_weight,
+        "depth_factor": depth_factor,
+        "max_tokens": max_tokens,
+        "model": model,
+        "backend": backend,
+        "reranker": reranker,
+        "rerank_depth": rerank_depth,
+        "context": context,
+        "tables": tables,
         "glossary": glossary,
-    }  # fmt: skip
+    }
     configs = _configs(settings, sweep_file, mode, overrides)
     show = sys.stderr.isatty() if progress is None else progress
     runs, lake = evaluate_dataset(

@@ -188,7 +188,7 @@ def fusion_headroom(
         except QueryError as exc:
             raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None
         for name, variant in variants.items():
-            fused = fuse_legs(retriever, legs, variant, query) if legs else []
+            fused = fuse_legs(retriever.table, legs, variant, query) if legs else []
             runs[name][qid] = as_run(ranked_docs([cid for cid, _ in fused], doc_of))
     qrels = {q: dataset.qrels[q] for q, _ in queries}
     scores = {name: {q: s[metric] for q, s in score_run(qrels, run, [metric])[1].items()} for name, run in runs.items()}

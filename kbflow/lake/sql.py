@@ -16,9 +16,9 @@ def sql_str(value: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def sql_in(column: str, values: Iterable[str]) -> str:
-    """``column IN ('a', 'b')``; ``FALSE`` for an empty collection."""
-    values = list(values)
+def sql_in(column: str, values: Iterable[str] | None) -> str:
+    """``column IN ('a', 'b')``; ``FALSE`` for an empty collection (or none)."""
+    values = list(values or ())
     if not values:
         return "FALSE"
     return f"{column} IN ({', '.join(sql_str(v) for v in values)})"

@@ -46,9 +46,14 @@ class Citation(Protocol):
     """What a label reads of a citation (a :class:`~kbflow.records.Citation`; this module imports no record, so
     that the records can call it)."""
 
-    uri: str
-    title: str | None
-    locator: Locator
+    @property
+    def uri(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def locator(self) -> Locator: ...
 
 
 def shorten(text: str, limit: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kbflow import schema as S
 from kbflow.config import RetrievalSettings
@@ -23,10 +23,10 @@ from kbflow.retrieve.glossary import expanded_query
 from kbflow.retrieve.request import Request
 from kbflow.retrieve.rerank import Reranker
 from kbflow.retrieve.symbols import defining, symbol_first
-from kbflow.retrieve.table import Leg
+from kbflow.retrieve.table import Leg, SearchTable
 from kbflow.text.terms import query_identifiers
 
-__all__ = ["Ranking", "fuse_legs", "rank", "rerank", "searched_text"]
+__all__ = ["QueryEmbedder", "Ranking", "fuse_legs", "rank", "rerank", "searched_text"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,12 @@ class Ranking:
     expansion: str = ""
 
 
+class QueryEmbedder(Protocol):
+    """Embeds a query for the dense leg (a retriever's model, loaded on its first call)."""
+
+    def __call__(self, text: str) -> Any: ...
+
+
 def _ordered(leg: Leg) -> Leg:
     """A leg's candidates best first, equal scores in chunk-id order (whatever order the index gave them)."""
     ids, row_ids, scores = leg
@@ -74,13 +80,14 @@ def searched_text(request: Request) -> tuple[str, str]:
     return expanded_query(request.query, request.settings.glossary)
 
 
-def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
-    """Rank one request on the retriever ``r``: both legs, fusion, the document and page signals, an optional
-    reranker, symbols first, each text once. ``vector``: the embedding of :func:`searched_text` where it was
-    computed already. The signals, the reranker and code names read the query as written."""
+def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any = None) -> Ranking:
+    """Rank one request on a version's search ``table``: both legs, fusion, the document and page signals, an
+    optional reranker, symbols first, each text once. ``embed`` embeds the searched text for the dense leg (called
+    only where the mode has one and ``vector``, the embedding of :func:`searched_text` computed already, is
+    ``None``). The signals, the reranker and code names read the query as written."""
     settings, k, depth, query = request.settings, request.k, request.depth, request.query
     searched, expansion = searched_text(request)
-    if r.rows == 0:
+    if table.rows == 0:
         return Ranking([], [], {}, {})
     legs: dict[str, Leg] = {}
     timings: dict[str, float] = {}
@@ -95,31 +102,31 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
     if settings.mode not in ("hybrid", "dense"):
         vector = None
     elif vector is None:
-        vector = r.embedder.embed_query(searched)
+        vector = embed(searched)
         lap("embed")
     # sequential, dense first: running the keyword leg in a thread beside the model made
     # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
     if vector is not None:
-        legs["dense"] = _ordered(r.table.dense(vector, depth, request.filters))
+        legs["dense"] = _ordered(table.dense(vector, depth, request.filters))
         lap("dense")
     if settings.mode in ("hybrid", "bm25"):
-        legs["bm25"] = _ordered(r.table.bm25(searched, depth, request.filters, settings.names_weight))
+        legs["bm25"] = _ordered(table.bm25(searched, depth, request.filters, settings.names_weight))
         lap("bm25")
     row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
-    fused = fuse_legs(r, legs, settings, query, row_of)
+    fused = fuse_legs(table, legs, settings, query, row_of)
     ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
     reranked = 0
     if request.reranker is not None and fused:
         ranked["fused"] = [cid for cid, _ in fused[: max(k, settings.rerank_depth)]]
         reranked = min(settings.rerank_depth, len(fused))
-        fused = rerank(r.dataset, request.reranker, query, fused, settings.rerank_depth, row_of)
+        fused = rerank(table.dataset, request.reranker, query, fused, settings.rerank_depth, row_of)
     names = query_identifiers(query) if settings.symbol_first else []
     if names:
-        defined = defining(r.dataset, names, request.filters, row_of)
+        defined = defining(table.dataset, names, request.filters, row_of)
         if defined:
             ranked["symbol"] = [cid for cid, _ in defined]
             fused = symbol_first(fused, defined)
-    grouped = distinct(fused, k, lambda cids: r._read(cids, row_of)) if settings.distinct and fused else None
+    grouped = distinct(fused, k, lambda cids: table.read(cids, row_of)) if settings.distinct and fused else None
     fused = grouped.fused if grouped is not None else fused[:k]
     lap("fuse")
     return Ranking(
@@ -138,11 +145,15 @@ def rank(r: Any, request: Request, vector: Any = None) -> Ranking:
 
 
 def fuse_legs(
-    r: Any, legs: Mapping[str, Leg], settings: RetrievalSettings, query: str, row_of: Mapping[str, int] | None = None
+    table: SearchTable,
+    legs: Mapping[str, Leg],
+    settings: RetrievalSettings,
+    query: str,
+    row_of: Mapping[str, int] | None = None,
 ) -> list[tuple[str, float]]:
     """The legs' candidates as one ranking, best first: fused by ``settings`` in ``hybrid`` mode (the mode's own
     leg otherwise), then lifted by the document and page signals (:mod:`kbflow.retrieve.signals`) read from the
-    retriever ``r``'s table. The step of :func:`rank` between the legs and reranking; ``legs`` are
+    search ``table``. The step of :func:`rank` between the legs and reranking; ``legs`` are
     ``{"dense" and/or "bm25": (chunk ids, Lance row ids, scores), best first}``; ``row_of`` maps their chunk ids to
     row ids where the caller has that map already."""
     if settings.mode != "hybrid":
@@ -157,7 +168,7 @@ def fuse_legs(
         if row_of is None:
             row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
         rows = [row_of[cid] for cid, _ in fused]
-        fused = r.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
+        fused = table.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
     return fused
 
 

@@ -43,7 +43,6 @@ from typing import Any, Unpack
 
 from kbflow import schema as S
 from kbflow import usage
-from kbflow._lazy import require
 from kbflow.config import MAX_K, OWN_SPACE, RetrievalSettings, Settings, split_space
 from kbflow.embed.base import get_embedder
 from kbflow.errors import LakeNotFoundError, QueryError, VersionNotFoundError
@@ -58,7 +57,6 @@ from kbflow.records import (
 )
 from kbflow.retrieve import ranking as ranking_step
 from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
-from kbflow.retrieve.distinct import decode
 from kbflow.retrieve.glossary import load_glossary
 from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.request import Request, SearchOptions, filters_for, min_score_for, names_within, retrieval_for
@@ -166,6 +164,15 @@ class Retriever:
                     )
         return self._embedder
 
+    def share_model(self, other: Retriever) -> bool:
+        """Use ``other``'s loaded model where both embed with the same one (a server re-opening the search table
+        after an ingest keeps its model loaded); returns whether it did."""
+        if other.model_id != self.model_id or other is self:
+            return False
+        with other._load_lock:
+            self._embedder = other._embedder
+        return self._embedder is not None
+
     @property
     def exact_index(self):
         """The in-memory vectors of this version (loaded on first use)."""
@@ -233,12 +240,11 @@ class Retriever:
     def _rank(self, request: Request, vector: Any = None) -> Ranking:
         """Rank one request (:func:`kbflow.retrieve.ranking.rank`); ``vector``: its query embedding where it was
         computed already (a batch)."""
-        return ranking_step.rank(self, request, vector)
+        return ranking_step.rank(self.table, self._embed_query, request, vector)
 
-    def _read(self, chunk_ids: Sequence[str], row_of: Mapping[str, int]) -> dict[str, dict[str, Any]]:
-        """``{chunk id: decoded hit row}`` (its text and hit payload) of ``chunk_ids``, in one take."""
-        rows = Lake.take(self.dataset, [row_of[c] for c in chunk_ids], columns=[S.TEXT, S.HIT]).to_pylist()
-        return dict(zip(chunk_ids, decode(rows)))
+    def _embed_query(self, text: str) -> Any:
+        """The query's embedding by this retriever's model (loaded on the first call)."""
+        return self.embedder.embed_query(text)
 
     def _cosines(self, ranking: Ranking, ids: list[str]) -> dict[str, float]:
         """The cosine similarity of the query to each of ``ids``: the dense leg's score, computed for the hits
@@ -249,18 +255,7 @@ class Retriever:
         out = {cid: known[cid] for cid in ids if cid in known}
         missing = [cid for cid in ids if cid not in known]
         if missing:
-            row_ids = [ranking.row_of[cid] for cid in missing]
-            if self.exact:
-                values = self.exact_index.cosine(ranking.query_vector, row_ids)
-            else:
-                np = require("numpy")
-                vectors = (
-                    Lake.take(self.dataset, row_ids, columns=[S.VECTOR]).column(S.VECTOR).to_numpy(zero_copy_only=False)
-                )
-                matrix = np.stack(vectors).astype(np.float32)
-                q = np.asarray(ranking.query_vector, dtype=np.float32)
-                norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
-                values = (matrix @ q / np.where(norms > 0, norms, 1.0)).tolist()
+            values = self.table.cosines(ranking.query_vector, [ranking.row_of[cid] for cid in missing])
             out.update(zip(missing, (float(v) for v in values)))
         return out
 
@@ -417,7 +412,7 @@ class Retriever:
         read = dict(ranking.rows)
         missing = [c for c in [cid for cid, _ in fused] + copies if c not in read]
         if missing:
-            read.update(self._read(missing, row_of))
+            read.update(self.table.read(missing, row_of))
         rows = [dict(read[cid]) for cid, _ in fused]
         positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
         cosine = self._cosines(ranking, [cid for cid, _ in fused])

@@ -1,5 +1,6 @@
 """The search table of one version as the retriever reads it: its row count, its in-memory vectors, chunk ids
-and document groups (each loaded once, on first use, whatever the thread), and the two legs that search it.
+and document groups (each loaded once, on first use, whatever the thread), the two legs that search it, and its
+hit rows read by chunk id (:meth:`SearchTable.read`).
 
 - :meth:`SearchTable.dense`: the nearest vectors, exact (in memory, up to
   ``settings.retrieval.exact_max_rows`` rows or without an ANN index) or by
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kbflow import schema as S
 from kbflow._lazy import require
@@ -44,6 +46,29 @@ class SearchTable:
         self._chunk_ids: ChunkIds | None = None
         self._groups: Groups | None = None
         self._load_lock = threading.Lock()  # searches from several threads load the vectors once
+
+    def read(self, chunk_ids: Sequence[str], row_of: Mapping[str, int]) -> dict[str, dict[str, Any]]:
+        """``{chunk id: decoded hit row}`` (its text and hit payload) of ``chunk_ids``, in one take; ``row_of``
+        maps them to their Lance row ids in this version."""
+        from kbflow.lake.lake import Lake
+        from kbflow.retrieve.distinct import decode
+
+        rows = Lake.take(self.dataset, [row_of[c] for c in chunk_ids], columns=[S.TEXT, S.HIT]).to_pylist()
+        return dict(zip(chunk_ids, decode(rows)))
+
+    def cosines(self, vector: Any, row_ids: Sequence[int]) -> list[float]:
+        """The cosine similarity of ``vector`` to the rows ``row_ids``: from the in-memory vectors where this
+        version is searched exactly, else read from the table."""
+        if self.exact:
+            return [float(v) for v in self.exact_index.cosine(vector, row_ids)]
+        from kbflow.lake.lake import Lake
+
+        np = require("numpy")
+        vectors = Lake.take(self.dataset, list(row_ids), columns=[S.VECTOR]).column(S.VECTOR)
+        matrix = np.stack(vectors.to_numpy(zero_copy_only=False)).astype(np.float32)
+        q = np.asarray(vector, dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
+        return [float(v) for v in (matrix @ q / np.where(norms > 0, norms, 1.0))]
 
     def chunk_ids_of(self, row_ids: Sequence[int]) -> list[str]:
         """Chunk ids of Lance row ids of this version, from memory (the exact index's where it is loaded, else an

@@ -43,8 +43,10 @@ from kbflow.errors import (
     UnsafeFileError,
     VersionNotFoundError,
 )
+from kbflow.service.claims import ClaimService
 from kbflow.service.core import Service
 from kbflow.service.security import cookie_value
+from kbflow.service.sources import SourceService
 from kbflow.usage.keys import ApiKey
 
 __all__ = [
@@ -54,10 +56,12 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_QUERY_STRING",
     "caller",
+    "claims_of",
     "error_body",
     "install_error_handlers",
     "json_too_deep",
     "service_of",
+    "sources_of",
     "status_of",
     "token_of",
 ]
@@ -147,8 +151,18 @@ def caller(request: Request) -> ApiKey | None:
 
 
 def service_of(request: Request) -> Service:
-    """Dependency: the :class:`~kbflow.service.core.Service` the app serves."""
+    """Dependency: the :class:`~kbflow.service.core.Service` the app serves (the search and insights routers)."""
     return request.app.state.service
+
+
+def sources_of(request: Request) -> SourceService:
+    """Dependency of the sources router: the service's source registry."""
+    return request.app.state.service.sources
+
+
+def claims_of(request: Request) -> ClaimService:
+    """Dependency of the claims router: the service's claims store."""
+    return request.app.state.service.claims
 
 
 def install_error_handlers(app: FastAPI) -> None:

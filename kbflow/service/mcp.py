@@ -147,7 +147,7 @@ def _search_tools(server: Any, service: Service, origin: str) -> None:
     @server.tool(description="The knowledge base's sources: type, scope, status, chunk count, last error.")
     async def list_sources(ctx: Context) -> CallToolResult:
         try:
-            sources = await run(service.sources, _key_of(ctx))
+            sources = await run(service.sources.list, _key_of(ctx))
         except KbflowError as exc:
             return _error(exc)
         lines = [
@@ -189,7 +189,7 @@ def _claim_tools(server: Any, service: Service) -> None:
             "tags": tags or [],
         }
         try:
-            claim = await run(service.learn_claim, _key_of(ctx), body, actor_default="agent")
+            claim = await run(service.claims.learn, _key_of(ctx), body, actor_default="agent")
         except KbflowError as exc:
             return _error(exc)
         return _claim_result(claim)
@@ -202,7 +202,7 @@ def _claim_tools(server: Any, service: Service) -> None:
         query: str, ctx: Context, k: int = 5, scope: str | None = None, statuses: list[str] | None = None
     ) -> CallToolResult:
         try:
-            out = await run(service.recall_claims, _key_of(ctx), query, k, scope=scope, statuses=statuses)
+            out = await run(service.claims.recall, _key_of(ctx), query, k, scope=scope, statuses=statuses)
         except KbflowError as exc:
             return _error(exc)
         lines = []
@@ -216,7 +216,7 @@ def _claim_tools(server: Any, service: Service) -> None:
 
     async def _transition(ctx: Context, claim_id: str, action: str, body: dict[str, Any]) -> CallToolResult:
         try:
-            claim = await run(service.transition_claim, _key_of(ctx), claim_id, action, body, actor_default="agent")
+            claim = await run(service.claims.transition, _key_of(ctx), claim_id, action, body, actor_default="agent")
         except KbflowError as exc:
             return _error(exc)
         return _claim_result(claim)
@@ -245,7 +245,7 @@ def _resources(server: Any, service: Service) -> None:
         "kbflow://source/{source_id}", mime_type="application/json", description="A source: status, counts, errors."
     )
     async def source_resource(source_id: str, ctx: Context) -> str:
-        return json.dumps(await run(service.source, _key_of(ctx), source_id))
+        return json.dumps(await run(service.sources.get, _key_of(ctx), source_id))
 
     @server.resource(
         "kbflow://chunk/{chunk_id}", mime_type="application/json", description="A chunk: text, citation, neighbours."

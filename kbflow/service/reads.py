@@ -86,7 +86,7 @@ class PageReads:
         it was indexed (``"stale_detail"`` says how)."""
         from kbflow.pipeline import stale_sources
 
-        listed = self.service.sources(key)
+        listed = self.service.sources.list(key)
         ids = [s["source_id"] for s in listed]
         stale = {s.source_id: s for s in stale_sources(self.lake, ids)} if listed else {}
         for s in listed:
@@ -100,7 +100,7 @@ class PageReads:
     def source_view(self, key: ApiKey | None, source_id: str) -> dict[str, Any]:
         """A source, its documents (``unit_hash``, ``unit_key``, ``text``) and its chunks (``chunk_id``,
         ``unit_hash``, ``position``, ``text``)."""
-        source = self.service.source(key, source_id)
+        source = self.service.sources.get(key, source_id)
         where = f"{S.SOURCE_ID} = {sql_str(source_id)}"
         docs, chunks = [], []
         if self.lake.has_table(S.DOCUMENTS):

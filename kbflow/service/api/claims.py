@@ -7,15 +7,15 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
-from kbflow.service.core import Service
-from kbflow.service.http import caller, service_of
+from kbflow.service.claims import ClaimService
+from kbflow.service.http import caller, claims_of
 from kbflow.usage.keys import ApiKey
 
 __all__ = ["ClaimActionIn", "ClaimIn", "router"]
 
 router = APIRouter(tags=["claims"])
 Caller = Annotated[ApiKey | None, Depends(caller)]
-Served = Annotated[Service, Depends(service_of)]
+Served = Annotated[ClaimService, Depends(claims_of)]
 #: what ``POST /v1/claims/{id}/{action}`` does
 ACTIONS = ("verify", "dispute", "supersede")
 
@@ -60,33 +60,31 @@ def claims(
     domain: Annotated[str | None, Query(max_length=200)] = None,
     tag: Annotated[list[str] | None, Query()] = None,
 ):
-    return service.recall_claims(
-        key, q, k, scope=scope, statuses=status, domain=domain, tags=tag, all_statuses=all_statuses
-    )
+    return service.recall(key, q, k, scope=scope, statuses=status, domain=domain, tags=tag, all_statuses=all_statuses)
 
 
 @router.post("/v1/claims", status_code=201, summary="Learn a claim, with evidence (editor)")
 def learn_claim(key: Caller, service: Served, body: ClaimIn):
-    return service.learn_claim(key, body.model_dump())
+    return service.learn(key, body.model_dump())
 
 
 @router.post("/v1/claims/check", summary="Flag claims whose cited sources changed (global editor)")
 def claims_check(key: Caller, service: Served):
-    return service.check_claims(key)
+    return service.check(key)
 
 
 @router.get("/v1/claims/{claim_id}", summary="A claim: status, evidence, stale evidence, links")
 def claim(key: Caller, service: Served, claim_id: str):
-    return service.claim(key, claim_id)
+    return service.get(key, claim_id)
 
 
 @router.get("/v1/claims/{claim_id}/history", summary="A claim's events in order, applied and refused")
 def claim_history(key: Caller, service: Served, claim_id: str):
-    return service.claim_history(key, claim_id)
+    return service.history(key, claim_id)
 
 
 @router.post("/v1/claims/{claim_id}/{action}", summary="verify, dispute or supersede a claim (editor)")
 def claim_action(key: Caller, service: Served, claim_id: str, action: str, body: ClaimActionIn):
     if action not in ACTIONS:
         raise HTTPException(404, f"no claim action {action!r}; verify, dispute or supersede")
-    return service.transition_claim(key, claim_id, action, body.model_dump())
+    return service.transition(key, claim_id, action, body.model_dump())

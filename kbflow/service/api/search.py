@@ -48,9 +48,20 @@ def search(
     tag: Annotated[str | None, Query(max_length=200, description="A lake snapshot tag")] = None,
 ):
     hits, at = service.search(
-        key, q, k, origin="rest", mode=mode, fusion=fusion, scope=scope, kinds=kind, source_types=source_type,
-        source_ids=source, min_score=min_score, version=version, tag=tag,
-    )  # fmt: skip
+        key,
+        q,
+        k,
+        origin="rest",
+        mode=mode,
+        fusion=fusion,
+        scope=scope,
+        kinds=kind,
+        source_types=source_type,
+        source_ids=source,
+        min_score=min_score,
+        version=version,
+        tag=tag,
+    )
     return hits_dict(hits, at)
 
 

@@ -6,15 +6,15 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
-from kbflow.service.core import Service
-from kbflow.service.http import caller, service_of
+from kbflow.service.http import caller, sources_of
+from kbflow.service.sources import SourceService
 from kbflow.usage.keys import ApiKey
 
 __all__ = ["SourceIn", "router"]
 
 router = APIRouter(tags=["sources"])
 Caller = Annotated[ApiKey | None, Depends(caller)]
-Served = Annotated[Service, Depends(service_of)]
+Served = Annotated[SourceService, Depends(sources_of)]
 
 
 class SourceIn(BaseModel):
@@ -38,24 +38,24 @@ class SourceIn(BaseModel):
 
 @router.get("/v1/sources", summary="Registered sources: status, last indexed, last error, skipped files")
 def sources(key: Caller, service: Served):
-    return {"sources": service.sources(key)}
+    return {"sources": service.list(key)}
 
 
 @router.get("/v1/sources/{source_id}", summary="One source")
 def source(key: Caller, service: Served, source_id: str):
-    return service.source(key, source_id)
+    return service.get(key, source_id)
 
 
 @router.post("/v1/sources", status_code=201, summary="Register a source (editor)")
 def add_source(key: Caller, service: Served, body: SourceIn):
-    return service.add_source(key, body.model_dump())
+    return service.add(key, body.model_dump())
 
 
 @router.delete("/v1/sources/{source_id}", summary="Remove a source and its rows (editor)")
 def remove_source(key: Caller, service: Served, source_id: str):
-    return service.remove_source(key, source_id)
+    return service.remove(key, source_id)
 
 
 @router.post("/v1/sources/{source_id}/refresh", summary="Ingest one source now, through the Dagster assets (editor)")
 def refresh_source(key: Caller, service: Served, source_id: str):
-    return service.refresh_source(key, source_id)
+    return service.refresh(key, source_id)

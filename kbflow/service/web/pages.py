@@ -154,8 +154,9 @@ def login_page(next_page: str, error: str | None, csrf: str) -> str:
 
 
 # --- search ---------------------------------------------------------------------------------------
-def search_form(q: str, mode: str | None, scope: str | None, kinds: Sequence[str], types: Sequence[str], k: str,
-                tag: str | None) -> str:  # fmt: skip
+def search_form(
+    q: str, mode: str | None, scope: str | None, kinds: Sequence[str], types: Sequence[str], k: str, tag: str | None
+) -> str:
     """The search form, filled with the request's values."""
     snapshot = f"<input type=hidden name=tag value='{_e(tag)}'><p>searching the snapshot <b>{_e(tag)}</b></p>"
     return (
@@ -272,8 +273,9 @@ def sources_page(listed: list[dict[str, Any]], editor: bool, csrf: str, error: s
             f"<form class=inline method=post action='/sources/{_e(sid)}/refresh'>{csrf}<button>refresh</button>"
             f"</form> <form class=inline method=post action='/sources/{_e(sid)}/remove'>{csrf}"
             "<button>remove</button></form>"
-            if editor else ""
-        )  # fmt: skip
+            if editor
+            else ""
+        )
         rows.append(
             f"<tr id='source-{_e(s['source_id'])}'><td><a href='/sources/{_e(sid)}'>{_e(s['source_id'])}</a>"
             f"<br><span class=muted>{_e(s['uri'])}</span></td><td>{_e(s['source_type'])}</td>"
@@ -289,8 +291,9 @@ def sources_page(listed: list[dict[str, Any]], editor: bool, csrf: str, error: s
         "<input name=id placeholder='id (optional)' size=14> "
         "<input name=scope placeholder='scope (optional)' size=14> "
         "<button>Add</button></form><p class=muted>Then refresh it to ingest it.</p>"
-        if editor else ""
-    )  # fmt: skip
+        if editor
+        else ""
+    )
     table = (
         "<table id=sources><tr><th>source</th><th>type</th><th>scope</th><th>status</th><th>chunks</th>"
         "<th>last indexed</th><th>last error, files left out</th><th></th></tr>" + "".join(rows) + "</table>"

@@ -105,9 +105,16 @@ def search_page(
         return _page(pages.search_page(form, q, error=f"k must be a whole number, got {k}"), 400)
     try:
         hits, version = service.search(
-            key, q, int(k), origin="web", mode=mode or None, scope=scope or None, kinds=kinds or None,
-            source_types=types or None, tag=tag or None,
-        )  # fmt: skip
+            key,
+            q,
+            int(k),
+            origin="web",
+            mode=mode or None,
+            scope=scope or None,
+            kinds=kinds or None,
+            source_types=types or None,
+            tag=tag or None,
+        )
     except KbflowError as exc:
         return _page(pages.search_page(form, q, error=str(exc)), 400)
     return _page(pages.search_page(form, q, hits, version))
@@ -184,7 +191,7 @@ def sources_add(
     scope: Annotated[str, Form()] = "",
 ):
     try:
-        added = service.add_source(key, {"uri": uri, "type": type, "id": id or None, "scope": scope or None})
+        added = service.sources.add(key, {"uri": uri, "type": type, "id": id or None, "scope": scope or None})
     except KbflowError as exc:
         return _back(error=str(exc))
     return _back(done=f"added {added['source_id']}; refresh it to ingest it")
@@ -193,7 +200,7 @@ def sources_add(
 @router.post("/sources/{source_id}/remove")
 def sources_remove(key: Caller, service: Served, source_id: str):
     try:
-        service.remove_source(key, source_id)
+        service.sources.remove(key, source_id)
     except KbflowError as exc:
         return _back(error=str(exc))
     return _back(done=f"removed {source_id}")
@@ -202,7 +209,7 @@ def sources_remove(key: Caller, service: Served, source_id: str):
 @router.post("/sources/{source_id}/refresh")
 def sources_refresh(key: Caller, service: Served, source_id: str):
     try:
-        summary = service.refresh_source(key, source_id)
+        summary = service.sources.refresh(key, source_id)
     except KbflowError as exc:
         return _back(error=str(exc))
     report = next((s for s in summary["sources"] if s["source_id"] == source_id), None)

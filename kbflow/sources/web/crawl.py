@@ -279,6 +279,7 @@ def _fetch_page(client: _Polite, url: str, prefix: str, last: Mapping[str, Any],
         if not last.get("hash"):
             out.left_out.append((url, "the server answered 304 for a page kbflow never kept", True))
             return None
-        return CrawledPage(fetched.url, final, None, last["hash"], last.get("charset"), last.get("etag"),
-                           last.get("last_modified"))  # fmt: skip
+        return CrawledPage(
+            fetched.url, final, None, last["hash"], last.get("charset"), last.get("etag"), last.get("last_modified")
+        )
     return CrawledPage(fetched.url, final, fetched.body, None, fetched.charset, fetched.etag, fetched.last_modified)
