@@ -36,6 +36,10 @@ class ClaimService:
         self._lock = threading.Lock()
         self._store = None
 
+    def __call__(self):
+        """``service.claims()``, as before the service had parts: :meth:`store`."""
+        return self.store()
+
     def store(self):
         """The lake's claims store (opened once, on first use)."""
         with self._lock:

@@ -39,6 +39,10 @@ class SourceService:
     def __init__(self, service: _Core) -> None:
         self.service = service
 
+    def __call__(self, key: ApiKey | None) -> builtins.list[dict[str, Any]]:
+        """``service.sources(key)``, as before the service had parts: :meth:`list`."""
+        return self.list(key)
+
     def list(self, key: ApiKey | None) -> builtins.list[dict[str, Any]]:
         """The sources the key may see, as ``source_dict`` shows them."""
         registered = self.service.lake.sources() if self.service.lake.has_table(S.SOURCES) else []
