@@ -54,7 +54,7 @@ test: install lint browser ocr
 test-fast: install lint
 	$(BIN)/python -m pytest -q -m "not e2e"
 
-# the inner loop, under a minute: each step's unit tests (tests/conftest.py: UNIT_MODULES)
+# the inner loop, under two minutes: tests/unit/ (the tier is the folder: tests/conftest.py)
 test-unit: install
 	$(BIN)/python -m pytest -q -m unit -p no:cacheprovider
 

@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import eval_lake_uri, judged_docs, prepare_lake  # noqa: E402
+from kbflow.evaluate.evaluate import eval_lake_uri, ingest_dataset, judged_docs  # noqa: E402
 from kbflow.retrieve.confidence import CALIBRATIONS, NULL_MARGIN, THRESHOLD_RANGE, Calibration  # noqa: E402
 from kbflow.retrieve.probes import PROBES  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
@@ -85,7 +85,7 @@ def collect(model: str | None, shared: str, home: str | None) -> tuple[list[tupl
             continue
         dataset = load_beir(root)
         settings = Settings.coerce(None, lake=eval_lake_uri(dataset, home), model=model)
-        lake, _ = prepare_lake(dataset, settings)
+        lake, _ = ingest_dataset(dataset, settings)
         quiet = replace(settings, retrieval=settings.retrieval.override(log_queries=False))  # eval lakes log nothing
         retriever = Retriever.open(lake, settings=quiet)
         doc_of = judged_docs(retriever, dataset.unit)

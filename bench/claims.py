@@ -18,7 +18,7 @@ times, on that store:
 
 ``--quality`` learns the hand-written claims of ``data/samples/claims_recall.json``
 into a memory store and prints how often each question's claim comes first, and
-in the top 3 (``tests/test_claims.py`` holds the same set to its figures).
+in the top 3 (``tests/integration/test_claims.py`` holds the same set to its figures).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from kbflow.evaluate.evaluate import (  # noqa: E402
     config_for,
     eval_lake_uri,
     evaluate,
-    prepare_lake,
+    ingest_dataset,
     ranked_docs,
 )
 from kbflow.evaluate.metrics import score_run  # noqa: E402
@@ -109,7 +109,7 @@ def main() -> None:
     for root in args.datasets:
         ds = load_beir(root)
         settings = Settings.coerce(None, lake=eval_lake_uri(ds, args.eval_home))
-        lake, _ = prepare_lake(ds, settings)
+        lake, _ = ingest_dataset(ds, settings)
         ours = {
             r.mode: r.metrics["ndcg@10"]
             for r in evaluate(ds, lake, [config_for(settings, mode=m) for m in ("bm25", "dense")], settings)

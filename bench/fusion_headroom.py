@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from code_eval import SETS, SHARED, load_set  # noqa: E402
 
 from kbflow.config import Settings  # noqa: E402
-from kbflow.evaluate.evaluate import eval_lake_uri, prepare_lake  # noqa: E402
+from kbflow.evaluate.evaluate import eval_lake_uri, ingest_dataset  # noqa: E402
 from kbflow.evaluate.headroom import fusion_headroom, fusion_variants  # noqa: E402
 
 ALL_SETS = {**SETS, "cosqa-dev": ("{shared}/cosqa", "dev"), "financebench": ("{shared}/financebench-dev", "test")}
@@ -57,7 +57,7 @@ def main() -> int:
         if dataset is None:
             continue
         settings = Settings.coerce(None, lake=eval_lake_uri(dataset, args.eval_home))
-        lake, info = prepare_lake(dataset, settings)
+        lake, info = ingest_dataset(dataset, settings)
         print(f"{name}: eval lake {settings.lake}: {info['status']}", file=sys.stderr)
         variants = fusion_variants(settings.retrieval, weights, args.fusions.split(","))
         room = fusion_headroom(dataset, lake, settings, variants, limit=args.limit)

@@ -60,7 +60,7 @@ from kbflow.chunk.context import embed_keys, embed_texts  # noqa: E402
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
 from kbflow.embed.base import get_embedder  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import as_run, config_for, evaluate_dataset, prepare_lake, settings_for  # noqa: E402
+from kbflow.evaluate.evaluate import as_run, config_for, evaluate_dataset, ingest_dataset, settings_for  # noqa: E402
 from kbflow.evaluate.metrics import score_run  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 
@@ -126,7 +126,7 @@ def profile_ingest(dataset, settings, config, lake: str) -> None:
 
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
-    profiler.runcall(prepare_lake, dataset, settings_for(replace(settings, lake=lake), config))
+    profiler.runcall(ingest_dataset, dataset, settings_for(replace(settings, lake=lake), config))
     whole = time.perf_counter() - t0
     stats = pstats.Stats(profiler).stats  # (file, line, function) -> (calls, calls, own s, cumulative s, callers)
     parts = []
@@ -242,9 +242,9 @@ def run_kbflow(dataset, spec: str, work: str, warm, args: argparse.Namespace) ->
     config = config_for(settings, mode="hybrid")
     embedder = get_embedder(settings.model, settings.embed_batch_size, settings.backend, settings.embed_threads)
     embedder.embed(["warm up"] * 8)  # a batch: OpenVINO compiles now, before the clock, as the peers load theirs
-    prepare_lake(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{spec}")), config))
+    ingest_dataset(warm, settings_for(replace(settings, lake=os.path.join(work, f"warm-{spec}")), config))
     t0 = time.perf_counter()
-    prepare_lake(dataset, settings_for(replace(settings, lake=lake), config))
+    ingest_dataset(dataset, settings_for(replace(settings, lake=lake), config))
     built = time.perf_counter() - t0
     runs, _ = evaluate_dataset(dataset, [config], settings, lake=lake, limit=args.queries, save=False)
     run = runs[0]

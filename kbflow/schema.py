@@ -90,7 +90,6 @@ HIT = "hit"
 MODE = "mode"
 
 # --- allowed values ----------------------------------------------------------
-SOURCE_TYPES = ("docs", "repo", "jsonl", "pdf", "web", "ticket")
 CONTENT_KINDS = ("doc", "code", "record", "pdf", "table", "web", "ticket")
 GLOBAL_SCOPE = "global"
 

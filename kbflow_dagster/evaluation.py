@@ -24,7 +24,6 @@ eval``. The partitions are the sweep's configurations, named by
 # no `from __future__ import annotations` here: Dagster inspects the context type hints at runtime
 
 import base64
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import dagster as dg
 
 from kbflow import schema as S
 from kbflow.config import Settings
+from kbflow.config.env import env
 from kbflow.errors import DatasetError
 from kbflow.evaluate.beir import load_beir
 from kbflow.evaluate.evaluate import (
@@ -69,8 +69,8 @@ def build_eval_assets(
     then to the bundled sample and ``bench/sweep.yaml``; ``eval_lake`` to
     ``$KBFLOW_EVAL_HOME`` or ``./data/eval``, then ``<name>-<corpus hash>``.
     """
-    dataset_dir = str(dataset_dir or os.environ.get("KBFLOW_EVAL_DATASET") or DEFAULT_DATASET)
-    sweep_file = str(sweep_file or os.environ.get("KBFLOW_SWEEP") or DEFAULT_SWEEP)
+    dataset_dir = str(dataset_dir or env("KBFLOW_EVAL_DATASET") or DEFAULT_DATASET)
+    sweep_file = str(sweep_file or env("KBFLOW_SWEEP") or DEFAULT_SWEEP)
     settings = settings or Settings()
     configs = load_sweep(sweep_file, settings)
     labels = config_labels(configs)

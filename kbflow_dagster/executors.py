@@ -17,9 +17,10 @@ and a lake every worker reaches (object storage: ``--lake s3://...``). See
 from __future__ import annotations
 
 import importlib
-import os
 
 import dagster as dg
+
+from kbflow.config.env import env
 
 __all__ = ["EXECUTORS", "executor_from_env"]
 
@@ -35,7 +36,7 @@ EXECUTORS = {
 
 def executor_from_env(name: str | None = None) -> dg.ExecutorDefinition:
     """The executor named by ``name`` or ``$KBFLOW_DAGSTER_EXECUTOR`` (default ``multiprocess``)."""
-    name = (name or os.environ.get("KBFLOW_DAGSTER_EXECUTOR") or "multiprocess").strip().lower()
+    name = (name or env("KBFLOW_DAGSTER_EXECUTOR") or "multiprocess").strip().lower()
     if name not in EXECUTORS:
         raise ValueError(f"KBFLOW_DAGSTER_EXECUTOR must be one of {', '.join(EXECUTORS)}, got {name!r}")
     module, attribute, package = EXECUTORS[name]

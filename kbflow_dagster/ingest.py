@@ -27,6 +27,7 @@ import dagster as dg
 from kbflow import pipeline
 from kbflow import schema as S
 from kbflow.config import Settings
+from kbflow.config.env import env
 from kbflow.errors import LakeStorageError
 from kbflow.index.search import IndexResult
 from kbflow.lake import Lake
@@ -60,8 +61,9 @@ def dagster_home(lake: Lake) -> str:
     """Where the Dagster instance of ``lake`` lives: ``$KBFLOW_DAGSTER_HOME``; else ``<lake>/.dagster`` for a
     local lake; else (a lake on object storage, where Dagster's storage cannot live)
     ``~/.kbflow/dagster/<hash of the lake's URI>`` on this machine."""
-    if os.environ.get("KBFLOW_DAGSTER_HOME"):
-        return os.environ["KBFLOW_DAGSTER_HOME"]
+    home = env("KBFLOW_DAGSTER_HOME")
+    if home:
+        return home
     if lake.is_local:
         return os.path.join(lake.uri.removeprefix("file://"), ".dagster")
     from kbflow.records import ids
@@ -229,7 +231,7 @@ def _run(
     t0: float,
     workers: int = 1,
 ) -> IngestSummary:
-    repaired = pipeline.prepare_lake(lake)
+    repaired = pipeline.repair_lake(lake)
     registered = [s.source_id for s in lake.sources()]
     ids = list(source_ids) if source_ids is not None else registered
     warnings.filterwarnings("ignore", module="dagster")
@@ -302,7 +304,7 @@ class _DagsterSteps(Steps):
                     outcomes.append(("failed", f"worker process failed: {type(exc).__name__}: {exc}"))
                 self._tick(sid, done=True)
             # two sources may have added the same text's embedding at once: keep one before publishing
-            pipeline.prepare_lake(self.lake)
+            pipeline.repair_lake(self.lake)
         else:
             outcomes = []
             for sid in phase:

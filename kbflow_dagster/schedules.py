@@ -17,13 +17,13 @@ partition refreshed within that window is published by one run.
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
 
 import dagster as dg
 
 from kbflow.config import resolve_lake
+from kbflow.config.env import env_int
 from kbflow.errors import KbflowError
 from kbflow.lake import Lake
 from kbflow.pipeline.registration import REFRESH_OPTION
@@ -32,7 +32,7 @@ from kbflow_dagster.corpus import PER_SOURCE, sources_partitions
 __all__ = ["AUTOMATION_SECONDS", "automation_sensor", "build_schedules", "refresh_job"]
 
 #: the debounce window of the automation sensor: changes within it are published by one run of search_index
-AUTOMATION_SECONDS = int(os.environ.get("KBFLOW_AUTOMATION_SECONDS") or 120)
+AUTOMATION_SECONDS = env_int("KBFLOW_AUTOMATION_SECONDS", 120)
 
 refresh_job = dg.define_asset_job(
     "refresh_source",

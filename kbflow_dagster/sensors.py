@@ -1,9 +1,8 @@
 """Keep the ``sources`` dynamic partitions in step with the lake's source registry."""
 
-import os
-
 import dagster as dg
 
+from kbflow.config.env import env_int
 from kbflow_dagster.corpus import PER_SOURCE, fingerprints, sources_partitions
 from kbflow_dagster.resources import KbflowResource
 
@@ -29,7 +28,7 @@ def sync_source_partitions(context: dg.SensorEvaluationContext, kbflow: KbflowRe
 
 
 #: how often the stale-source sensor fingerprints the sources: changes within one interval are one run per source
-REFRESH_SECONDS = int(os.environ.get("KBFLOW_REFRESH_SECONDS") or 300)
+REFRESH_SECONDS = env_int("KBFLOW_REFRESH_SECONDS", 300)
 
 
 def stale_run_requests(stale: dict[str, str], known: set[str]) -> list:

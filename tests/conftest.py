@@ -15,7 +15,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "data" / "samples"
-SHARED = REPO.parent / "shared" / "datasets"
 FAST_MODEL = "hash:64"
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -138,37 +137,15 @@ def ingested(lake_path, fast_settings, docs_dir, repo_dir, jsonl_file):
     return lake
 
 
-#: the modules of `make test-unit`: each step's tests on tiny inputs, real Lance, the model-free `hash:64`
-#: embedder; no subprocess, server, Dagster or real model (their e2e tests are left out too)
-UNIT_MODULES = {
-    "test_arrays",
-    "test_chunk",
-    "test_code_languages",
-    "test_dense",
-    "test_extras",
-    "test_flag",
-    "test_freshness",
-    "test_fusion",
-    "test_fuzz",
-    "test_labels",
-    "test_layers",
-    "test_pdf_heading",
-    "test_pipeline",
-    "test_web_pages",
-    "test_docs",
-    "test_records",
-    "test_retriever",
-    "test_signals",
-    "test_sizes",
-    "test_sources",
-    "test_terms",
-    "test_trust",
-    "test_usage",
-}
+#: the tiers, set by the folder a test file lives in (never by a hand-kept list): ``unit`` (each step on tiny inputs:
+#: real Lance, the model-free ``hash:64`` embedder; no subprocess, server, Dagster or real model; ``make test-unit``),
+#: ``integration`` (several steps, a server, a browser, a subprocess) and ``e2e`` (the real model, Dagster, Ray)
+TIERS = ("unit", "integration", "e2e")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the tests of :data:`UNIT_MODULES` (but their e2e ones) ``unit``."""
+    """Mark each test with its folder's tier (``tests/unit/...`` is ``unit``)."""
     for item in items:
-        if item.module.__name__.rpartition(".")[2] in UNIT_MODULES and item.get_closest_marker("e2e") is None:
-            item.add_marker(pytest.mark.unit)
+        parts = Path(str(item.fspath)).resolve().relative_to(REPO / "tests").parts
+        if parts and parts[0] in TIERS:
+            item.add_marker(getattr(pytest.mark, parts[0]))

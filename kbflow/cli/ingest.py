@@ -68,13 +68,21 @@ def ingest(
     """Materialize the registered sources (or SOURCE_IDS) through the Dagster assets.
 
     Loads, chunks and embeds each changed source, then brings the search table
-    and its indexes up to date and runs the asset checks. Exits 1 if a source
+    and its indexes up to date and runs the asset checks. On a lake with no
+    source registered it says so, and how to add one. Exits 1 if a source
     failed or a check did not pass. Claims citing text the lake no longer holds
     are flagged and counted (`kbflow claims list --stale`); they do not fail the run.
     """
     from kbflow.pipeline import run_ingest
 
     settings = _settings(ctx, model=model, backend=backend, engine=engine)
+    if not source_ids and not _registered(settings.lake):
+        message = (
+            f"nothing is registered in {settings.lake}: add a source first, e.g. "
+            "`kbflow add docs/ --type docs` (see `kbflow add --help`), then run `kbflow ingest`"
+        )
+        click.echo(json.dumps({"sources": [], "message": message}) if as_json else message, err=not as_json)
+        return
     show = sys.stderr.isatty() if progress is None else progress
     summary = run_ingest(settings, list(source_ids) or None, runner=runner, progress=show, wait=wait, workers=workers)
     if as_json:
@@ -110,3 +118,15 @@ def ingest(
         click.echo(f"search index failed: {summary.index_error}", err=True)
     if not summary.ok:
         sys.exit(1)
+
+
+def _registered(lake_uri: str) -> bool:
+    """Whether the lake exists and has a registered source."""
+    from kbflow.errors import LakeNotFoundError
+    from kbflow.lake import Lake
+
+    try:
+        lake = Lake(lake_uri, create=False)
+    except LakeNotFoundError:
+        return False
+    return lake.has_table("sources") and bool(lake.sources())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from kbflow.errors import ConfigError
 
@@ -22,6 +22,7 @@ __all__ = [
     "VARIABLES",
     "Variable",
     "cache_dir",
+    "env",
     "env_int",
     "fetch_allow_hosts",
     "resolve_lake",
@@ -62,12 +63,21 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("KBFLOW_EVAL_DATASET", "the bundled sample set", "the Dagster evaluation assets' dataset folder"),
     Variable("KBFLOW_SWEEP", "the bundled sweep", "the Dagster evaluation assets' sweep file"),
     Variable("KBFLOW_DAGSTER_HOME", "the lake's dagster folder", "where kbflow ingest keeps Dagster's run storage"),
-    Variable("KBFLOW_DAGSTER_EXECUTOR", "multiprocess", "the Dagster executor: in_process or multiprocess"),
+    Variable("KBFLOW_DAGSTER_EXECUTOR", "multiprocess", "the Dagster executor kbflow ingest's runs use"),
     Variable("KBFLOW_REFRESH_SECONDS", "300", "how often the Dagster sensor re-reads the source registry"),
     Variable("KBFLOW_AUTOMATION_SECONDS", "120", "how often Dagster's automation condition sensor runs"),
     Variable("KBFLOW_LEASE_HELD", "unset", "internal: set by a Dagster run that holds the lake's lease already"),
     Variable("KBFLOW_SERVE_OPTIONS", "unset", "internal: kbflow serve --workers hands its options to each worker"),
+    # others' variables kbflow reads
+    Variable("RAY_ADDRESS", "unset (a cluster started here)", "the Ray cluster --engine ray connects to"),
+    Variable("AWS_ENDPOINT_URL", "unset", "an s3:// lake's endpoint when its storage options name none"),
+    Variable("AWS_REGION", "unset", "an s3:// lake's region when its storage options name none"),
+    Variable("MALLOC_ARENA_MAX", "unset (kbflow sets 2)", "glibc's malloc arenas; kbflow keeps a value already set"),
+    Variable("HF_HUB_OFFLINE", "unset", "forwarded to Ray workers (kbflow loads models offline)"),
+    Variable("TRANSFORMERS_OFFLINE", "unset", "forwarded to Ray workers"),
+    Variable("HF_HOME", "unset", "forwarded to Ray workers"),
 )
+_NAMES = frozenset(v.name for v in VARIABLES)
 
 #: The lake used when neither ``--lake`` nor ``KBFLOW_LAKE`` names one (relative to the cwd).
 DEFAULT_LAKE = os.path.join("data", "lake")
@@ -75,10 +85,26 @@ DEFAULT_LAKE = os.path.join("data", "lake")
 DEFAULT_LOG_DAYS = 90
 
 
+@overload
+def env(name: str, default: str) -> str: ...
+
+
+@overload
+def env(name: str, default: None = None) -> str | None: ...
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    """The environment variable ``name`` (one of :data:`VARIABLES`: kbflow reads none it does not list), else
+    ``default``."""
+    if name not in _NAMES:
+        raise KeyError(f"{name} is not in kbflow.config.env.VARIABLES; list it there (and in docs/cli.md) first")
+    return os.environ.get(name, default)
+
+
 def env_int(name: str, default: int) -> int:
     """The whole number environment variable ``name`` holds, else ``default`` (a :class:`ConfigError` naming it when
     it holds something else)."""
-    text = os.environ.get(name, "").strip()
+    text = (env(name) or "").strip()
     if not text:
         return default
     try:
@@ -95,7 +121,7 @@ def serve_options() -> dict[str, Any]:
     """The options ``kbflow serve --workers N`` left for a worker process (:data:`SERVE_OPTIONS_ENV`)."""
     import json
 
-    text = os.environ.get(SERVE_OPTIONS_ENV)
+    text = env(SERVE_OPTIONS_ENV)
     if not text:
         raise ConfigError(f"${SERVE_OPTIONS_ENV} is not set: worker processes are started by `kbflow serve --workers`")
     return dict(json.loads(text))
@@ -103,7 +129,7 @@ def serve_options() -> dict[str, Any]:
 
 def cache_dir(part: str) -> str:
     """A folder of kbflow's local cache: ``$KBFLOW_CACHE`` (default ``~/.cache/kbflow``), plus ``part``."""
-    root = os.environ.get("KBFLOW_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbflow")
+    root = env("KBFLOW_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "kbflow")
     return os.path.join(root, part)
 
 
@@ -113,7 +139,7 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
     Local paths are made absolute so a lake keeps its identity when the working
     directory changes; URIs with a scheme (``s3://…``) are returned as given.
     """
-    uri = os.fspath(lake) if lake is not None else os.environ.get("KBFLOW_LAKE") or DEFAULT_LAKE
+    uri = os.fspath(lake) if lake is not None else env("KBFLOW_LAKE") or DEFAULT_LAKE
     if not uri:
         raise ConfigError("the lake URI is empty; pass --lake PATH or set KBFLOW_LAKE")
     if "://" in uri:
@@ -124,4 +150,4 @@ def resolve_lake(lake: str | os.PathLike[str] | None = None) -> str:
 def fetch_allow_hosts() -> list[str]:
     """``$KBFLOW_FETCH_ALLOW_HOSTS``: the private hosts, ``host:port`` pairs and networks every fetch may reach
     (separated by commas or spaces)."""
-    return [e for e in os.environ.get("KBFLOW_FETCH_ALLOW_HOSTS", "").replace(",", " ").split() if e]
+    return [e for e in (env("KBFLOW_FETCH_ALLOW_HOSTS") or "").replace(",", " ").split() if e]

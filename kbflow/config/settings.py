@@ -9,12 +9,11 @@ environment are read by :mod:`kbflow.config.env`.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from kbflow.config.env import DEFAULT_LOG_DAYS, env_int, resolve_lake
+from kbflow.config.env import DEFAULT_LOG_DAYS, env, env_int, resolve_lake
 from kbflow.config.models import DEFAULT_BACKEND, DEFAULT_MODEL, ENGINES, check_backend, model_id_of
 from kbflow.errors import ConfigError
 
@@ -322,12 +321,12 @@ class Settings:
     """
 
     lake: str = field(default_factory=resolve_lake)
-    model: str = field(default_factory=lambda: os.environ.get("KBFLOW_MODEL") or DEFAULT_MODEL)
-    backend: str = field(default_factory=lambda: os.environ.get("KBFLOW_BACKEND") or DEFAULT_BACKEND)
+    model: str = field(default_factory=lambda: env("KBFLOW_MODEL") or DEFAULT_MODEL)
+    backend: str = field(default_factory=lambda: env("KBFLOW_BACKEND") or DEFAULT_BACKEND)
     embed_threads: int | None = None
     embed_batch_size: int | None = None
     write_batch_size: int = 512
-    engine: str = field(default_factory=lambda: os.environ.get("KBFLOW_ENGINE") or "local")
+    engine: str = field(default_factory=lambda: env("KBFLOW_ENGINE") or "local")
     engine_actors: int | None = None
     log_days: int = field(default_factory=lambda: env_int("KBFLOW_LOG_DAYS", DEFAULT_LOG_DAYS))
     chunking: ChunkSettings = field(default_factory=ChunkSettings)

@@ -4,36 +4,28 @@ The ONNX graph is exported once, offline, from the locally installed weights
 (the whole sentence-transformers pipeline: transformer, pooling, any dense
 layers and the normalization), its BERT-style layers fused (attention, skip
 layer norm, bias GELU: :func:`_fuse`), checked against the PyTorch model on
-probe texts, and cached under ``$KBFLOW_CACHE`` (default ``~/.cache/kbflow``) in a
-folder keyed by the model, its weight files, the backend and the exporter's
-versions. ``onnx-int8`` is the fp32 graph with the weights of its matrix products
-(the attention and the feed-forward block's widening layer) quantized
-dynamically, per channel, to int8 (:func:`onnxruntime.quantization.quantize_dynamic`),
-after the inputs of those products are smoothed (:mod:`kbflow.embed.smoothing`:
-the few outlier channels of the layer norms' outputs moved into the weights,
-so one int8 scale fits the rest, for one elementwise product per smoothed
-input; the vectors' distance to torch's fell about threefold, 1 - cosine
-0.0026 to 0.0008 on 2,000 real chunk texts, ``python bench/embed_backends.py``).
-Two parts stay fp32: the embedding tables (looked up, not multiplied: int8
-there bought no speed and cost about 0.006 nDCG@10) and the feed-forward
-block's narrowing layer (:func:`~kbflow.embed.smoothing.down_projections`: with it in int8 the
-vectors fell to 0.9946 mean cosine to torch's and CoSQA's dense nDCG@10 by
-0.008; kept in fp32, for 1.36x torch's throughput instead of 1.68x;
-``python bench/embed_backends.py``).
+probe texts (refused below :data:`MIN_FP32_COSINE`), and cached under
+``$KBFLOW_CACHE`` in a folder keyed by the model, its weight files, the
+backend and the exporter's versions.
+
+``onnx-int8`` is the fp32 graph with the weights of the attention and of the
+feed-forward block's widening layer quantized dynamically, per channel, to
+int8, after the inputs of those products are smoothed
+(:mod:`kbflow.embed.smoothing`). The embedding tables and the feed-forward
+block's narrowing layer stay fp32 (:func:`~kbflow.embed.smoothing.down_projections`).
+Why each part is kept in fp32 or quantized, and what each costs and buys, is
+measured in ``docs/performance.md`` and ``docs/models.md``
+(``python bench/embed_backends.py``).
 
 After the export a search needs neither torch nor the transformers model:
 the tokenizer runs from its ``tokenizer.json`` with the ``tokenizers``
 library, and the graph in one onnxruntime session; the batches of an
-ingest run on the fastest runtime checked (:mod:`kbflow.embed.runtimes`:
-OpenVINO for fp32, PyTorch in bfloat16 for the ``auto`` backend where the
-CPU multiplies bfloat16 fast, onnxruntime for int8).
+ingest run on the fastest runtime checked (:mod:`kbflow.embed.runtimes`).
 
-Vector spaces: fp32 ONNX vectors equal PyTorch's (mean cosine 1.00000 on
-2,000 real chunks, ``python bench/embed_backends.py``; every export is checked
-at >= 0.999 on probe texts or refused), so ``onnx`` shares the model's
-``model_id`` with ``torch`` and either can query a lake the other built.
-int8 vectors move (mean cosine about 0.999), so ``onnx-int8`` vectors are stored
-under ``<model_id>#onnx-int8.3`` (the suffix names the recipe,
+Vector spaces: fp32 ONNX vectors equal PyTorch's, so ``onnx`` shares the
+model's ``model_id`` with ``torch`` and either can query a lake the other
+built. int8 vectors move, so ``onnx-int8`` vectors are stored under
+``<model_id>#onnx-int8.3`` (the suffix names the recipe,
 :data:`kbflow.config.SPACES`) and never mixed with fp32 ones or an earlier
 recipe's.
 """

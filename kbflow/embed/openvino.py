@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from kbflow._lazy import require
+from kbflow.config.env import env
 from kbflow.errors import ConfigError, EmbedError
 
 __all__ = ["RUNTIME_ENV", "RUNTIMES", "OpenVinoRunner", "import_openvino", "runtime_choice"]
@@ -49,7 +50,7 @@ RUNTIMES = ("auto", "openvino", "onnxruntime")
 
 def runtime_choice(value: str | None = None) -> str:
     """The runtime asked for: ``value``, else ``$KBFLOW_ONNX_RUNTIME``, else ``auto``."""
-    choice = (value or os.environ.get(RUNTIME_ENV) or "auto").strip().lower()
+    choice = (value or env(RUNTIME_ENV) or "auto").strip().lower()
     if choice not in RUNTIMES:
         raise ConfigError(f"{RUNTIME_ENV}={choice!r} is not a runtime; use one of {', '.join(RUNTIMES)}")
     return choice

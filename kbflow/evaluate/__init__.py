@@ -29,14 +29,14 @@ __all__ = [
     "load_sweep",
     "paired_runs",
     "paired_test",
-    "prepare_lake",
+    "ingest_dataset",
     "save_runs",
     "score_run",
 ]
 
 _MODULES = {
     "kbflow.evaluate.beir": ("BeirDataset", "load_beir"),
-    "kbflow.evaluate.evaluate": ("config_for", "eval_lake_uri", "evaluate", "evaluate_dataset", "prepare_lake"),
+    "kbflow.evaluate.evaluate": ("config_for", "eval_lake_uri", "evaluate", "evaluate_dataset", "ingest_dataset"),
     "kbflow.evaluate.headroom": ("Headroom", "fusion_headroom", "fusion_variants"),
     "kbflow.evaluate.metrics": ("METRICS", "score_run"),
     "kbflow.evaluate.paired": ("PairedTest", "paired_runs", "paired_test"),
@@ -61,7 +61,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.beir import BeirDataset, load_beir
-    from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate, evaluate_dataset, prepare_lake
+    from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate, evaluate_dataset, ingest_dataset
     from kbflow.evaluate.headroom import Headroom, fusion_headroom, fusion_variants
     from kbflow.evaluate.metrics import METRICS, score_run
     from kbflow.evaluate.paired import PairedTest, paired_runs, paired_test

@@ -1,6 +1,6 @@
 """Evaluate retrieval on a BEIR dataset: a lake of its own, every judged query, metrics per configuration.
 
-:func:`prepare_lake` ingests the dataset's ``corpus.jsonl`` (one ``jsonl``
+:func:`ingest_dataset` ingests the dataset's ``corpus.jsonl`` (one ``jsonl``
 source) into a lake under ``data/eval/<name>-<corpus hash>``: an unchanged
 corpus is not read again on the next run, and a chunk text already embedded
 by a model is never embedded again. :func:`evaluate` runs every judged query
@@ -24,6 +24,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.config import MAX_QUERY_CHARS, RetrievalSettings, Settings
+from kbflow.config.env import env
 from kbflow.errors import ConfigError, DatasetError, QueryError
 from kbflow.evaluate.beir import BeirDataset
 from kbflow.evaluate.metrics import score_run
@@ -41,7 +42,7 @@ __all__ = [
     "group_key",
     "group_tag",
     "ingest_groups",
-    "prepare_lake",
+    "ingest_dataset",
     "slug",
     "snapshot_lake",
 ]
@@ -80,7 +81,7 @@ def slug(name: str) -> str:
 
 def eval_lake_uri(dataset: BeirDataset, home: str | None = None) -> str:
     """Where the dataset's lake lives: ``$KBFLOW_EVAL_HOME`` or ``./data/eval``, then ``<name>-<corpus hash>``."""
-    home = home or os.environ.get("KBFLOW_EVAL_HOME") or os.path.join(os.getcwd(), "data", "eval")
+    home = home or env("KBFLOW_EVAL_HOME") or os.path.join(os.getcwd(), "data", "eval")
     return os.path.join(home, f"{dataset.name}-{dataset.corpus_hash[:12]}")
 
 
@@ -151,7 +152,7 @@ def dataset_sources(dataset: BeirDataset, tables: bool = True) -> list[tuple[str
     return out
 
 
-def prepare_lake(
+def ingest_dataset(
     dataset: BeirDataset, settings: Settings, progress: bool = False, tables: bool = True
 ) -> tuple[Lake, dict[str, Any]]:
     """Ingest the dataset's corpus into ``settings.lake`` (an unchanged corpus is not read again).
@@ -261,7 +262,7 @@ def evaluate(
 
     Configurations are dicts from :func:`config_for`; their retrieval keys
     apply at query time (their ``model`` and ``max_tokens`` must be what the
-    lake was ingested with, see :func:`prepare_lake`).
+    lake was ingested with, see :func:`ingest_dataset`).
     """
     from kbflow.retrieve.retriever import Retriever
 
@@ -434,7 +435,7 @@ def snapshot_lake(
                 "chunks_embedded": 0,
             }
             continue
-        the_lake, info = prepare_lake(dataset, settings_for(base, group[0]), progress=progress, tables=key[3])
+        the_lake, info = ingest_dataset(dataset, settings_for(base, group[0]), progress=progress, tables=key[3])
         version = info["versions"][S.SEARCH]
         tag = f"{_tag_prefix(*key)}{version}"
         if tag not in the_lake.snapshots():
@@ -477,7 +478,7 @@ def evaluate_dataset(
     for key, group in ingest_groups(configs).items():
         group_settings = settings_for(base, group[0])
         if tag is None:
-            the_lake, info = prepare_lake(dataset, group_settings, progress=progress, tables=key[3])
+            the_lake, info = ingest_dataset(dataset, group_settings, progress=progress, tables=key[3])
             if log is not None:
                 flags = ("" if key[2] else ", no context header") + ("" if key[3] else ", no tables")
                 log(

@@ -163,7 +163,7 @@ def fusion_headroom(
     limit: int | None = None,
 ) -> Headroom:
     """Rank each judged query (or the first ``limit``) of ``dataset`` once in ``lake`` (ingested as ``settings``
-    says, e.g. by :func:`kbflow.evaluate.prepare_lake`), then score every variant of :func:`fusion_variants`.
+    says, e.g. by :func:`kbflow.evaluate.ingest_dataset`), then score every variant of :func:`fusion_variants`.
 
     Raises
     ------

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+from kbflow.config.env import env
 from kbflow.errors import LakeBusyError, LakeError
 from kbflow.lake.object_lease import describe, is_s3
 
@@ -140,7 +141,7 @@ def lease(uri: str, command: str | None = None, *, exclusive: bool = True, wait:
     """
     path = _path(uri)
     key = path if path is not None else uri
-    if (path is None and not is_s3(uri)) or os.environ.get("KBFLOW_LEASE_HELD") == key:
+    if (path is None and not is_s3(uri)) or env("KBFLOW_LEASE_HELD") == key:
         yield  # object storage other than S3: no lease; or a worker of a run that holds it already
         return
     with _guard:

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 import platform
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from kbflow.config.env import env
 
 __all__ = ["limit_malloc_arenas", "release_memory", "releases_memory"]
 
@@ -45,7 +46,7 @@ def limit_malloc_arenas(arenas: int = 2) -> bool:
     if _done is not None:
         return _done
     _done = False
-    if os.environ.get("MALLOC_ARENA_MAX"):
+    if env("MALLOC_ARENA_MAX"):
         return _done
     libc = _glibc()
     _done = bool(libc is not None and libc.mallopt(_M_ARENA_MAX, arenas))

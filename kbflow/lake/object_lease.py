@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kbflow._lazy import require
+from kbflow.config.env import env
 from kbflow.errors import LakeBusyError, LakeError
 
 log = logging.getLogger("kbflow")
@@ -41,7 +42,7 @@ __all__ = ["LEASE_OBJECT", "LEASE_SECONDS", "ObjectLease", "describe", "is_s3"]
 
 LEASE_OBJECT = "_kbflow.lease.json"
 #: how long a holder's entry lives without renewal (``$KBFLOW_LEASE_SECONDS``)
-LEASE_SECONDS = float(os.environ.get("KBFLOW_LEASE_SECONDS") or 60)
+LEASE_SECONDS = float(env("KBFLOW_LEASE_SECONDS") or 60)
 _POLL = 0.5
 
 
@@ -52,11 +53,11 @@ def is_s3(uri: str) -> bool:
 
 def _client(options: dict[str, str]) -> Any:
     boto3 = require("boto3")
-    endpoint = options.get("aws_endpoint") or options.get("endpoint") or os.environ.get("AWS_ENDPOINT_URL")
+    endpoint = options.get("aws_endpoint") or options.get("endpoint") or env("AWS_ENDPOINT_URL")
     return boto3.client(
         "s3",
         endpoint_url=endpoint or None,
-        region_name=options.get("aws_region") or options.get("region") or os.environ.get("AWS_REGION") or None,
+        region_name=options.get("aws_region") or options.get("region") or env("AWS_REGION") or None,
         aws_access_key_id=options.get("aws_access_key_id") or None,
         aws_secret_access_key=options.get("aws_secret_access_key") or None,
         aws_session_token=options.get("aws_session_token") or None,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 import re
 from collections.abc import Callable, Iterator
 
+from kbflow.config.env import env
 from kbflow.errors import KbflowError, LakeError, LakeStorageError
 
 __all__ = ["env_storage_options", "storage_error", "storage_errors"]
@@ -92,7 +92,7 @@ def storage_errors(lake_uri: str | Callable[[], str], passing: tuple[type[BaseEx
 def env_storage_options() -> dict[str, str]:
     """Object-storage options from ``$KBFLOW_STORAGE_OPTIONS`` (a JSON object, e.g. ``{"aws_endpoint": ...,
     "allow_http": "true"}``); the standard ``AWS_*`` variables work without it."""
-    raw = os.environ.get("KBFLOW_STORAGE_OPTIONS")
+    raw = env("KBFLOW_STORAGE_OPTIONS")
     if not raw:
         return {}
     import json

@@ -47,7 +47,7 @@ from kbflow.pipeline.run import (
     finish_index,
     ingest,
     plan_phases,
-    prepare_lake,
+    repair_lake,
     run_ingest,
     runner_names,
 )
@@ -71,7 +71,7 @@ __all__ = [
     "ingest",
     "load_source",
     "plan_phases",
-    "prepare_lake",
+    "repair_lake",
     "register_source",
     "remove_source",
     "rename_source",

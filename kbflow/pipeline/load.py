@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 
 from kbflow import schema as S
 from kbflow.config import Settings
@@ -16,7 +15,7 @@ from kbflow.lake.spill import Spill
 from kbflow.pipeline.common import records_failure, source_filter
 from kbflow.pipeline.engines import Engine, open_engine
 from kbflow.pipeline.results import LoadResult
-from kbflow.sources.base import get_loader
+from kbflow.sources.base import LoadProgress, get_loader
 
 __all__ = ["load_source"]
 
@@ -26,7 +25,7 @@ __all__ = ["load_source"]
 def load_source(
     lake: Lake,
     source_id: str,
-    progress: Callable[[int, int, int], None] | None = None,
+    progress: LoadProgress | None = None,
     *,
     settings: Settings | None = None,
     engine: Engine | None = None,

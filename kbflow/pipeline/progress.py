@@ -11,11 +11,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
+from kbflow.sources.base import LoadProgress
+
 __all__ = ["embed_bar", "load_bar"]
 
 
 @contextlib.contextmanager
-def load_bar(source_id: str, show: bool = True) -> Iterator[Callable[..., None] | None]:
+def load_bar(source_id: str, show: bool = True) -> Iterator[LoadProgress | None]:
     """A ``progress(files done, files in all, pages done, OCR pages done)`` callback drawing a bar (``None`` if
     not ``show``); pages are shown with their rate (``1,204 pages, 31.5 pages/s, 12 by OCR``)."""
     if not show:
@@ -26,7 +28,7 @@ def load_bar(source_id: str, show: bool = True) -> Iterator[Callable[..., None] 
     bar = tqdm(desc=f"load {source_id}", unit="file", file=sys.stderr, leave=False)
     start = time.perf_counter()
 
-    def update(files: int, total: int, pages: int, ocr_pages: int = 0) -> None:
+    def update(files: int, total: int, pages: int, ocr_pages: int, /) -> None:
         bar.total = total or None
         bar.n = files
         if pages:

@@ -44,7 +44,7 @@ __all__ = [
     "finish_index",
     "ingest",
     "plan_phases",
-    "prepare_lake",
+    "repair_lake",
     "runner_names",
     "run_ingest",
 ]
@@ -56,7 +56,7 @@ RUNNERS_GROUP = "kbflow.runners"
 Runner = Callable[..., IngestSummary]
 
 
-def prepare_lake(lake: Lake) -> dict[str, int]:
+def repair_lake(lake: Lake) -> dict[str, int]:
     """What every ingest run does first, holding the lease: bring old tables to the current schemas
     (:meth:`Lake.migrate`), then remove duplicate keys (returned, per table)."""
     lake.migrate()
@@ -191,7 +191,7 @@ def ingest(
     if settings.engine == "ray":  # the cluster, the lake and the model checked before anything is written
         open_engine(settings, lake)
     with lease(lake.uri, "kbflow ingest", wait=wait):
-        repaired = prepare_lake(lake)
+        repaired = repair_lake(lake)
         ids = list(source_ids) if source_ids is not None else [s.source_id for s in lake.sources()]
         summary = IngestSummary([], {}, 0.0, repaired=repaired, engine={"name": settings.engine, "steps": {}})
         return run_phases(lake, ids, _LocalSteps(lake, settings, progress, checks), summary, t0)

@@ -21,6 +21,7 @@ from kbflow.errors import ConfigError, QueryError
 from kbflow.records import scopes
 from kbflow.retrieve.glossary import load_glossary
 from kbflow.retrieve.rerank import Reranker
+from kbflow.sources.base import loader_names
 from kbflow.text.terms import lone_half
 
 __all__ = [
@@ -166,7 +167,7 @@ def filters_for(
         out[S.SCOPE] = scopes.visible(scope)
     for name, values, allowed, column in (
         ("content kind", _as_list(kinds, "kinds"), S.CONTENT_KINDS, S.CONTENT_KIND),
-        ("source type", _as_list(source_types, "source_types"), S.SOURCE_TYPES, S.SOURCE_TYPE),
+        ("source type", _as_list(source_types, "source_types"), loader_names(), S.SOURCE_TYPE),
         ("source id", _as_list(source_ids, "source_ids"), known_sources, S.SOURCE_ID),
     ):
         if values is None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
 from kbflow.config.registry import Registry
 from kbflow.errors import SourceError
@@ -37,6 +37,7 @@ __all__ = [
     "FileSetLoader",
     "IssueTally",
     "Loader",
+    "LoadProgress",
     "SkipFile",
     "get_loader",
     "listed_with_rest",
@@ -89,6 +90,13 @@ def listed_with_rest(reasons: list[tuple[str, str]], where: str, what: str) -> l
     return tally.close()
 
 
+class LoadProgress(Protocol):
+    """What a loader reports as it reads (:attr:`Loader.progress`): files read, files in all (0 while unknown),
+    PDF pages read, and of those the pages read by OCR."""
+
+    def __call__(self, files: int, total: int, pages: int, ocr_pages: int, /) -> None: ...
+
+
 class SkipFile(Exception):
     """Raised by :meth:`FileSetLoader.load_file` to leave a file out by a rule (not a failure)."""
 
@@ -108,8 +116,8 @@ class Loader(ABC):
     def __init__(self) -> None:
         #: what the last :meth:`fingerprint` or :meth:`load` left out, and why
         self.issues: list[FileIssue] = []
-        #: set by the caller to follow a long load: ``progress(files done, files in all, pages done)``
-        self.progress: Callable[[int, int, int], None] | None = None
+        #: set by the caller to follow a long load (:class:`LoadProgress`)
+        self.progress: LoadProgress | None = None
         self._done = [0, 0, 0, 0]
         #: the lake the source belongs to (set by the pipeline): where fetched copies are kept
         self.lake_uri: str | None = None
@@ -345,4 +353,5 @@ def get_loader(source_type: str) -> Loader:
 
 
 def loader_names() -> list[str]:
+    """Every source type, the built-in ones and those a plugin registered (what ``--type`` and filters take)."""
     return LOADERS.names()

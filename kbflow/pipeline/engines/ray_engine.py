@@ -32,6 +32,7 @@ from typing import Any
 
 from kbflow._lazy import require
 from kbflow.config import ChunkSettings, Settings
+from kbflow.config.env import env
 from kbflow.errors import ClusterError
 from kbflow.pipeline.engines import Engine
 from kbflow.pipeline.engines import ray_work as work
@@ -68,13 +69,13 @@ def _reachable(address: str) -> None:
 
 def _init(ray: Any) -> str:
     """Join the cluster (or start one); returns the address joined."""
-    address = os.environ.get("RAY_ADDRESS", "").strip()
-    env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    address = (env("RAY_ADDRESS") or "").strip()
+    forwarded = {name: value for name in FORWARDED_ENV if (value := env(name)) is not None}
     if not ray.is_initialized():
         if address:
             _reachable(address)
         options: dict[str, Any] = {
-            "runtime_env": {"env_vars": env},
+            "runtime_env": {"env_vars": forwarded},
             "log_to_driver": False,
             "logging_level": logging.WARNING,
         }

@@ -18,6 +18,7 @@ from kbflow import schema as S
 from kbflow.config import MODES
 from kbflow.records import Hit, Hits, render
 from kbflow.service.http import status_of
+from kbflow.sources.base import loader_names
 
 __all__ = [
     "chunk_page",
@@ -166,7 +167,7 @@ def search_form(
         f"k <input name=k value='{_e(k)}' size=3> scope <input name=scope value='{_e(scope or '')}' size=16> "
         f"<button>Search</button></p>"
         f"<p class=muted>kinds: {_checks('kind', S.CONTENT_KINDS, kinds)}</p>"
-        f"<p class=muted>source types: {_checks('source_type', S.SOURCE_TYPES, types)}</p>"
+        f"<p class=muted>source types: {_checks('source_type', loader_names(), types)}</p>"
         + (snapshot if tag else "")
         + "</form>"
     )
@@ -287,7 +288,7 @@ def sources_page(listed: list[dict[str, Any]], editor: bool, csrf: str, error: s
     add = (
         f"<h3>Add a source</h3><form method=post action='/sources/add'>{csrf}"
         "<input name=uri placeholder='path or URL' size=40 required> "
-        f"<select name=type>{_options(S.SOURCE_TYPES, 'docs')}</select> "
+        f"<select name=type>{_options(loader_names(), 'docs')}</select> "
         "<input name=id placeholder='id (optional)' size=14> "
         "<input name=scope placeholder='scope (optional)' size=14> "
         "<button>Add</button></form><p class=muted>Then refresh it to ingest it.</p>"

@@ -31,6 +31,7 @@ import unicodedata
 from functools import cache
 from typing import Any
 
+from kbflow.config.env import env
 from kbflow.errors import SourceError
 
 __all__ = ["OCR_DPI", "engine", "inked", "needs_ocr", "ocr_dpi", "ocr_page", "parse_tsv", "word_recall"]
@@ -52,7 +53,7 @@ INSTALL_HINT = "install it with `apt-get install tesseract-ocr tesseract-ocr-eng
 
 
 def _binary() -> str | None:
-    return os.environ.get("KBFLOW_TESSERACT") or shutil.which("tesseract")
+    return env("KBFLOW_TESSERACT") or shutil.which("tesseract")
 
 
 @cache
@@ -169,7 +170,7 @@ def ocr_page(page: Any, path: str, number: int, dpi: float = OCR_DPI) -> tuple[l
         return [], None
     picture = io.BytesIO()
     gray.save(picture, format="BMP")
-    lang = os.environ.get("KBFLOW_OCR_LANG", "eng")
+    lang = env("KBFLOW_OCR_LANG", "eng")
     command = [binary, "-", "-", "-l", lang, "--dpi", str(round(dpi)), "tsv"]
     try:
         done = subprocess.run(

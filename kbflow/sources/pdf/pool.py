@@ -28,6 +28,8 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 
+from kbflow.config.env import env
+
 __all__ = ["WINDOW", "ahead", "pdf_workers", "run", "running"]
 
 #: one parsed page as the workers hand it over: (page number, the page pickled or None, error or None, the keys
@@ -39,9 +41,9 @@ WINDOW = 2
 
 def pdf_workers() -> int:
     """Worker processes for PDF parsing: ``$KBFLOW_PDF_WORKERS``, else the CPUs this process may use."""
-    env = os.environ.get("KBFLOW_PDF_WORKERS")
-    if env:
-        return max(1, int(env))
+    given = env("KBFLOW_PDF_WORKERS")
+    if given:
+        return max(1, int(given))
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux

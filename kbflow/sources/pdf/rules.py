@@ -11,7 +11,7 @@ kbflow's (:func:`cells`): pdfplumber's own rescans every later point and
 rebuilds two edge sets for each pair it tries; this one gives the same
 cells in the same order from an index (the parser's pages/s before and
 after: docs/performance.md, ``python bench/pdf_ingest.py``).
-``tests/test_pdf.py`` checks the tables against pdfplumber's
+``tests/integration/test_pdf.py`` checks the tables against pdfplumber's
 ``find_tables`` on real PDFs, and :func:`cells` against pdfplumber's
 ``intersections_to_cells``.
 """
