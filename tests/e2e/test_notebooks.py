@@ -29,7 +29,7 @@ def _text(nb) -> str:
     return "\n".join(out)
 
 
-@pytest.mark.parametrize("name", ["quickstart.ipynb", "evaluate_retrieval.ipynb"])
+@pytest.mark.parametrize("name", ["quickstart.ipynb", "evaluate_retrieval.ipynb", "langchain_agent.ipynb"])
 def test_committed_without_outputs(name):
     nbformat = pytest.importorskip("nbformat")
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
@@ -56,3 +56,11 @@ def test_evaluate_retrieval_runs(tmp_path, monkeypatch):
     assert "hybrid against dense: A - B:" in text and "paired randomization" in text
     images = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
     assert images, "the sweep plot is shown"
+
+
+def test_the_langchain_agent_answers_with_citations_that_resolve(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBFLOW_NOTEBOOK_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    text = _text(_run("langchain_agent.ipynb"))
+    assert "[" in text and ".md" in text  # the answer cites each passage by its label
+    assert text.count("resolved:") == 3

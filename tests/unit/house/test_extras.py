@@ -33,6 +33,9 @@ _EXTRA_MODULES = {
         "kbflow/service/security.py",
     ),
     "dagster": ("kbflow_dagster/",),
+    "langchain": ("kbflow/integrations/langchain.py",),
+    "llamaindex": ("kbflow/integrations/llama_index.py",),
+    "haystack": ("kbflow/integrations/haystack.py",),
 }
 
 
