@@ -172,6 +172,28 @@ def test_a_missing_engine_fails_only_the_scanned_pages(tmp_path, monkeypatch):
     assert "apt-get install tesseract-ocr" in issue.reason
 
 
+def test_a_blank_page_is_no_failure_without_an_engine(tmp_path, monkeypatch):
+    """A page with no text layer and no ink (a filing's "intentionally left blank" back) is listed as blank,
+    not failed, where no OCR engine is installed: the source is complete, not partial."""
+    import pypdfium2 as pdfium
+
+    monkeypatch.delenv("KBFLOW_TESSERACT", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no tesseract on it: no engine at all
+    monkeypatch.setenv("KBFLOW_PDF_WORKERS", "1")
+    folder = tmp_path / "filing"
+    folder.mkdir()
+    doc = pdfium.PdfDocument(str(BORN_DIGITAL))
+    doc.new_page(612, 792)
+    pages = len(doc)
+    doc.save(str(folder / "10-k.pdf"))
+    doc.close()
+    loader = get_loader("pdf")
+    units = list(loader.load(Source("f", "pdf", str(folder))))
+    assert units and {u.locator.page for u in units} == set(range(1, pages))
+    (issue,) = loader.issues
+    assert issue.path == f"10-k.pdf p.{pages}" and not issue.failed and "blank" in issue.reason
+
+
 def test_ocr_renders_a_large_page_coarser_and_fails_one_too_large_alone(tmp_path, monkeypatch):
     """A poster is read at a lower resolution, within the pixel bounds; a page too large to read even so (a
     broken PDF's 2,000,000-point page: 300 dpi would need terabytes) fails alone, with its reason, and the

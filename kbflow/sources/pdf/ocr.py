@@ -13,8 +13,9 @@ pages. Each word keeps Tesseract's confidence; the page's confidence is their
 mean (0-1), stored in its layout and on every chunk's locator
 (``ocr_confidence``; hits from OCR say so).
 
-A missing or failing engine fails only the scanned pages, with a message that
-says how to install it; ``$KBFLOW_TESSERACT`` names another binary and
+A missing or failing engine fails only the scanned pages that hold ink, with
+a message that says how to install it (a blank page, "no ink", needs no
+engine and is no failure); ``$KBFLOW_TESSERACT`` names another binary and
 ``$KBFLOW_OCR_LANG`` other languages (``eng+deu``, their data installed).
 """
 
@@ -155,9 +156,6 @@ def ocr_page(page: Any, path: str, number: int, dpi: float = OCR_DPI) -> tuple[l
             f"within {OCR_MAX_PIXELS:,} pixels, {OCR_MAX_SIDE:,} a side, it would be read at {dpi:.1f} dpi, under "
             f"{OCR_MIN_DPI})"
         )
-    binary = _binary()
-    if binary is None:
-        raise SourceError(f"{path}: p.{number} is a scanned page and no OCR engine is installed; {INSTALL_HINT}")
     bitmap = page.render(scale=dpi / 72)
     try:
         image = bitmap.to_pil()
@@ -166,8 +164,11 @@ def ocr_page(page: Any, path: str, number: int, dpi: float = OCR_DPI) -> tuple[l
     # an uncompressed BMP: Tesseract reads the same pixels as from a PNG, without the time a 300 dpi page takes to
     # compress (pages/s before and after: docs/performance.md, python bench/ocr.py)
     gray = image.convert("L")
-    if not inked(gray, dpi):
+    if not inked(gray, dpi):  # a blank page needs no engine: it is no failure where none is installed
         return [], None
+    binary = _binary()
+    if binary is None:
+        raise SourceError(f"{path}: p.{number} is a scanned page and no OCR engine is installed; {INSTALL_HINT}")
     picture = io.BytesIO()
     gray.save(picture, format="BMP")
     lang = env("KBFLOW_OCR_LANG", "eng")
