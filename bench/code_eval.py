@@ -18,6 +18,10 @@ The sets:
   symbol(s) that implement the answer;
 - ``identifiers``: 24 queries that name an identifier (``Logger.callHandlers``,
   ``urlsplit``, ``logging.basicConfig``) over the same lake;
+- ``jssearch``: 41 questions about five npm packages as published
+  (``bench/jssearch``: CommonJS, ES modules as Babel writes them, a package
+  published as its ``dist/`` build; ``npm install --prefix bench/jssearch
+  --ignore-scripts`` first);
 - ``cosqa``, ``cranfield``: ``../shared/datasets`` (skipped when absent).
 """
 
@@ -43,6 +47,7 @@ SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
 SETS = {
     "codesearch": (os.path.join(HERE, "codesearch"), "test"),
     "identifiers": (os.path.join(HERE, "codesearch"), "identifiers"),
+    "jssearch": (os.path.join(HERE, "jssearch"), "test"),
     "cosqa": ("{shared}/cosqa", "test"),
     "cranfield": ("{shared}/cranfield", "test"),
     "pdfpages": (os.path.join(HERE, "pdfpages"), "test"),

@@ -1,6 +1,7 @@
 """Check that every judged symbol of the codesearch set is a chunk's symbol, as kbflow chunks the sources.
 
-python bench/codesearch/check.py
+python bench/codesearch/check.py                  # this set
+python bench/codesearch/check.py bench/jssearch   # another set judged by symbol
 
 Loads each source of ``sources.json`` with kbflow's loader and cuts it with
 the default chunk settings (no embedding, no lake), then reports judged
@@ -25,9 +26,9 @@ from kbflow.records import Source  # noqa: E402
 from kbflow.sources.base import get_loader  # noqa: E402
 
 
-def corpus_ids(settings: ChunkSettings | None = None) -> tuple[set[str], int]:
-    """The document ids of every chunk of the set's sources, and the number of chunks."""
-    dataset = load_beir(HERE)
+def corpus_ids(settings: ChunkSettings | None = None, folder: str = HERE) -> tuple[set[str], int]:
+    """The document ids of every chunk of the set's sources (the set in ``folder``), and the number of chunks."""
+    dataset = load_beir(folder)
     settings = settings or ChunkSettings()
     docs: set[str] = set()
     chunks = 0
@@ -41,10 +42,12 @@ def corpus_ids(settings: ChunkSettings | None = None) -> tuple[set[str], int]:
 
 
 def main() -> int:
-    docs, chunks = corpus_ids()
+    folder = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else HERE
+    docs, chunks = corpus_ids(folder=folder)
     bad = judged = 0
-    for split in ("test", "identifiers"):
-        with open(os.path.join(HERE, "qrels", f"{split}.tsv"), encoding="utf-8") as fh:
+    for name in sorted(os.listdir(os.path.join(folder, "qrels"))):
+        split = name.removesuffix(".tsv")
+        with open(os.path.join(folder, "qrels", name), encoding="utf-8") as fh:
             for row in csv.DictReader(fh, delimiter="\t"):
                 judged += 1
                 if row["corpus-id"] not in docs:

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, replace
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, line_span, line_starts, register_chunker
-from kbflow.chunk.grammars import LANGUAGES, LangSpec, available, is_function_binding, parser, unit_name
+from kbflow.chunk.grammars import BINDINGS, LANGUAGES, LangSpec, available, bound_function, parser, unit_name
 from kbflow.chunk.lines import line_windows
 from kbflow.records import RawUnit
 
@@ -61,6 +61,10 @@ class _Seg:
     note: str | None = None  # a label of its own (the module docstring)
 
 
+#: the grammars whose binding statements (``exports.f = function``) are units
+_JS_GRAMMARS = ("tree_sitter_javascript", "tree_sitter_typescript")
+#: a ``/** ... */`` block holding one of these is a file's licence header, not the next unit's documentation
+_LICENCE_WORDS = ("@license", "copyright", "licensed under", "@preserve")
 #: a signature in a context header is cut to this many characters
 MAX_SIGNATURE_CHARS = 200
 _WORDS = re.compile(r"\w+")
@@ -75,6 +79,7 @@ class _Cutter:
         self.min_tokens = min_tokens
         self.window_lines = window_lines
         self.segs: list[_Seg] = []
+        self.binds = spec.module.startswith(_JS_GRAMMARS)  # `exports.f = function` is a unit
 
     # --- node helpers ---------------------------------------------------
     def definition(self, node):
@@ -99,14 +104,16 @@ class _Cutter:
         if node.type not in self.spec.units:
             return False
         inner = self.definition(node)
+        if self.binds and inner.type in BINDINGS:
+            return bound_function(inner) is not None  # `exports.f = function`, not `exports.x = 1`
         if inner is node and node.type in self.spec.wrappers:
             return False  # `export { a }`, a plain expression statement
-        if inner.type in ("lexical_declaration", "variable_declaration"):
-            return is_function_binding(inner)
         return True
 
     def body_of(self, node):
         inner = self.definition(node)
+        if self.binds and inner.type in BINDINGS:  # the bound function's: `var Lake = function () {...}()`
+            inner = bound_function(inner) or inner
         for fname in self.spec.body_fields:
             body = inner.child_by_field_name(fname)
             if body is not None:
@@ -165,7 +172,8 @@ class _Cutter:
                 continue
             if self.is_unit(child):
                 lead = start
-                if pending and pending[-1][1] >= start - 1:  # doc comments / decorators directly above
+                if pending and (pending[-1][1] >= start - 1 or self.doc_above(pending[-1], start)):
+                    # doc comments / decorators directly above, or a `/** ... */` with blank lines between
                     lead = pending[0][0]
                 else:
                     run.extend(pending)
@@ -195,6 +203,17 @@ class _Cutter:
                 self.segs[-1] = replace(last, end=max(last.end, max(run)[1]))
                 return
         self.flush(run, scope, path, owner)
+
+    def doc_above(self, comment: tuple[int, int], start: int) -> bool:
+        """Whether the comment on rows ``comment`` documents the unit on row ``start`` across blank lines: a
+        JSDoc, TSDoc, Javadoc or Doxygen block (``/** ... */``), not a licence header."""
+        first, last = comment
+        if not self.lines[first].lstrip().startswith("/**"):
+            return False
+        if any(self.lines[row].strip() for row in range(last + 1, start)):
+            return False
+        text = "\n".join(self.lines[first : last + 1]).lower()
+        return not any(word in text for word in _LICENCE_WORDS)
 
     def words(self, start: int, end: int) -> int:
         """Words (runs of letters, digits and ``_``) on rows ``start..end``: a ``# ---- Helpers ----``

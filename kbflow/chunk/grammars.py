@@ -61,6 +61,9 @@ class LangSpec:
     def qualify(self, scope: str, name: str, unit_type: str) -> str:
         if not scope:
             return name
+        last = scope.rsplit(self.sep, 1)[-1]
+        if name.startswith(last + self.sep):  # `Dayjs.format` assigned inside the scope `Dayjs`
+            return scope + name[len(last) :]
         return f"{scope}{self.member_sep.get(unit_type, self.sep)}{name}"
 
 
@@ -73,6 +76,9 @@ _JS_UNITS = frozenset(
         "export_statement",
         "lexical_declaration",
         "variable_declaration",
+        # a function assigned to a name: `exports.parse = function`, `Lake.prototype.open = function`
+        "expression_statement",
+        "field_definition",  # a class field holding a function: `onClick = () => {...}`
     }
 )
 _TS_UNITS = _JS_UNITS | {
@@ -85,6 +91,7 @@ _TS_UNITS = _JS_UNITS | {
     "expression_statement",  # wraps `namespace X {}`
     "function_signature",
     "abstract_method_signature",
+    "public_field_definition",
 }
 _JS_CLASSES = frozenset({"class_declaration", "class", "abstract_class_declaration", "interface_declaration"})
 _TS: dict[str, Any] = {
@@ -371,6 +378,10 @@ def unit_name(node) -> str:
         return f"{_text(receiver)}.{_text(name)}"
     if kind == "class_declaration" and _text(node.child_by_field_name("declaration_kind") or node) == "extension":
         return f"extension {_text(name)}" if name is not None else "extension"  # swift
+    if kind in ("expression_statement", "export_statement", "field_definition", "public_field_definition"):
+        bound = _binding_name(node) if bound_function(node) is not None else None
+        if bound is not None:
+            return bound
     if name is None and kind in ("lexical_declaration", "variable_declaration"):
         for decl in node.named_children:
             name = decl.child_by_field_name("name")
@@ -379,10 +390,104 @@ def unit_name(node) -> str:
     return _text(name) if name is not None else "<anonymous>"
 
 
-def is_function_binding(node) -> bool:
-    """``const f = () => {...}`` is a unit; ``const x = 1`` is plain code."""
-    for decl in node.named_children:
-        value = decl.child_by_field_name("value")
-        if value is not None and value.type in _FUNCTION_VALUES:
-            return True
-    return False
+#: JavaScript statements that are a unit where they bind a function (or class) to a name
+BINDINGS = frozenset(
+    {
+        "lexical_declaration",
+        "variable_declaration",
+        "expression_statement",
+        "export_statement",
+        "field_definition",
+        "public_field_definition",
+    }
+)
+
+
+def _function_value(node):
+    """``node`` as a function or class, seen through parentheses and an immediate call (``(function () {...})``,
+    Babel's ``/*#__PURE__*/function () {...}()`` class); ``None`` for any other value."""
+    for _ in range(4):
+        if node is None or node.type in _FUNCTION_VALUES:
+            return node
+        if node.type == "parenthesized_expression":
+            node = next((c for c in node.named_children if c.type != "comment"), None)
+        elif node.type == "call_expression":
+            node = node.child_by_field_name("function")
+        else:
+            return None
+    return None
+
+
+def bound_function(node):
+    """The function or class a JavaScript statement binds to a name, or ``None``: ``const f = () => {...}``,
+    ``exports.f = function``, ``Lake.prototype.open = function``, ``export default function () {...}``, a
+    class field ``onClick = () => {...}`` (``const x = 1`` binds none: it is plain code)."""
+    kind = node.type
+    if kind in ("lexical_declaration", "variable_declaration"):
+        for decl in node.named_children:
+            value = _function_value(decl.child_by_field_name("value"))
+            if value is not None:
+                return value
+        return None
+    if kind == "expression_statement":
+        expr = node.named_children[0] if node.named_children else None
+        if expr is None or expr.type != "assignment_expression":
+            return None
+        return _function_value(expr.child_by_field_name("right"))
+    if kind in ("export_statement", "field_definition", "public_field_definition"):
+        return _function_value(node.child_by_field_name("value"))
+    return None
+
+
+_EXPORTS = ("module.exports.", "exports.")
+
+
+def _prototype_alias(node, name: str) -> str | None:
+    """The class ``name`` stands for where a statement beside ``node`` says ``var name = Class.prototype``
+    (Babel's ``_proto``)."""
+    parent = node.parent
+    for sibling in parent.named_children if parent is not None else ():
+        if sibling.start_byte >= node.start_byte:
+            return None
+        if sibling.type not in ("lexical_declaration", "variable_declaration"):
+            continue
+        for decl in sibling.named_children:
+            target, value = decl.child_by_field_name("name"), decl.child_by_field_name("value")
+            if target is not None and _text(target) == name and value is not None and value.type == "member_expression":
+                owner, prop = value.child_by_field_name("object"), value.child_by_field_name("property")
+                if owner is not None and prop is not None and _text(prop) == "prototype":
+                    return _text(owner)
+    return None
+
+
+def assigned_name(node, left) -> str:
+    """The name an assignment gives its function, as a reader says it: ``exports.parse`` is ``parse``,
+    ``Lake.prototype.open`` and ``_proto.open`` (where ``_proto = Lake.prototype``) are ``Lake.open``;
+    ``module.exports`` stays itself."""
+    name = "".join(_text(left).split())
+    for prefix in _EXPORTS:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    name = name.replace(".prototype.", ".")
+    head, dot, rest = name.partition(".")
+    if dot and "." not in rest:
+        cls = _prototype_alias(node, head)
+        if cls is not None:
+            return f"{cls}.{rest}"
+    return name
+
+
+def _binding_name(node) -> str | None:
+    """The name of a JavaScript binding statement that :func:`unit_name` does not read from a ``name`` field."""
+    kind = node.type
+    if kind == "expression_statement":
+        expr = node.named_children[0]
+        return assigned_name(node, expr.child_by_field_name("left"))
+    if kind == "export_statement":  # export default function () {...}
+        value = bound_function(node)
+        own = value.child_by_field_name("name") if value is not None else None
+        return _text(own) if own is not None else "default"
+    if kind in ("field_definition", "public_field_definition"):
+        prop = node.child_by_field_name("property") or node.child_by_field_name("name")
+        return _text(prop) if prop is not None else None
+    return None

@@ -42,8 +42,9 @@ MAX_RERANK_DEPTH = 1000
 
 #: bumped when a chunker cuts or locates the same text differently (part of :meth:`ChunkSettings.fingerprint`;
 #: 3: web chunks carry their heading path; 5: a document's pieces under ``min_tokens`` join a neighbour;
-#: 6: reStructuredText's and AsciiDoc's headings, and Markdown front matter's title, make sections)
-CHUNKER_REVISION = 6
+#: 6: reStructuredText's and AsciiDoc's headings, and Markdown front matter's title, make sections; 7: JavaScript
+#: functions assigned to names are units, and a ``/** ... */`` block leads into the unit below it across blank lines)
+CHUNKER_REVISION = 7
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 from kbflow._lazy import require
 from kbflow.errors import SourceError
+from kbflow.sources.packages import other_target, published_build
 from kbflow.text.terms import LONE_HALF, escaped_halves
 
 __all__ = [
@@ -197,6 +198,8 @@ class _Walk:
     on_skip: Callable[[FileIssue], None] | None
     #: (relative dir prefix, the folder's .gitignore spec), innermost last
     specs: list[tuple[str, Any]] = field(default_factory=list)
+    #: build folders walked as a package's published code (relative path -> the package's folder)
+    builds: dict[str, str] = field(default_factory=dict)
 
     def skip(self, rel: str, reason: str) -> None:
         if self.on_skip is not None:
@@ -254,7 +257,15 @@ class _Walk:
         if entry.name in QUIET_DIRS:
             return ""
         if entry.name in SKIP_DIRS:
-            return "vendored, virtualenv or build folder (not walked)"
+            parent = os.path.dirname(entry.path)
+            if not published_build(parent, entry.name):
+                return "vendored, virtualenv or build folder (not walked)"
+            self.builds[rel] = parent  # an npm package published as its build: its code
+        for build, package in self.builds.items():
+            if rel.startswith(build + "/"):
+                entry_point = other_target(package, os.path.relpath(entry.path, package).replace(os.sep, "/"))
+                if entry_point is not None:
+                    return f"the same code built for another target (the package's entry point is {entry_point})"
         if any(os.path.exists(os.path.join(entry.path, mark)) for mark in LAKE_MARKS):
             return "a kbflow lake (not walked: its own files are no content, and each ingest changes them)"
         if self.honour_gitignore and _ignored(self.specs, rel, True):
