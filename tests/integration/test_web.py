@@ -418,3 +418,15 @@ def test_a_doxygen_pages_tooltips_are_hidden_as_its_stylesheet_hides_them():
     doxygen = extract(f'<html><head><meta name="generator" content="Doxygen 1.9.4"/></head>{body}</html>')
     assert doxygen.text.startswith("int prime(void);") and "Definition: pump.h:3" not in doxygen.text
     assert "Definition: pump.h:3" in extract(f"<html><head></head>{body}</html>").text
+
+
+def test_an_api_page_with_ten_thousand_copied_members_is_one_pointer_line():
+    """Bad input: a rustdoc page whose trait implementation copies 10,000 members reads as one line naming
+    them, not 10,000 copies (kbflow.sources.web.members)."""
+    from rustdoc_pages import member, page
+
+    members = "".join(member(f"m{i}", "Copied.", copied=True) for i in range(10_000))
+    html = page().replace(member("next", "Advances the iterator and returns the next value.", True), members)
+    text = extract(html).text
+    assert text.count("Copied.") == 0
+    assert "m0, m1, m2" in text and "m9999" in text

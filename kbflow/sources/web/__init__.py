@@ -107,8 +107,8 @@ class WebLoader(FileSetLoader):
     #: token lines) are its lines, an article's own <header> (or one in <main> holding the <h1>) and a tab panel
     #: behind its tab are read, tables of contents, inline SVG, code blocks' line numbers and rustdoc's anchors
     #: and "Source" links dropped; Doxygen's fragments are code blocks, its tooltips hidden; an untitled page is
-    #: titled by its <h1>
-    revision = "5"
+    #: titled by its <h1>; 6: a trait's members rustdoc copies onto each implementor are one pointer line
+    revision = "6"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

@@ -45,6 +45,7 @@ from typing import Any
 from kbflow.sources.web.code import LINE_NUMBERS, code_block, is_code_block, line_numbers
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
+from kbflow.sources.web.members import fold_copies
 from kbflow.sources.web.rows import CELL_SEP, row_text
 from kbflow.sources.web.tree import HEADINGS, Node, assign_css, parse
 from kbflow.sources.web.xbrl import COVER_LINES, cover_title, filing_facts, filing_title
@@ -254,6 +255,7 @@ def extract(html: str) -> WebPage:
     if filing:
         meta["filing"] = filing
     assign_css(root_node, "")
+    fold_copies(root_node, _generator(meta))  # a member copied onto every implementor: a pointer, once
     _mark_big(root_node, _raw_sizes(root_node))
     reading = _Reading(_Rules(StyleRules.parse(_GENERATOR_CSS.get(_generator(meta), "") + css)))
     article = reading.article(root_node)

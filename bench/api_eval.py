@@ -1,0 +1,177 @@
+"""API references as their generators write them: the member's own entry first, never its copies.
+
+    python bench/api_eval.py --build         # build the references first (apt and cargo, offline)
+    python bench/api_eval.py                 # every set of bench/apisites
+    python bench/api_eval.py --sets indexmap --model hash:64
+
+Each set of ``bench/apisites`` is an API reference a generator wrote (rustdoc
+over a crate Debian ships as ``librust-*-dev``, built with ``cargo doc
+--offline``), loaded as one ``web`` source into its own lake, with 16
+questions in a user's words, each judged by the member that answers it
+(``map/struct.IndexMap.html#shift_remove``: the page and the member's name
+in the hit's heading path) and members that answer it in part.
+
+Printed per set: the gold member in the top 3 (and top 5); questions whose
+top 5 holds a text twice or a near-copy twice (the same text once its
+headings, which name the owning type, are taken off: a trait's method as
+documented on two implementors); hits in the top 5 that are a trait's
+member as copied onto an implementor (a rustdoc ``Trait Implementations``,
+``Auto Trait Implementations`` or ``Blanket Implementations`` section); the
+time the ingest took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from kbflow import pipeline  # noqa: E402
+from kbflow.config import Settings  # noqa: E402
+from kbflow.lake import Lake  # noqa: E402
+from kbflow.records import Source  # noqa: E402
+from kbflow.retrieve.distinct import text_key  # noqa: E402
+from kbflow.retrieve.retriever import Retriever  # noqa: E402
+
+SETS = os.path.join(HERE, "apisites")
+#: set -> (Debian package, crate folder in /usr/share/cargo/registry)
+CRATES = {"indexmap": ("librust-indexmap-dev", "indexmap-1.9.2")}
+REGISTRY = "/usr/share/cargo/registry"
+_MEMBER = re.compile(r"\b(?:fn|type|const)\s+(\w+)")
+_COPIED = ("Trait Implementations", "Auto Trait Implementations", "Blanket Implementations")
+
+
+def build(name: str) -> str:
+    """Build the set's reference into ``bench/apisites/<name>/site`` (offline: Debian's crate sources)."""
+    package, crate = CRATES[name]
+    if not os.path.isdir(os.path.join(REGISTRY, crate)):
+        print(f"installing {package} (apt-get)", file=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], check=True)
+    work = os.path.join(SETS, name, "crate")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(os.path.join(REGISTRY, crate), work)
+    manifest = os.path.join(work, "Cargo.toml")
+    kept, skip = [], False
+    with open(manifest, encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("["):
+                skip = line.startswith("[dev-dependencies")  # not in the registry, and docs need none
+            if not skip:
+                kept.append(line)
+    with open(manifest, "w", encoding="utf-8") as fh:
+        fh.writelines(kept)
+    os.makedirs(os.path.join(work, ".cargo"), exist_ok=True)
+    with open(os.path.join(work, ".cargo", "config.toml"), "w", encoding="utf-8") as fh:
+        fh.write(f'[source.crates-io]\nreplace-with = "debian"\n[source.debian]\ndirectory = "{REGISTRY}"\n')
+    subprocess.run(["cargo", "doc", "--offline", "--no-deps", "--quiet"], cwd=work, check=True)
+    site = os.path.join(SETS, name, "site")
+    shutil.rmtree(site, ignore_errors=True)
+    shutil.copytree(os.path.join(work, "target", "doc"), site)
+    return site
+
+
+def load_set(name: str) -> tuple[dict, dict[str, str], dict[str, dict[str, int]]]:
+    folder = os.path.join(SETS, name)
+    with open(os.path.join(folder, "sources.json"), encoding="utf-8") as fh:
+        spec = json.load(fh)
+    with open(os.path.join(folder, "queries.jsonl"), encoding="utf-8") as fh:
+        queries = {q["_id"]: q["text"] for q in map(json.loads, fh) if q}
+    qrels: dict[str, dict[str, int]] = {}
+    with open(os.path.join(folder, "qrels", "test.tsv"), encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
+    return spec, queries, qrels
+
+
+def member_of(hit) -> str:
+    """``page#member`` of a hit: its page and the member its heading path ends in (``""`` for none)."""
+    loc = hit.citation.locator
+    heading = loc.heading_path or ""
+    last = heading.split(" > ")[-1] if heading else ""
+    found = _MEMBER.search(last)
+    return f"{loc.path}#{found.group(1) if found else ''}"
+
+
+def near_copy_key(text: str) -> str:
+    """A chunk's text without its heading lines (which name the owning type): equal for a trait's member
+    as documented on two types."""
+    return text_key("\n".join(line for line in text.splitlines() if not line.startswith("#")))
+
+
+def measure(name: str, root: str, settings: Settings) -> dict:
+    spec, queries, qrels = load_set(name)
+    source = spec["sources"][0]
+    path = os.path.join(SETS, name, source["path"])
+    if not os.path.isdir(path):
+        sys.exit(f"{path}: not built; run python bench/api_eval.py --build")
+    lake = Lake(os.path.join(root, f"api-{name}"))
+    if source["id"] not in {s.source_id for s in lake.sources()}:
+        lake.register(Source(source["id"], "web", path))
+    t0 = time.perf_counter()
+    pipeline.ingest(lake, settings, progress=False)
+    ingest_s = time.perf_counter() - t0
+    retriever = Retriever.open(lake.uri, settings=settings)
+    top3 = top5 = dup_q = near_q = copied_hits = 0
+    misses = []
+    for qid, text in queries.items():
+        gold = {d for d, g in qrels[qid].items() if g > 0}
+        hits = retriever.search(text, k=5)
+        members = [member_of(h) for h in hits]
+        first = next((i for i, m in enumerate(members) if m in gold), None)
+        top3 += first is not None and first < 3
+        top5 += first is not None
+        keys = [text_key(h.text) for h in hits]
+        near = [near_copy_key(h.text) for h in hits]
+        dup_q += len(set(keys)) < len(keys)
+        near_q += len(set(near)) < len(near)
+        copied_hits += sum(any(s in (h.citation.locator.heading_path or "") for s in _COPIED) for h in hits)
+        if first is None or first >= 3:
+            misses.append(f"  {qid} {text!r}: gold {sorted(gold)[:2]}, got {members[:3]}")
+    return {
+        "set": name,
+        "questions": len(queries),
+        "gold_top3": top3,
+        "gold_top5": top5,
+        "repeated_text_questions": dup_q,
+        "near_copy_questions": near_q,
+        "copied_member_hits": copied_hits,
+        "ingest_s": round(ingest_s, 1),
+        "misses": misses,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default=",".join(CRATES), help="comma-separated sets of bench/apisites")
+    ap.add_argument("--build", action="store_true", help="build the references (apt-get, cargo doc --offline)")
+    ap.add_argument("--model", default=None, help="embedding model (default: kbflow's)")
+    ap.add_argument("--root", default=os.path.join("data", "eval"), help="where the lakes are kept")
+    args = ap.parse_args()
+    for name in args.sets.split(","):
+        if args.build:
+            print(f"{name}: built {build(name)}", file=sys.stderr)
+        settings = Settings.coerce(None, **({"model": args.model} if args.model else {}))
+        row = measure(name, args.root, settings)
+        print(
+            f"{name}: gold member in top 3 {row['gold_top3']}/{row['questions']}, top 5 {row['gold_top5']} | "
+            f"repeated text in a top 5: {row['repeated_text_questions']} questions, a near-copy: "
+            f"{row['near_copy_questions']} | copied members in the top 5s: {row['copied_member_hits']} | "
+            f"ingest {row['ingest_s']} s"
+        )
+        for line in row["misses"]:
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""API references' copied members read as pointers to their definitions, not as copies of their text.
+
+An API generator documents a generic member again on every type that has
+it. rustdoc writes, on each type's page, every method of every trait the
+type implements (``Trait Implementations``), of the auto traits
+(``Auto Trait Implementations``) and of the blanket implementations
+(``Blanket Implementations``: ``From``, ``Into``, ``TryFrom``, ``Borrow``
+...), each with the trait's own documentation: an iterator's page holds the
+75 methods of ``Iterator`` again. Such copies differ from each other by the
+owning type's name only; they outrank the type's own members and fill a
+top 5 with one text.
+
+:func:`fold_copies` reads each such implementation block as one pointer:
+its heading (``impl<'a, K, V> Iterator for Keys<'a, K, V>``) and one line
+naming its members, "Members documented on Iterator: next, size_hint,
+count, ...", so a search for a member's name still finds the types that
+have it, and the member's text is read where it is defined. A member the
+type documents itself (an implementation whose documentation is its own,
+not the trait's summary with its "Read more" link) is kept whole.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kbflow.sources.web.tree import Node
+
+__all__ = ["COPIED_SECTIONS", "fold_copies"]
+
+#: rustdoc's lists of implementations whose members are the trait's, as copied onto the type
+COPIED_SECTIONS = frozenset(
+    {"trait-implementations-list", "synthetic-implementations-list", "blanket-implementations-list"}
+)
+#: lists where every member is a copy (auto and blanket implementations are never the type's own code)
+_ALWAYS_COPIED = frozenset({"synthetic-implementations-list", "blanket-implementations-list"})
+_MEMBER_ID = re.compile(r"^(?:method|tymethod|associatedtype|associatedconstant)\.(.+)$")
+
+
+def _classes(node: Node) -> list[str]:
+    return node.attrs.get("class", "").split()
+
+
+def _text(node: Node | str) -> str:
+    if isinstance(node, str):
+        return node
+    return "".join(_text(c) for c in node.children)
+
+
+def _elements(node: Node, tag: str | None = None, cls: str | None = None) -> list[Node]:
+    """``node``'s descendants (and itself) with ``tag`` and the class ``cls``, in document order."""
+    out = []
+    stack: list[Node] = [node]
+    while stack:
+        cur = stack.pop()
+        if (tag is None or cur.tag == tag) and (cls is None or cls in _classes(cur)):
+            out.append(cur)
+        stack.extend(reversed([c for c in cur.children if isinstance(c, Node)]))
+    return out
+
+
+def _member(entry: Node) -> tuple[str, bool] | None:
+    """The name of a member entry of an implementation (``<details class="method-toggle">`` or a bare
+    ``<section class="trait-impl">``) and whether its documentation is the trait's, copied; ``None`` for
+    anything else."""
+    section = entry if entry.tag == "section" else next(iter(_elements(entry, "section")), None)
+    if section is None or "trait-impl" not in _classes(section):
+        return None
+    found = _MEMBER_ID.match(section.attrs.get("id", ""))
+    if found is None:
+        return None
+    name = re.sub(r"-\d+$", "", found.group(1))  # rustdoc numbers a page's repeated anchors: method.next-1
+    docs = _elements(entry, None, "docblock")
+    copied = not docs or any(_text(a).strip() == "Read more" for d in docs for a in _elements(d, "a"))
+    return name, copied
+
+
+def _trait(block: Node) -> str:
+    """The trait an implementation block implements: its heading's ``<a class="trait">`` (``"the trait"``
+    where its heading names none)."""
+    for header in _elements(block, "h3", "code-header"):
+        for link in _elements(header, "a", "trait"):
+            return _text(link).strip()
+    return "the trait"
+
+
+def _fold_block(block: Node, always: bool) -> None:
+    """Replace the copied members of one implementation block (``<details class="implementors-toggle">``)
+    by a line naming them."""
+    for items in _elements(block, "div", "impl-items"):
+        kept: list[Node | str] = []
+        names: list[str] = []
+        for child in items.children:
+            member = _member(child) if isinstance(child, Node) else None
+            if member is not None and (always or member[1]):
+                names.append(member[0])
+            else:
+                kept.append(child)
+        if names:
+            unique = list(dict.fromkeys(names))
+            kept.append(f"Members documented on {_trait(block)}: {', '.join(unique)}.")
+        items.children = kept
+
+
+def fold_copies(root: Node, generator: str) -> int:
+    """Fold the members a ``generator``'s page copies from elsewhere into one pointer line per implementation
+    block, in place (see the module's docs); the number of blocks folded. Only rustdoc's pages are read so."""
+    if generator != "rustdoc":
+        return 0
+    folded = 0
+    for listing in _elements(root, "div"):
+        which = listing.attrs.get("id", "")
+        if which not in COPIED_SECTIONS:
+            continue
+        for block in _elements(listing, "details", "implementors-toggle"):
+            _fold_block(block, which in _ALWAYS_COPIED)
+            folded += 1
+    return folded
