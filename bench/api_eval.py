@@ -6,8 +6,9 @@
 
 Each set of ``bench/apisites`` is an API reference a generator wrote (rustdoc
 over a crate Debian ships as ``librust-*-dev``, built with ``cargo doc
---offline``), loaded as one ``web`` source into its own lake, with 16
-questions in a user's words, each judged by the member that answers it
+--offline``; TypeDoc over the declarations an npm package publishes),
+loaded as one ``web`` source into its own lake, with 16 questions in a
+user's words, each judged by the member that answers it
 (``map/struct.IndexMap.html#shift_remove``: the page and the member's name
 in the hit's heading path) and members that answer it in part.
 
@@ -44,15 +45,45 @@ from kbflow.retrieve.distinct import text_key  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
 
 SETS = os.path.join(HERE, "apisites")
-#: set -> (Debian package, crate folder in /usr/share/cargo/registry)
+#: set -> (Debian package, crate folder in /usr/share/cargo/registry): rustdoc references
 CRATES = {"indexmap": ("librust-indexmap-dev", "indexmap-1.9.2")}
+#: set -> (npm package, its declarations file): TypeDoc references, built from what the package publishes
+TYPEDOCS = {"commander-typedoc": ("commander@12.1.0", "typings/index.d.ts")}
+#: TypeDoc and the compiler it runs, pinned
+TYPEDOC_TOOLS = ("typedoc@0.26.11", "typescript@5.5.4")
 REGISTRY = "/usr/share/cargo/registry"
 _MEMBER = re.compile(r"\b(?:fn|type|const)\s+(\w+)")
+_GROUPS = frozenset({"Methods", "Properties", "Accessors", "Constructors", "Functions", "Variables"})
+_NAME = re.compile(r"^(?:Readonly|Optional|Static|Protected|Abstract)*(\w+)")
 _COPIED = ("Trait Implementations", "Auto Trait Implementations", "Blanket Implementations")
 
 
 def build(name: str) -> str:
-    """Build the set's reference into ``bench/apisites/<name>/site`` (offline: Debian's crate sources)."""
+    """Build the set's reference into ``bench/apisites/<name>/site``."""
+    return build_typedoc(name) if name in TYPEDOCS else build_rustdoc(name)
+
+
+def build_typedoc(name: str) -> str:
+    """TypeDoc over the declarations an npm package publishes (npm install from the registry, then offline)."""
+    package, declarations = TYPEDOCS[name]
+    work = os.path.join(SETS, name, "crate")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "src"))
+    npm = ["npm", "install", "--prefix", work, "--ignore-scripts", "--no-audit", "--no-fund"]
+    subprocess.run([*npm, package, *TYPEDOC_TOOLS], check=True)
+    shutil.copy(os.path.join(work, "node_modules", package.split("@")[0], declarations), os.path.join(work, "src"))
+    with open(os.path.join(work, "tsconfig.json"), "w", encoding="utf-8") as fh:
+        json.dump({"compilerOptions": {"strict": True, "skipLibCheck": True}, "include": ["src"]}, fh)
+    site = os.path.join(SETS, name, "site")
+    shutil.rmtree(site, ignore_errors=True)
+    entry = os.path.join("src", os.path.basename(declarations))
+    typedoc = os.path.join("node_modules", ".bin", "typedoc")
+    subprocess.run([typedoc, "--entryPoints", entry, "--out", site, "--skipErrorChecking"], cwd=work, check=True)
+    return site
+
+
+def build_rustdoc(name: str) -> str:
+    """rustdoc over a crate's sources as Debian ships them (cargo doc --offline)."""
     package, crate = CRATES[name]
     if not os.path.isdir(os.path.join(REGISTRY, crate)):
         print(f"installing {package} (apt-get)", file=sys.stderr)
@@ -98,7 +129,11 @@ def member_of(hit) -> str:
     loc = hit.citation.locator
     heading = loc.heading_path or ""
     last = heading.split(" > ")[-1] if heading else ""
-    found = _MEMBER.search(last)
+    found = _MEMBER.search(last)  # rustdoc: `pub fn shift_remove<Q>(...)`
+    parts = heading.split(" > ")
+    groups = [i for i, p in enumerate(parts[:-1]) if p in _GROUPS]
+    if found is None and groups:  # TypeDoc: the heading below its group (Methods > addHelpText > Parameters)
+        found = _NAME.match(parts[groups[-1] + 1])
     return f"{loc.path}#{found.group(1) if found else ''}"
 
 
@@ -152,7 +187,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", default=",".join(CRATES), help="comma-separated sets of bench/apisites")
+    ap.add_argument("--sets", default=",".join([*CRATES, *TYPEDOCS]), help="comma-separated sets of bench/apisites")
     ap.add_argument("--build", action="store_true", help="build the references (apt-get, cargo doc --offline)")
     ap.add_argument("--model", default=None, help="embedding model (default: kbflow's)")
     ap.add_argument("--root", default=os.path.join("data", "eval"), help="where the lakes are kept")

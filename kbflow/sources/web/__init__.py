@@ -107,7 +107,9 @@ class WebLoader(FileSetLoader):
     #: token lines) are its lines, an article's own <header> (or one in <main> holding the <h1>) and a tab panel
     #: behind its tab are read, tables of contents, inline SVG, code blocks' line numbers and rustdoc's anchors
     #: and "Source" links dropped; Doxygen's fragments are code blocks, its tooltips hidden; an untitled page is
-    #: titled by its <h1>; 6: a trait's members rustdoc copies onto each implementor are one pointer line
+    #: titled by its <h1>; 6: what an API generator copies from elsewhere is a pointer line (rustdoc's trait
+    #: members on each implementor, Javadoc's "Description copied from", TypeDoc's inherited members), and
+    #: TypeDoc's doc comments (``tsd-comment``) are read, no longer dropped as a comment thread
     revision = "6"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

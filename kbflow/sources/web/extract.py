@@ -86,6 +86,9 @@ _PERMALINK = frozenset(
 )
 #: Sphinx's links between the docs and their source code, ``[source]`` and ``[docs]`` (rustdoc's ``Source``: below)
 _VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
+#: classes of an API generator's documentation comment: a member's description, never a page's comment thread
+#: (TypeDoc writes each member's TSDoc in ``<div class="tsd-comment tsd-typography">``)
+_DOC_COMMENTS = frozenset({"tsd-comment", "doc-comment", "doccomment", "jsdoc", "tsdoc"})
 #: why a permalink or source link is dropped (not listed in the page's layout: every heading has one)
 MARKER = "a permalink, source link or line number marker"
 _SPACE = re.compile(r"\s+")
@@ -126,6 +129,8 @@ class _Rules:
         if node.tag == "a" and "src" in classes and node.children == ["Source"]:  # rustdoc's, at every item
             return MARKER
         if node.big or node.tag in ("html", "body", "main", "article") or node.tag in _NOT_REGIONS:
+            return ""
+        if _DOC_COMMENTS.intersection(c.lower() for c in classes):
             return ""
         for name in ("class", "id"):
             for m in _BOILERPLATE.finditer(a.get(name, "")):

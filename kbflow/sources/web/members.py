@@ -17,6 +17,17 @@ count, ...", so a search for a member's name still finds the types that
 have it, and the member's text is read where it is defined. A member the
 type documents itself (an implementation whose documentation is its own,
 not the trait's summary with its "Read more" link) is kept whole.
+
+Javadoc marks a method that overrides or implements one without documenting
+it ("Description copied from interface: ``Comparable``", then the
+interface's description again): that copy is read as its pointer line,
+"Documented on Comparable.", the method's signature and its "Specified by"
+and "Overrides" notes kept.
+
+TypeDoc marks each inherited member (``<section class="tsd-member
+tsd-is-inherited">``, "Inherited from ``CommanderError.code``"): the
+inherited members of a group are read as one line where the first of them
+stood, "Inherited from CommanderError: code, exitCode, nestedError.".
 """
 
 from __future__ import annotations
@@ -101,11 +112,76 @@ def _fold_block(block: Node, always: bool) -> None:
         items.children = kept
 
 
+#: Javadoc's label before a description copied from the member a method overrides or implements (JDK 9+, JDK 8)
+_COPIED_LABELS = frozenset({"descfrm-type-label", "descfrmTypeLabel"})
+
+
+def _fold_javadoc(root: Node) -> int:
+    """Javadoc: each description copied from an overridden or implemented member read as a pointer line."""
+    folded = 0
+    for parent in _elements(root):
+        children = parent.children
+        for i, child in enumerate(children):
+            if not isinstance(child, Node) or child.tag != "div" or "block" not in _classes(child):
+                continue
+            label = next((s for s in _elements(child, "span") if _COPIED_LABELS.intersection(_classes(s))), None)
+            if label is None:
+                continue
+            owner = " ".join(_text(c) for c in _elements(label, "code")).strip() or "the member it overrides"
+            child.children = [f"Documented on {owner}."]
+            at = next((j for j in range(i + 1, len(children)) if isinstance(children[j], Node)), len(children))
+            copy = children[at] if at < len(children) else None
+            if isinstance(copy, Node) and copy.tag == "div" and "block" in _classes(copy):
+                del children[at]
+            folded += 1
+    return folded
+
+
+def _inherited_from(section: Node) -> str:
+    """The type a TypeDoc member is inherited from: the first link of its "Inherited from" line."""
+    for aside in _elements(section, "aside", "tsd-sources"):
+        for para in _elements(aside, "p"):
+            if _text(para).strip().startswith("Inherited from"):
+                links = _elements(para, "a")
+                return _text(links[0]).strip() if links else _text(para).strip()[len("Inherited from") :].strip()
+    return "its base"
+
+
+def _fold_typedoc(root: Node) -> int:
+    """TypeDoc: the inherited members of each group read as one line naming them, where the first stood."""
+    folded = 0
+    for parent in _elements(root):
+        if not any(isinstance(c, Node) and "tsd-is-inherited" in _classes(c) for c in parent.children):
+            continue
+        kept: list[Node | str] = []
+        lines: dict[str, list[str]] = {}
+        slot: dict[str, int] = {}
+        for child in parent.children:
+            if isinstance(child, Node) and child.tag == "section" and "tsd-is-inherited" in _classes(child):
+                base = _inherited_from(child)
+                anchor = next((a.attrs["id"] for a in _elements(child, "a", "tsd-anchor") if a.attrs.get("id")), "")
+                name = anchor or "".join(_text(h) for h in _elements(child, "h3")[:1]).strip() or "a member"
+                if base not in lines:
+                    lines[base] = []
+                    slot[base] = len(kept)
+                    kept.append("")
+                lines[base].append(name)
+                folded += 1
+            else:
+                kept.append(child)
+        for base, names in lines.items():
+            kept[slot[base]] = f"Inherited from {base}: {', '.join(names)}."
+        parent.children = kept
+    return folded
+
+
 def fold_copies(root: Node, generator: str) -> int:
-    """Fold the members a ``generator``'s page copies from elsewhere into one pointer line per implementation
-    block, in place (see the module's docs); the number of blocks folded. Only rustdoc's pages are read so."""
+    """Fold what a ``generator``'s page copies from elsewhere into pointer lines, in place (see the module's
+    docs); the number of members or blocks folded. rustdoc's, Javadoc's and TypeDoc's pages are read so."""
+    if generator.startswith("javadoc"):
+        return _fold_javadoc(root)
     if generator != "rustdoc":
-        return 0
+        return _fold_typedoc(root)  # TypeDoc names itself in no <meta>: its pages are known by their classes
     folded = 0
     for listing in _elements(root, "div"):
         which = listing.attrs.get("id", "")

@@ -36,3 +36,60 @@ def test_only_rustdocs_pages_are_folded():
     root = parse(_page())[0]
     assert fold_copies(root, "doxygen") == 0
     assert fold_copies(root, "rustdoc") == 2
+
+
+JAVADOC = (
+    '<!DOCTYPE html><html><head><meta name="generator" content="javadoc/ClassWriterImpl"><title>NamePredicate</title>'
+    '</head><body><main><h1>Class NamePredicate</h1><section class="method-details"><h2>Method Details</h2>'
+    '<section class="detail" id="test(java.lang.Thread)"><h3>test</h3>'
+    '<div class="member-signature">public boolean test(Thread thread)</div>'
+    '<div class="block"><span class="descfrm-type-label">Description copied from interface:&nbsp;'
+    '<code><a href="ThreadPredicate.html#test">ThreadPredicate</a></code></span></div>'
+    '<div class="block">Evaluates this predicate on the given thread.</div>'
+    '<dl class="notes"><dt>Specified by:</dt><dd><code>test</code> in interface ThreadPredicate</dd></dl>'
+    "</section>"
+    '<section class="detail" id="name()"><h3>name</h3><div class="member-signature">public String name()</div>'
+    '<div class="block">The name this predicate matches.</div></section></section></main></body></html>'
+)
+
+
+def test_a_javadoc_description_copied_from_an_interface_is_a_pointer():
+    text = extract(JAVADOC).text
+    assert "Documented on ThreadPredicate." in text
+    assert "Evaluates this predicate" not in text and "Description copied from" not in text
+    assert "public boolean test(Thread thread)" in text and "Specified by:" in text  # signature and notes kept
+    assert "The name this predicate matches." in text  # a method's own description stays
+    assert "Evaluates this predicate" in extract(JAVADOC.replace("javadoc/ClassWriterImpl", "Sphinx")).text
+
+
+def _typedoc_member(name: str, doc: str, base: str | None) -> str:
+    inherited = " tsd-is-inherited" if base else ""
+    source = (
+        f'<p>Inherited from <a href="{base}.html">{base}</a>.<a href="{base}.html#{name}">{name}</a></p>'
+        if base
+        else ""
+    )
+    return (
+        f'<section class="tsd-panel tsd-member{inherited}"><a id="{name}" class="tsd-anchor"></a>'
+        f'<h3 class="tsd-anchor-link"><span>{name}</span><code class="tsd-tag">Optional</code></h3>'
+        f'<div class="tsd-comment tsd-typography"><p>{doc}</p></div>'
+        f'<aside class="tsd-sources">{source}<ul><li>Defined in src/index.d.ts:19</li></ul></aside></section>'
+    )
+
+
+def test_typedocs_inherited_members_are_one_line_where_the_first_stood():
+    members = (
+        _typedoc_member("code", "An error code, copied from the base.", "CommanderError")
+        + _typedoc_member("hint", "What to try instead.", None)
+        + _typedoc_member("exitCode", "The exit status, copied from the base.", "CommanderError")
+    )
+    html = (
+        "<!DOCTYPE html><html><head><title>InvalidArgumentError</title></head><body><main>"
+        f'<h1>Class InvalidArgumentError</h1><section class="tsd-panel-group tsd-member-group"><h2>Properties</h2>'
+        f"{members}</section></main></body></html>"
+    )
+    text = extract(html).text
+    assert "Inherited from CommanderError: code, exitCode." in text
+    assert "copied from the base" not in text
+    assert "What to try instead." in text
+    assert text.index("Inherited from CommanderError") < text.index("What to try instead.")
