@@ -1,4 +1,5 @@
-"""Each text once in a result list: hits whose texts match after whitespace is normalized are one hit.
+"""Each text once in a result list: hits whose texts match after whitespace is normalized are one hit, and so
+are a web page's copies that differ in their headings only.
 
 The same PDF in two folders, vendored code, a page saved twice: each copy is
 a chunk of its own, and without this step a result would show the same text
@@ -11,6 +12,13 @@ source URI: the canonical copy is usually the shorter one), and the other
 members are listed on the hit (``Hit.also_in``), so no provenance is lost and
 the top ``k`` are ``k`` distinct texts.
 
+A web page's chunk is grouped by its text below its headings where that
+holds at least :data:`MIN_COPY_BODY` characters: an API reference documents
+a member again on every type that has it (Sphinx's inherited members, a
+trait's method on each implementor), and the copies differ in their
+headings only (the owning type's name), so they are one hit, the others in
+``also_in`` (:func:`copy_key`).
+
 Only the windows read are grouped: a copy ranked far below the ``k``-th
 distinct text is not looked for (the first window is ``max(2k, 20)``
 candidates and each next one doubles).
@@ -19,6 +27,7 @@ candidates and each next one doubles).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +35,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.records import ids
 
-__all__ = ["Distinct", "distinct", "place_key", "text_key"]
+__all__ = ["MIN_COPY_BODY", "Distinct", "copy_key", "distinct", "place_key", "text_key"]
 
 #: the least number of candidates read in the first window
 MIN_WINDOW = 20
@@ -38,6 +47,23 @@ Reader = Callable[[Sequence[str]], dict[str, dict[str, Any]]]
 def text_key(text: str) -> str:
     """The key equal texts share: the hash of the text with its whitespace runs made one space."""
     return ids.text_hash(" ".join(text.split()))
+
+
+#: the least text below a web chunk's headings that makes chunks differing in their headings only copies
+MIN_COPY_BODY = 80
+_HEADING_LINE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
+
+
+def copy_key(row: dict[str, Any]) -> str:
+    """The key copies share: :func:`text_key`, or, for a web page's chunk, the hash of its source and its text
+    below its headings where that text is at least :data:`MIN_COPY_BODY` characters (a member documented again
+    under each owning type's heading)."""
+    text = row[S.TEXT]
+    if row.get(S.CONTENT_KIND) == "web":
+        body = " ".join(_HEADING_LINE.sub("", text).split())
+        if len(body) >= MIN_COPY_BODY:
+            return ids.text_hash(f"web body\x00{row.get(S.SOURCE_ID)}\x00{body}")
+    return text_key(text)
 
 
 def place_key(row: dict[str, Any]) -> tuple[int, int, int]:
@@ -78,7 +104,7 @@ def distinct(fused: Sequence[tuple[str, float]], k: int, read: Reader) -> Distin
         chunk_ids = [cid for cid, _ in fused[pos : pos + window]]
         rows.update(read(chunk_ids))
         for n, cid in enumerate(chunk_ids, start=pos):
-            groups.setdefault(text_key(rows[cid][S.TEXT]), []).append(n)
+            groups.setdefault(copy_key(rows[cid]), []).append(n)
         pos, window = pos + len(chunk_ids), window * 2
     out = Distinct([], rows=rows)
     for members in sorted(groups.values(), key=lambda m: m[0])[:k]:

@@ -8,7 +8,7 @@ import shutil
 from kbflow import Retriever, pipeline
 from kbflow.lake import Lake
 from kbflow.records import Hit, Source
-from kbflow.retrieve.distinct import distinct, text_key
+from kbflow.retrieve.distinct import MIN_COPY_BODY, copy_key, distinct, text_key
 
 
 def _reader(texts: dict[str, str], places: dict[str, str]):
@@ -99,3 +99,28 @@ def test_the_page_and_the_cli_name_the_other_places():
     html = _also_in(hit)
     assert "also in: old/guide.md § Install &lt;b&gt;" in html and "<b>" not in html
     assert _also_in(Hit(1, 1.0, "c", "t", cite("docs", "a.md"), "doc", "global")) == ""
+
+
+def test_a_web_member_documented_again_under_each_types_heading_is_one_hit():
+    """An API reference's copies differ in their headings only (the owning type's name): one hit, the others
+    in ``also_in``; a short body, another source, or a document that is not a web page keeps them apart."""
+    body = "Checks if the elements of this iterator are sorted, comparing each pair with its partial order."
+    assert len(body) >= MIN_COPY_BODY
+    texts = {
+        "keys": f"### impl Iterator for Keys\n\n#### fn is_sorted(self) -> bool\n\n{body}",
+        "values": f"### impl Iterator for Values\n\n#### fn is_sorted(self) -> bool\n\n{body}",
+        "own": "#### pub fn sort_keys(&mut self)\n\nSort the map's key-value pairs by the keys' default order.",
+    }
+
+    def read(cids):
+        page = {"uri": "/site", "position": 1, "content_kind": "web", "source_id": "docs"}
+        return {c: {**page, "text": texts[c], "locator": {"path": f"{c}.html"}} for c in cids}
+
+    out = distinct([("keys", 0.9), ("values", 0.8), ("own", 0.7)], 3, read)
+    assert [cid for cid, _ in out.fused] == ["keys", "own"] and out.also_in == {"keys": ["values"]}
+    row = {"text": texts["keys"], "content_kind": "web", "source_id": "docs"}
+    assert copy_key(row) == copy_key({**row, "text": texts["values"]})
+    assert copy_key(row) != copy_key({**row, "text": texts["values"], "source_id": "other"})
+    assert copy_key({**row, "content_kind": "doc"}) != copy_key({**row, "text": texts["values"], "content_kind": "doc"})
+    short = {"text": "## Linux\n\nRun make install.", "content_kind": "web", "source_id": "docs"}
+    assert copy_key(short) != copy_key({**short, "text": "## macOS\n\nRun make install."})
