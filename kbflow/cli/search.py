@@ -141,8 +141,9 @@ def search(
     # Lance's runtime shut down (a failing write there, on a read-only lake, could crash the process)
     usage.flush(retriever.lake)
     if as_json:
+        flag = {"flag": hits.flag.to_dict()} if hits.flag is not None else {}  # why the list is flagged, or not
         for hit in hits:
-            click.echo(json.dumps(hit.to_dict()))
+            click.echo(json.dumps({**hit.to_dict(), **flag}))
         return
     if as_prompt:
         prompt = hits.as_prompt()
@@ -151,7 +152,8 @@ def search(
     if hits.expansion:
         click.echo(f"searched with the glossary's words: {hits.expansion}")
     if hits.low_confidence:
-        click.echo(f"no good match (confidence {hits.confidence:.2f}): the lake likely holds no answer")
+        why = f" ({hits.flag.sentence()})" if hits.flag is not None else ""
+        click.echo(f"no good match: the lake likely holds no answer{why}")
     if not hits:
         click.echo("no hits")
     for hit in hits:

@@ -10,7 +10,7 @@ from typing import Any
 
 from kbflow.records.core import Citation
 
-__all__ = ["LOW_CONFIDENCE", "Hit", "Hits"]
+__all__ = ["LOW_CONFIDENCE", "FlagReason", "Hit", "Hits"]
 
 
 #: how hits are drawn in a notebook: ``"figure"`` ``(hit, width=) -> HTML`` (the page with the chunk's regions
@@ -136,6 +136,59 @@ _OPTIONAL_HIT_FIELDS = (
 
 #: below this confidence a result list is flagged "no good match" (:mod:`kbflow.retrieve.confidence`)
 LOW_CONFIDENCE = 0.5
+#: where a relevance curve comes from: the retrieval settings, the lake's own (fitted at ingest), the model's
+CURVES = ("settings", "lake", "model")
+
+
+@dataclass(frozen=True)
+class FlagReason:
+    """Why a result list is, or is not, flagged "no good match": its best hit's relevance (``confidence``)
+    against :data:`LOW_CONFIDENCE`, read off a curve (``curve``: ``"settings"``, ``"lake"`` or ``"model"``)
+    whose ``midpoint`` is the cosine at which relevance is 0.5; ``best_cosine`` is that hit's cosine
+    (``None`` for an exact code-name match, certain whatever its cosine)."""
+
+    confidence: float
+    midpoint: float
+    curve: str
+    best_cosine: float | None = None
+
+    @property
+    def flagged(self) -> bool:
+        return self.confidence < LOW_CONFIDENCE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flagged": self.flagged,
+            "confidence": self.confidence,
+            "threshold": LOW_CONFIDENCE,
+            "best_cosine": self.best_cosine,
+            "midpoint": self.midpoint,
+            "curve": self.curve,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FlagReason:
+        cosine = data.get("best_cosine")
+        return cls(
+            float(data["confidence"]),
+            float(data["midpoint"]),
+            str(data["curve"]),
+            None if cosine is None else float(cosine),
+        )
+
+    def sentence(self) -> str:
+        """The reason in words: ``relevance 0.31 < 0.5: the best hit's cosine 0.41 is under the midpoint 0.52
+        of the lake's curve``."""
+        whose = {"settings": "the settings' curve", "lake": "the lake's curve", "model": "the model's curve"}
+        curve = whose.get(self.curve, f"the {self.curve} curve")
+        sign = "<" if self.flagged else ">="
+        where = "under" if self.flagged else "at or over"
+        if self.best_cosine is None:
+            return f"relevance {self.confidence:.2f} {sign} {LOW_CONFIDENCE}: an exact match of a name the query gives"
+        return (
+            f"relevance {self.confidence:.2f} {sign} {LOW_CONFIDENCE}: the best hit's cosine {self.best_cosine:.2f} "
+            f"is {where} the midpoint {self.midpoint:.2f} of {curve}"
+        )
 
 
 class Hits(list):
@@ -154,6 +207,9 @@ class Hits(list):
         #: the best relevance of the search's hits (before ``min_score`` dropped any): how likely the lake
         #: holds a good match at all; ``None`` where no relevance is known (see :attr:`Hit.relevance`)
         self.confidence: float | None = None
+        #: why the list is or is not flagged "no good match" (the best relevance, the curve and its
+        #: midpoint); ``None`` where no relevance is known
+        self.flag: FlagReason | None = None
         #: the ``query_log`` row of this search (``None`` when it was not logged)
         self.query_id: str | None = None
         #: milliseconds per step of the search: ``embed`` (the query embedding), ``dense`` and ``bm25``

@@ -49,13 +49,13 @@ from kbflow.errors import LakeNotFoundError, QueryError, VersionNotFoundError
 from kbflow.index.search import search_model
 from kbflow.lake.lake import Lake
 from kbflow.records import (
-    Citation,
     Hit,
     Hits,
     render,  # noqa: F401  (the hits it returns draw themselves in notebooks)
     scopes,
 )
 from kbflow.retrieve import ranking as ranking_step
+from kbflow.retrieve.assemble import cited_hits, flag_reason
 from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
 from kbflow.retrieve.glossary import load_glossary
 from kbflow.retrieve.ranking import Ranking
@@ -68,10 +68,6 @@ __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
 #: the largest ``k`` of :meth:`Retriever.rank` (evaluation depth)
 MAX_RANK_K = 10_000
-
-
-def _relevance(calibration: Calibration | None, cosine: float | None) -> float | None:
-    return calibration.relevance(cosine) if calibration is not None and cosine is not None else None
 
 
 class Retriever:
@@ -206,6 +202,14 @@ class Retriever:
         if not hasattr(self, "_stored_curve"):
             self._stored_curve = stored_curve(self.lake, self.model_id, self.version)
         return calibration_for(self.model_id, stored=self._stored_curve)
+
+    @property
+    def calibration_source(self) -> str:
+        """Which curve :attr:`calibration` is: ``"settings"``, ``"lake"`` (fitted at ingest) or ``"model"``."""
+        if self.settings.retrieval.calibration is not None:
+            return "settings"
+        self.calibration  # noqa: B018 - reads the stored curve once
+        return "lake" if self._stored_curve is not None else "model"
 
     def _reranker(self, reranker: str | Reranker | bool | None, settings: RetrievalSettings) -> Reranker | None:
         """The reranker a request asks for: ``None`` the settings' one, ``False`` none, a name or an object."""
@@ -414,34 +418,13 @@ class Retriever:
         if missing:
             read.update(self.table.read(missing, row_of))
         rows = [dict(read[cid]) for cid, _ in fused]
-        positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranked.items()}
         cosine = self._cosines(ranking, [cid for cid, _ in fused])
         calibration = self.calibration
         query_id = usage.new_id() if self.settings.retrieval.log_queries else None
-        defined = set(ranked.get("symbol", ()))  # exact name matches: certain
-        bm25 = ranking.leg_scores.get("bm25", {})
-        hits = []
-        for rank, ((cid, score), row) in enumerate(zip(fused, rows), start=1):
-            hits.append(
-                Hit(
-                    rank=rank,
-                    score=float(score),
-                    chunk_id=cid,
-                    text=row[S.TEXT],
-                    citation=Citation.from_row(row),
-                    content_kind=row[S.CONTENT_KIND],
-                    scope=row[S.SCOPE],
-                    dense_rank=positions.get("dense", {}).get(cid),
-                    bm25_rank=positions.get("bm25", {}).get(cid),
-                    fused_rank=positions.get("fused", {}).get(cid),
-                    dense_score=cosine.get(cid),
-                    bm25_score=bm25.get(cid),
-                    relevance=1.0 if cid in defined else _relevance(calibration, cosine.get(cid)),
-                    query_id=query_id,
-                    also_in=tuple(Citation.from_row(read[c]) for c in ranking.also_in.get(cid, ())),
-                )
-            )
+        hits = cited_hits(ranking, fused, rows, read, cosine, calibration, query_id)
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
+        defined = set(ranked.get("symbol", ()))
+        flag = flag_reason(hits, confidence, calibration, self.calibration_source, defined)
         if min_score is not None:
             kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)
             hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]
@@ -449,6 +432,7 @@ class Retriever:
         out.legs = ranked
         out.expansion = ranking.expansion
         out.confidence = confidence
+        out.flag = flag
         out.timings = {**ranking.timings, "take": (time.perf_counter() - t_take) * 1000.0}
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         if query_id is not None:

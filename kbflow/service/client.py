@@ -19,6 +19,7 @@ from typing import Any, Unpack
 from kbflow import errors
 from kbflow._lazy import require
 from kbflow.records import (
+    FlagReason,
     Hit,
     Hits,
     render,  # noqa: F401  (the hits it returns draw themselves in notebooks)
@@ -78,6 +79,8 @@ def _hits_of(data: Mapping[str, Any]) -> Hits:
     hits = Hits([Hit.from_dict(h) for h in data["hits"]], query=data["query"], mode=data["mode"])
     hits.query_id = data["query_id"]
     hits.confidence = data["confidence"]
+    if data.get("flag"):
+        hits.flag = FlagReason.from_dict(data["flag"])
     hits.latency_ms = data["latency_ms"]
     hits.expansion = data.get("expansion", "")  # a server from before query expansion sends none
     return hits

@@ -70,6 +70,7 @@ def hits_dict(hits: Hits, version: int) -> dict[str, Any]:
         "query_id": hits.query_id,
         "confidence": hits.confidence,
         "low_confidence": hits.low_confidence,
+        "flag": hits.flag.to_dict() if hits.flag is not None else None,
         "latency_ms": hits.latency_ms,
         "expansion": hits.expansion,
         "version": version,

@@ -127,7 +127,8 @@ def _search_tools(server: Any, service: Service, origin: str) -> None:
         boundary = prompt.new_boundary(h.text for h in hits)
         blocks = [prompt.preamble(boundary, len(hits))] + [prompt.render_block(h, boundary) for h in hits]
         if hits.low_confidence:
-            blocks.insert(0, f"No good match (confidence {hits.confidence:.2f}): the corpus likely holds no answer.")
+            why = f" ({hits.flag.sentence()})" if hits.flag is not None else ""
+            blocks.insert(0, f"No good match: the corpus likely holds no answer{why}.")
         return CallToolResult(
             content=[TextContent(type="text", text=b) for b in blocks],
             structured_content=hits_dict(hits, version),

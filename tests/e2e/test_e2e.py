@@ -100,4 +100,8 @@ def test_the_lake_has_its_own_no_answer_curve(sample_lake):
     answered = [r.search(item["question"], k=3) for item in load_questions()]
     assert not any(hits.low_confidence for hits in answered)  # never above a right answer
     for question in ("what is the recommended daily intake of vitamin C", "who won the 1966 football world cup"):
-        assert r.search(question, k=3).low_confidence, question
+        hits = r.search(question, k=3)
+        assert hits.low_confidence, question
+        # why: read off the lake's own curve, the best cosine under its midpoint
+        assert hits.flag.curve == "lake" and hits.flag.midpoint == pytest.approx(curve.threshold)
+        assert hits.flag.best_cosine < hits.flag.midpoint and "the lake's curve" in hits.flag.sentence()

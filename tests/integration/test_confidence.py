@@ -55,3 +55,28 @@ def test_a_model_without_a_curve_stores_none(ingested, fast_settings):
     lake = Lake(fast_settings.lake)
     assert calibrate(lake, fast_settings) is None  # hash:64 has no built-in curve to move
     assert stored_curve(lake, "hash:64", 1) is None
+
+
+def test_a_search_says_why_it_is_flagged_or_not(ingested, fast_settings):
+    """``hits.flag``: the best relevance, that hit's cosine, the curve read and its midpoint; in the REST JSON
+    and back through the client's reading of it."""
+    from dataclasses import replace
+
+    from kbflow import Retriever
+    from kbflow.records import FlagReason
+    from kbflow.service.core import hits_dict
+
+    for curve, expect_flagged in (((-2.0, 10.0), False), ((-50.0, 10.0), True)):  # midpoints 0.2 and 5.0
+        settings = replace(fast_settings, retrieval=replace(fast_settings.retrieval, calibration=curve))
+        hits = Retriever.open(fast_settings.lake, settings=settings).search("install the pump", k=3)
+        flag = hits.flag
+        assert flag is not None and flag.curve == "settings"
+        assert flag.midpoint == pytest.approx(-curve[0] / curve[1])
+        assert flag.confidence == hits.confidence and flag.flagged is hits.low_confidence is expect_flagged
+        best = max(hits, key=lambda h: h.relevance)
+        assert flag.best_cosine == pytest.approx(best.dense_score)
+        assert ("<" if expect_flagged else ">=") in flag.sentence() and "the settings' curve" in flag.sentence()
+        data = hits_dict(hits, 1)["flag"]
+        assert data["flagged"] is expect_flagged and data["midpoint"] == flag.midpoint and data["curve"] == "settings"
+        assert FlagReason.from_dict(data) == flag
+    assert Retriever.open(fast_settings.lake).search("install the pump", k=3).flag is None  # hash:64: no curve

@@ -184,6 +184,8 @@ def search_page(form: str, q: str, hits: Hits | None = None, version: int | None
     summary = f"<p id=summary>{len(hits)} hits ({_e(hits.mode)}{confidence}, {took})"
     if hits.low_confidence:
         summary += " — <b>no good match</b>: the corpus likely holds no answer"
+    if hits.flag is not None:
+        summary += f"<br><span class=muted id=flag>{_e(hits.flag.sentence())}</span>"
     if hits.expansion:
         summary += f"<br><span class=muted id=expansion>searched with the glossary's words: {_e(hits.expansion)}</span>"
     rows = []

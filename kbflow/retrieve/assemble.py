@@ -1,0 +1,80 @@
+"""A ranking turned into cited hits: each hit's citation, leg ranks, scores and relevance, and the list's flag.
+
+:func:`cited_hits` reads what the search step left (the fused ranking, each
+leg's order, the rows taken from the search table, the query's cosines) and
+makes one :class:`~kbflow.records.Hit` per ranked chunk: its citation and its
+copies' (``also_in``), where each leg ranked it, and its relevance, from the
+calibrated curve (:mod:`kbflow.retrieve.confidence`; an exact match of a
+code name the query gives is certain). :func:`flag_reason` says why the list
+is, or is not, flagged "no good match": its best relevance, that hit's
+cosine, the curve read and the curve's midpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kbflow import schema as S
+from kbflow.records import Citation, FlagReason, Hit
+from kbflow.retrieve.confidence import Calibration
+from kbflow.retrieve.ranking import Ranking
+
+__all__ = ["cited_hits", "flag_reason", "relevance"]
+
+
+def relevance(calibration: Calibration | None, cosine: float | None) -> float | None:
+    """A hit's relevance from its cosine through ``calibration`` (``None`` where either is unknown)."""
+    return calibration.relevance(cosine) if calibration is not None and cosine is not None else None
+
+
+def cited_hits(
+    ranking: Ranking,
+    fused: Sequence[tuple[str, float]],
+    rows: Sequence[Mapping[str, Any]],
+    read: Mapping[str, Mapping[str, Any]],
+    cosine: Mapping[str, float],
+    calibration: Calibration | None,
+    query_id: str | None,
+) -> list[Hit]:
+    """One hit per ``(chunk id, score)`` of ``fused``, best first, from its search-table row in ``rows`` (the
+    rows of its copies in ``read``)."""
+    positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranking.legs.items()}
+    defined = set(ranking.legs.get("symbol", ()))  # exact name matches: certain
+    bm25 = ranking.leg_scores.get("bm25", {})
+    return [
+        Hit(
+            rank=rank,
+            score=float(score),
+            chunk_id=cid,
+            text=row[S.TEXT],
+            citation=Citation.from_row(row),
+            content_kind=row[S.CONTENT_KIND],
+            scope=row[S.SCOPE],
+            dense_rank=positions.get("dense", {}).get(cid),
+            bm25_rank=positions.get("bm25", {}).get(cid),
+            fused_rank=positions.get("fused", {}).get(cid),
+            dense_score=cosine.get(cid),
+            bm25_score=bm25.get(cid),
+            relevance=1.0 if cid in defined else relevance(calibration, cosine.get(cid)),
+            query_id=query_id,
+            also_in=tuple(Citation.from_row(read[c]) for c in ranking.also_in.get(cid, ())),
+        )
+        for rank, ((cid, score), row) in enumerate(zip(fused, rows, strict=True), start=1)
+    ]
+
+
+def flag_reason(
+    hits: Sequence[Hit],
+    confidence: float | None,
+    calibration: Calibration | None,
+    curve: str,
+    defined: set[str],
+) -> FlagReason | None:
+    """Why a list is or is not flagged: its best hit's relevance (``confidence``) and cosine, and the midpoint
+    of the ``curve`` it was read off (``None`` where no relevance is known)."""
+    if confidence is None or calibration is None:
+        return None
+    best = max((h for h in hits if h.relevance is not None), key=lambda h: h.relevance or 0.0)
+    cosine = None if best.chunk_id in defined else best.dense_score
+    return FlagReason(confidence, calibration.threshold, curve, cosine)
