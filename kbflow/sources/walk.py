@@ -1,7 +1,9 @@
 """Deterministic file walks over folders and repositories, and the record of what a walk leaves out.
 
 Skips version-control metadata and caches silently (they are never content),
-skips vendored, virtualenv and build folders and what ``.gitignore`` files
+skips vendored, virtualenv and build folders (but a build that a
+``package.json`` publishes as the package's code, read once:
+:mod:`kbflow.sources.packages`) and what ``.gitignore`` files
 ignore (each reported once, as a :class:`FileIssue`), never follows a symlink
 out of the root, and yields paths in sorted order so every run sees the same
 files in the same order. Nothing a walk leaves out goes unreported: every
