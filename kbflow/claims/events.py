@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 APPLIED, REFUSED = "applied", "refused"
-APPLIED, REFUSED = "applied", "refused"
 
 
 #: confidence of a claim learned without one, by status
