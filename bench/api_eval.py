@@ -6,7 +6,8 @@
 
 Each set of ``bench/apisites`` is an API reference a generator wrote (rustdoc
 over a crate Debian ships as ``librust-*-dev``, built with ``cargo doc
---offline``; TypeDoc over the declarations an npm package publishes),
+--offline``; TypeDoc over the declarations an npm package publishes;
+Javadoc as a Debian ``-doc`` package ships it),
 loaded as one ``web`` source into its own lake, with 16 questions in a
 user's words, each judged by the member that answers it
 (``map/struct.IndexMap.html#shift_remove``: the page and the member's name
@@ -49,18 +50,47 @@ SETS = os.path.join(HERE, "apisites")
 CRATES = {"indexmap": ("librust-indexmap-dev", "indexmap-1.9.2")}
 #: set -> (npm package, its declarations file): TypeDoc references, built from what the package publishes
 TYPEDOCS = {"commander-typedoc": ("commander@12.1.0", "typings/index.d.ts")}
+#: set -> (Debian package, its Javadoc folder, the package whose own pages make the set): Javadoc references
+JAVADOCS = {
+    "commons-lang3": (
+        "libcommons-lang3-java-doc",
+        "/usr/share/doc/libcommons-lang3-java/api",
+        "org/apache/commons/lang3",
+    )
+}
 #: TypeDoc and the compiler it runs, pinned
 TYPEDOC_TOOLS = ("typedoc@0.26.11", "typescript@5.5.4")
 REGISTRY = "/usr/share/cargo/registry"
 _MEMBER = re.compile(r"\b(?:fn|type|const)\s+(\w+)")
-_GROUPS = frozenset({"Methods", "Properties", "Accessors", "Constructors", "Functions", "Variables"})
+_GROUPS = frozenset(
+    {"Methods", "Properties", "Accessors", "Constructors", "Functions", "Variables", "Method Details", "Field Details"}
+)
 _NAME = re.compile(r"^(?:Readonly|Optional|Static|Protected|Abstract)*(\w+)")
 _COPIED = ("Trait Implementations", "Auto Trait Implementations", "Blanket Implementations")
 
 
 def build(name: str) -> str:
     """Build the set's reference into ``bench/apisites/<name>/site``."""
+    if name in JAVADOCS:
+        return build_javadoc(name)
     return build_typedoc(name) if name in TYPEDOCS else build_rustdoc(name)
+
+
+def build_javadoc(name: str) -> str:
+    """The pages of one Java package's classes, as a Debian ``-doc`` package ships them (its subpackages,
+    class-use and tree pages left out: the set asks about the package's own classes)."""
+    package, api, folder = JAVADOCS[name]
+    if not os.path.isdir(api):
+        print(f"installing {package} (apt-get)", file=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], check=True)
+    site = os.path.join(SETS, name, "site")
+    shutil.rmtree(site, ignore_errors=True)
+    os.makedirs(site)
+    source = os.path.join(api, folder)
+    for page in sorted(os.listdir(source)):
+        if page.endswith(".html") and not page.startswith("package-"):
+            shutil.copy(os.path.join(source, page), site)
+    return site
 
 
 def build_typedoc(name: str) -> str:
@@ -132,7 +162,7 @@ def member_of(hit) -> str:
     found = _MEMBER.search(last)  # rustdoc: `pub fn shift_remove<Q>(...)`
     parts = heading.split(" > ")
     groups = [i for i, p in enumerate(parts[:-1]) if p in _GROUPS]
-    if found is None and groups:  # TypeDoc: the heading below its group (Methods > addHelpText > Parameters)
+    if found is None and groups:  # TypeDoc, Javadoc: the heading below its group (Methods > addHelpText)
         found = _NAME.match(parts[groups[-1] + 1])
     return f"{loc.path}#{found.group(1) if found else ''}"
 
@@ -187,7 +217,8 @@ def measure(name: str, root: str, settings: Settings) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", default=",".join([*CRATES, *TYPEDOCS]), help="comma-separated sets of bench/apisites")
+    every = ",".join([*CRATES, *TYPEDOCS, *JAVADOCS])
+    ap.add_argument("--sets", default=every, help="comma-separated sets of bench/apisites")
     ap.add_argument("--build", action="store_true", help="build the references (apt-get, cargo doc --offline)")
     ap.add_argument("--model", default=None, help="embedding model (default: kbflow's)")
     ap.add_argument("--root", default=os.path.join("data", "eval"), help="where the lakes are kept")
