@@ -19,7 +19,7 @@ headings, which name the owning type, are taken off: a trait's method as
 documented on two implementors); hits in the top 5 that are a trait's
 member as copied onto an implementor (a rustdoc ``Trait Implementations``,
 ``Auto Trait Implementations`` or ``Blanket Implementations`` section); the
-time the ingest took.
+chunks the reference holds and the time the ingest took.
 """
 
 from __future__ import annotations
@@ -211,6 +211,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
         "near_copy_questions": near_q,
         "copied_member_hits": copied_hits,
         "ingest_s": round(ingest_s, 1),
+        "chunks": retriever.rows,  # the lake holds this one source
         "misses": misses,
     }
 
@@ -232,7 +233,7 @@ def main() -> int:
             f"{name}: gold member in top 3 {row['gold_top3']}/{row['questions']}, top 5 {row['gold_top5']} | "
             f"repeated text in a top 5: {row['repeated_text_questions']} questions, a near-copy: "
             f"{row['near_copy_questions']} | copied members in the top 5s: {row['copied_member_hits']} | "
-            f"ingest {row['ingest_s']} s"
+            f"{row['chunks']:,} chunks, ingest {row['ingest_s']} s"
         )
         for line in row["misses"]:
             print(line)

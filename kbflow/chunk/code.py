@@ -36,7 +36,16 @@ import re
 from dataclasses import dataclass, replace
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, line_span, line_starts, register_chunker
-from kbflow.chunk.grammars import BINDINGS, LANGUAGES, LangSpec, available, bound_function, parser, unit_name
+from kbflow.chunk.grammars import (
+    BINDINGS,
+    LANGUAGES,
+    LangSpec,
+    available,
+    bound_function,
+    parser,
+    prototype_aliases,
+    unit_name,
+)
 from kbflow.chunk.lines import line_windows
 from kbflow.records import RawUnit
 
@@ -80,6 +89,8 @@ class _Cutter:
         self.window_lines = window_lines
         self.segs: list[_Seg] = []
         self.binds = spec.module.startswith(_JS_GRAMMARS)  # `exports.f = function` is a unit
+        #: each block's ``var _proto = Lake.prototype`` aliases, read once (by the block's start and end byte)
+        self.aliases: dict[tuple[int, int], dict[str, str]] = {}
 
     # --- node helpers ---------------------------------------------------
     def definition(self, node):
@@ -204,6 +215,13 @@ class _Cutter:
                 return
         self.flush(run, scope, path, owner)
 
+    def aliases_of(self, block) -> dict[str, str]:
+        """The prototype aliases of ``block`` (:func:`~kbflow.chunk.grammars.prototype_aliases`), once per block."""
+        key = (block.start_byte, block.end_byte) if block is not None else (-1, -1)
+        if key not in self.aliases:
+            self.aliases[key] = prototype_aliases(block)
+        return self.aliases[key]
+
     def doc_above(self, comment: tuple[int, int], start: int) -> bool:
         """Whether the comment on rows ``comment`` documents the unit on row ``start`` across blank lines: a
         JSDoc, TSDoc, Javadoc or Doxygen block (``/** ... */``), not a licence header."""
@@ -283,7 +301,7 @@ class _Cutter:
 
     def unit(self, node, lead: int, scope: str, path: str) -> None:
         inner = self.definition(node)
-        name = unit_name(inner)
+        name = unit_name(inner, self.aliases_of(inner.parent) if self.binds else None)
         qual = self.spec.qualify(scope, name, inner.type)
         upath = f"{path}/{inner.type}:{name}"
         start, end = lead, self.rows(node)[1]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -349,8 +350,9 @@ def _kotlin_receiver(node, name):
     return None
 
 
-def unit_name(node) -> str:
-    """The name a unit's own definition gives it, as its language writes it."""
+def unit_name(node, aliases: Mapping[str, str] | None = None) -> str:
+    """The name a unit's own definition gives it, as its language writes it (``aliases``: see
+    :func:`assigned_name`)."""
     kind = node.type
     if kind == "impl_item":  # rust: impl Lake / impl Display for Lake
         target = node.child_by_field_name("type")
@@ -379,7 +381,7 @@ def unit_name(node) -> str:
     if kind == "class_declaration" and _text(node.child_by_field_name("declaration_kind") or node) == "extension":
         return f"extension {_text(name)}" if name is not None else "extension"  # swift
     if kind in ("expression_statement", "export_statement", "field_definition", "public_field_definition"):
-        bound = _binding_name(node) if bound_function(node) is not None else None
+        bound = _binding_name(node, aliases) if bound_function(node) is not None else None
         if bound is not None:
             return bound
     if name is None and kind in ("lexical_declaration", "variable_declaration"):
@@ -442,28 +444,29 @@ def bound_function(node):
 _EXPORTS = ("module.exports.", "exports.")
 
 
-def _prototype_alias(node, name: str) -> str | None:
-    """The class ``name`` stands for where a statement beside ``node`` says ``var name = Class.prototype``
-    (Babel's ``_proto``)."""
-    parent = node.parent
+def prototype_aliases(parent) -> dict[str, str]:
+    """``{name: class}`` for each statement among ``parent``'s children that says ``var name = Class.prototype``
+    (Babel's ``_proto``), read once per block (a file of thousands of assignments is not read once per
+    assignment)."""
+    out: dict[str, str] = {}
     for sibling in parent.named_children if parent is not None else ():
-        if sibling.start_byte >= node.start_byte:
-            return None
         if sibling.type not in ("lexical_declaration", "variable_declaration"):
             continue
         for decl in sibling.named_children:
             target, value = decl.child_by_field_name("name"), decl.child_by_field_name("value")
-            if target is not None and _text(target) == name and value is not None and value.type == "member_expression":
-                owner, prop = value.child_by_field_name("object"), value.child_by_field_name("property")
-                if owner is not None and prop is not None and _text(prop) == "prototype":
-                    return _text(owner)
-    return None
+            if target is None or value is None or value.type != "member_expression":
+                continue
+            owner, prop = value.child_by_field_name("object"), value.child_by_field_name("property")
+            if owner is not None and prop is not None and _text(prop) == "prototype":
+                out.setdefault(_text(target), _text(owner))
+    return out
 
 
-def assigned_name(node, left) -> str:
+def assigned_name(node, left, aliases: Mapping[str, str] | None = None) -> str:
     """The name an assignment gives its function, as a reader says it: ``exports.parse`` is ``parse``,
     ``Lake.prototype.open`` and ``_proto.open`` (where ``_proto = Lake.prototype``) are ``Lake.open``;
-    ``module.exports`` stays itself."""
+    ``module.exports`` stays itself. ``aliases``: :func:`prototype_aliases` of ``node``'s block, where the
+    caller has it."""
     name = "".join(_text(left).split())
     for prefix in _EXPORTS:
         if name.startswith(prefix):
@@ -471,18 +474,18 @@ def assigned_name(node, left) -> str:
     name = name.replace(".prototype.", ".")
     head, dot, rest = name.partition(".")
     if dot and "." not in rest:
-        cls = _prototype_alias(node, head)
+        cls = (prototype_aliases(node.parent) if aliases is None else aliases).get(head)
         if cls is not None:
             return f"{cls}.{rest}"
     return name
 
 
-def _binding_name(node) -> str | None:
+def _binding_name(node, aliases: Mapping[str, str] | None) -> str | None:
     """The name of a JavaScript binding statement that :func:`unit_name` does not read from a ``name`` field."""
     kind = node.type
     if kind == "expression_statement":
         expr = node.named_children[0]
-        return assigned_name(node, expr.child_by_field_name("left"))
+        return assigned_name(node, expr.child_by_field_name("left"), aliases)
     if kind == "export_statement":  # export default function () {...}
         value = bound_function(node)
         own = value.child_by_field_name("name") if value is not None else None

@@ -40,7 +40,7 @@ def cited_hits(
     """One hit per ``(chunk id, score)`` of ``fused``, best first, from its search-table row in ``rows`` (the
     rows of its copies in ``read``)."""
     positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranking.legs.items()}
-    defined = set(ranking.legs.get("symbol", ()))  # exact name matches: certain
+    defined = _defined(ranking)
     bm25 = ranking.leg_scores.get("bm25", {})
     return [
         Hit(
@@ -64,17 +64,22 @@ def cited_hits(
     ]
 
 
+def _defined(ranking: Ranking) -> set[str]:
+    """The chunks that define a code name the query gives: exact matches, certain whatever their cosine."""
+    return set(ranking.legs.get("symbol", ()))
+
+
 def flag_reason(
     hits: Sequence[Hit],
     confidence: float | None,
     calibration: Calibration | None,
     curve: str,
-    defined: set[str],
+    ranking: Ranking,
 ) -> FlagReason | None:
     """Why a list is or is not flagged: its best hit's relevance (``confidence``) and cosine, and the midpoint
     of the ``curve`` it was read off (``None`` where no relevance is known)."""
     if confidence is None or calibration is None:
         return None
     best = max((h for h in hits if h.relevance is not None), key=lambda h: h.relevance or 0.0)
-    cosine = None if best.chunk_id in defined else best.dense_score
+    cosine = None if best.chunk_id in _defined(ranking) else best.dense_score
     return FlagReason(confidence, calibration.threshold, curve, cosine)

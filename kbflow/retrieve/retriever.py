@@ -199,17 +199,20 @@ class Retriever:
         ingest, :mod:`kbflow.retrieve.confidence`), else the model's built-in one (``None``: not calibrated)."""
         if self.settings.retrieval.calibration is not None:
             return calibration_for(self.model_id, self.settings.retrieval.calibration)
-        if not hasattr(self, "_stored_curve"):
-            self._stored_curve = stored_curve(self.lake, self.model_id, self.version)
-        return calibration_for(self.model_id, stored=self._stored_curve)
+        return calibration_for(self.model_id, stored=self._stored())
 
     @property
     def calibration_source(self) -> str:
         """Which curve :attr:`calibration` is: ``"settings"``, ``"lake"`` (fitted at ingest) or ``"model"``."""
         if self.settings.retrieval.calibration is not None:
             return "settings"
-        self.calibration  # noqa: B018 - reads the stored curve once
-        return "lake" if self._stored_curve is not None else "model"
+        return "lake" if self._stored() is not None else "model"
+
+    def _stored(self) -> Calibration | None:
+        """This search-table version's own curve, read from the lake once (``None``: it has none)."""
+        if not hasattr(self, "_stored_curve"):
+            self._stored_curve = stored_curve(self.lake, self.model_id, self.version)
+        return self._stored_curve
 
     def _reranker(self, reranker: str | Reranker | bool | None, settings: RetrievalSettings) -> Reranker | None:
         """The reranker a request asks for: ``None`` the settings' one, ``False`` none, a name or an object."""
@@ -423,8 +426,7 @@ class Retriever:
         query_id = usage.new_id() if self.settings.retrieval.log_queries else None
         hits = cited_hits(ranking, fused, rows, read, cosine, calibration, query_id)
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
-        defined = set(ranked.get("symbol", ()))
-        flag = flag_reason(hits, confidence, calibration, self.calibration_source, defined)
+        flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
         if min_score is not None:
             kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)
             hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]

@@ -46,13 +46,22 @@ def _strings(value: object) -> Iterator[str]:
             yield from _strings(item)
 
 
-@functools.lru_cache(maxsize=256)
 def entry_points(folder: str) -> tuple[str, ...]:
     """The files the ``package.json`` in ``folder`` names as the package's code, relative to ``folder``
-    (``dist/index.js``); empty where there is no manifest, or one that is not JSON."""
+    (``dist/index.js``); empty where there is no manifest, or one that is not JSON. Read once per version of
+    the manifest (a server refreshing a source sees its edits)."""
     path = os.path.join(folder, "package.json")
     try:
-        if os.path.getsize(path) > MAX_MANIFEST_BYTES:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return _entry_points(path, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _entry_points(path: str, size: int, mtime_ns: int) -> tuple[str, ...]:
+    try:
+        if size > MAX_MANIFEST_BYTES:
             return ()
         with open(path, encoding="utf-8") as fh:
             manifest = json.load(fh)

@@ -75,3 +75,16 @@ def test_a_manifest_that_is_not_json_or_points_outside_names_nothing(tmp_path):
     assert other_target(str(named), "dist/esm") == "dist/cjs/index.js"
     assert other_target(str(named), "dist/cjs") is None
     assert other_target(str(named), "dist/helpers") is None  # not a target's name
+
+
+def test_an_edited_manifest_is_read_again(tmp_path):
+    """A server refreshing a source sees a manifest edited since its last walk (the read is cached per version)."""
+    import os
+
+    root = _package(tmp_path / "pkg", {"main": "dist/index.js"}, {"dist/index.js": FUNCTION})
+    assert entry_points(str(root)) == ("dist/index.js",)
+    (root / "package.json").write_text(json.dumps({"main": "lib/main.js", "module": "dist/esm/index.js"}))
+    stat = os.stat(root / "package.json")
+    os.utime(root / "package.json", ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert entry_points(str(root)) == ("lib/main.js", "dist/esm/index.js")
+    assert _walk(root)[0] == ["dist/index.js", "package.json"]
