@@ -430,7 +430,12 @@ def test_a_kill_loses_at_most_the_flush_interval(small_lake):
     process = _serve(small_lake, port)
     asked = "asked well before a kill -9"
     assert httpx.get(f"http://127.0.0.1:{port}/v1/search", params={"q": asked}).status_code == 200
+    # the server's own timer writes the row: wait for it (a loaded machine's write can outlast the interval),
+    # never for a shutdown, then kill
+    deadline = time.monotonic() + usage.FLUSH_SECONDS * 2 + 30
     time.sleep(usage.FLUSH_SECONDS * 2 + 1)
+    while asked not in usage.read_log(small_lake, S.QUERY_LOG)[S.QUERY].to_list() and time.monotonic() < deadline:
+        time.sleep(0.5)
     process.kill()
     process.wait(timeout=30)
     assert asked in usage.read_log(small_lake, S.QUERY_LOG)[S.QUERY].to_list()
