@@ -383,6 +383,7 @@ EVIDENCE_COUNT = "evidence_count"
 EVIDENCE_STALE = "evidence_stale"
 STALE = "stale"
 UPDATED_AT = "updated_at"
+VALID_FROM, VALID_TO = "valid_from", "valid_to"  # when a claim holds in the world (kbflow.claims.periods)
 
 CLAIMS_SCHEMA = pa.schema(
     [
@@ -403,6 +404,8 @@ CLAIMS_SCHEMA = pa.schema(
         pa.field(SUPERSEDED_BY, pa.string()),
         pa.field(EVIDENCE_STALE, pa.bool_(), nullable=False),
         pa.field(STALE, pa.string()),  # JSON: [{evidence, chunk_id, reason, old_text, new_text}] while stale
+        pa.field(VALID_FROM, pa.date32()),  # null: open (claims of an older kbflow have none)
+        pa.field(VALID_TO, pa.date32()),
         pa.field(SEQ, pa.int32(), nullable=False),  # the claim's events folded into this row
         pa.field(EVENT_N, pa.int64(), nullable=False),  # the last of them
         pa.field(MODEL_ID, pa.string(), nullable=False),  # the model of ``vector`` (recall)

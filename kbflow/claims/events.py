@@ -14,12 +14,13 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from kbflow import schema as S
 from kbflow.claims import lifecycle as L
 from kbflow.claims import model as M
+from kbflow.claims import periods as P
 from kbflow.claims.model import Actor, Claim, Evidence, StaleEvidence
 from kbflow.errors import ClaimError
 from kbflow.records import scopes
@@ -52,7 +53,27 @@ def new_claim_id() -> str:
     return "cl_" + uuid.uuid4().hex[:16]
 
 
-_LEARN_FIELDS = frozenset({"text", "evidence", "scope", "actor", "confidence", "status", "domain", "tags"})
+_LEARN_FIELDS = frozenset(
+    {"text", "evidence", "scope", "actor", "confidence", "status", "domain", "tags", "valid_from", "valid_to"}
+)
+
+
+def valid_time(item: Mapping[str, Any], text: str, evidence: tuple[Evidence, ...]) -> dict[str, Any]:
+    """The ``learn`` event's record of when the claim holds: as given (``valid_from`` / ``valid_to``), else as
+    its text, or all of its evidence, names one period; nothing when neither says."""
+    given = item.get("valid_from") is not None or item.get("valid_to") is not None
+    if given:
+        (start, end), source = P.check_valid(item.get("valid_from"), item.get("valid_to")), "given"
+    else:
+        found = P.period_of(text, (e.text for e in evidence))
+        if found is None:
+            return {}
+        (start, end), source = found
+    return {
+        "valid_from": start.isoformat() if start else None,
+        "valid_to": end.isoformat() if end else None,
+        "valid_read_from": source,
+    }
 
 
 def learn_event(item: Mapping[str, Any], default_actor: Actor) -> PendingEvent:
@@ -77,6 +98,10 @@ def learn_event(item: Mapping[str, Any], default_actor: Actor) -> PendingEvent:
     )
     L.check_evidence_for(_label(text), evidence, status, confidence)
     data = {"text": text, "confidence": confidence, "scope": scope, "domain": domain, "tags": list(tags)}
+    try:
+        data.update(valid_time(item, text, evidence))
+    except ClaimError as exc:
+        raise ClaimError(f"claim {_label(text)}: {exc}") from None
     actor = Actor.coerce(item["actor"]) if item.get("actor") is not None else default_actor
     return PendingEvent(new_claim_id(), "learn", APPLIED, None, status, actor, evidence=evidence, data=data)
 
@@ -158,6 +183,8 @@ def apply_event(claim: Claim | None, row: Mapping[str, Any]) -> Claim | None:
             updated_at=at,
             domain=data.get("domain"),
             tags=tuple(data.get("tags") or ()),
+            valid_from=date.fromisoformat(data["valid_from"]) if data.get("valid_from") else None,
+            valid_to=date.fromisoformat(data["valid_to"]) if data.get("valid_to") else None,
             seq=seq,
             n=n,
         )

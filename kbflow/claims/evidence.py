@@ -10,12 +10,13 @@ and what the cited place holds now are reported side by side.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kbflow import schema as S
-from kbflow.claims.model import CITATION, Claim, Evidence, StaleEvidence
+from kbflow.claims.events import APPLIED, PendingEvent
+from kbflow.claims.model import CITATION, Actor, Claim, Evidence, StaleEvidence
 from kbflow.errors import ResolveError, StaleCitationError
 from kbflow.lake.sql import sql_in
 from kbflow.records import Citation
@@ -23,7 +24,7 @@ from kbflow.records import Citation
 if TYPE_CHECKING:
     from kbflow.lake.lake import Lake
 
-__all__ = ["EvidenceReport", "find_stale"]
+__all__ = ["EvidenceReport", "find_stale", "stale_events"]
 
 _BATCH = 500
 GONE_FROM_LAKE = "the lake no longer holds the cited text (its source changed or was removed, and was re-ingested)"
@@ -127,3 +128,27 @@ def find_stale(claims: Sequence[Claim], lake: Lake, *, against_sources: bool = T
                 report.unchecked.setdefault(claim.claim_id, []).append(f"{ev.ref}: {result}")
     report.stale = {cid: sorted(items, key=lambda s: s.evidence) for cid, items in found.items()}
     return report
+
+
+def stale_events(claims: Sequence[Claim], report: EvidenceReport, state: Mapping[str, Claim]) -> list[PendingEvent]:
+    """The events a check's ``report`` calls for, against each claim's ``state`` now: ``evidence_stale`` where
+    a claim's stale citations changed, ``evidence_fresh`` where they all hold again (``report`` notes which
+    were newly flagged and which cleared). Its status stays: a person decides."""
+    actor = Actor("system", "check_evidence")
+    out = []
+    for claim in claims:
+        now = state[claim.claim_id]
+        found = tuple(report.stale.get(claim.claim_id, ()))
+        if found == now.stale:
+            continue
+        if found:
+            if not now.stale:
+                report.newly_stale.append(claim.claim_id)
+            event = "evidence_stale"
+            reason = f"{len(found)} citation(s) no longer hold"
+        else:
+            report.cleared.append(claim.claim_id)
+            event, reason = "evidence_fresh", "every citation holds again"
+        data = {"stale": [s.to_dict() for s in found]}
+        out.append(PendingEvent(claim.claim_id, event, APPLIED, now.status, None, actor, reason, (), data))
+    return out

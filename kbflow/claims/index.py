@@ -3,8 +3,8 @@
 Claims are short and few next to chunks (a hundred thousand is a large
 store), so their index lives in the process: a matrix of unit vectors and an
 inverted index of terms, grown as claims are learned. Filters (status, scope,
-domain, tag) are masks applied before each leg ranks, so a filtered recall
-still returns ``k`` hits when ``k`` match.
+domain, tag, valid time) are masks applied before each leg ranks, so a
+filtered recall still returns ``k`` hits when ``k`` match.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import date
 
 import numpy as np
 
@@ -25,6 +26,14 @@ __all__ = ["ClaimIndex", "tokens"]
 _WORD = re.compile(r"[^\W_]+")
 STOPWORDS = ENGLISH_STOPWORDS
 K1, B = 1.2, 0.75
+#: a valid time's open ends, as day ordinals
+OPEN_START, OPEN_END = 0, np.iinfo(np.int32).max
+
+
+def _ordinals(days: Sequence[date | None] | None, n: int, open_end: int) -> np.ndarray:
+    if days is None:
+        return np.full(n, open_end, np.int32)
+    return np.asarray([d.toordinal() if d is not None else open_end for d in days], np.int32)
 
 
 def tokens(text: str) -> list[str]:
@@ -40,7 +49,8 @@ def tokens(text: str) -> list[str]:
 
 
 class ClaimIndex:
-    """Rows of (claim id, text, vector), with each row's status and scope as codes for vectorized filters."""
+    """Rows of (claim id, text, vector), with each row's status and scope as codes and its valid time as day
+    ordinals, for vectorized filters."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
@@ -49,6 +59,8 @@ class ClaimIndex:
         self._matrix = np.zeros((64, dim), np.float32)  # grown by doubling; rows past len(self) are unused
         self._status = np.zeros(64, np.int8)
         self._scope = np.zeros(64, np.int32)
+        self._vfrom = np.full(64, OPEN_START, np.int32)
+        self._vto = np.full(64, OPEN_END, np.int32)
         self._codes: dict[str, int] = {}  # status or scope -> its code
         self._postings: dict[str, list[tuple[int, int]]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -59,8 +71,13 @@ class ClaimIndex:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _code(self, value: str) -> int:
+    def code(self, value: str) -> int:
+        """The code of a status or scope (0 is no status: a claim not learned yet, in a replay)."""
         return self._codes.setdefault(value, len(self._codes) + 1)
+
+    def status_codes(self) -> np.ndarray:
+        """Each row's status code now."""
+        return self._status[: len(self.ids)]
 
     def add(
         self,
@@ -69,26 +86,32 @@ class ClaimIndex:
         vectors: np.ndarray,
         statuses: Sequence[str],
         scopes: Sequence[str],
+        valid_from: Sequence[date | None] | None = None,
+        valid_to: Sequence[date | None] | None = None,
     ) -> None:
-        """Index new claims (a claim already indexed keeps its row: its text never changes)."""
+        """Index new claims (a claim already indexed keeps its row: its text and valid time never change)."""
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(claim_ids), self.dim)
         need = len(self.ids) + len(claim_ids)
         if need > len(self._matrix):
             size = max(need, 2 * len(self._matrix))
-            for name in ("_matrix", "_status", "_scope"):
+            for name in ("_matrix", "_status", "_scope", "_vfrom", "_vto"):
                 old = getattr(self, name)
-                grown = np.zeros((size, *old.shape[1:]), old.dtype)
+                grown = np.full((size, *old.shape[1:]), OPEN_END if name == "_vto" else 0, old.dtype)
                 grown[: len(self.ids)] = old[: len(self.ids)]
                 setattr(self, name, grown)
-        for claim_id, text, vector, status, scope in zip(claim_ids, texts, vectors, statuses, scopes, strict=True):
+        starts = _ordinals(valid_from, len(claim_ids), OPEN_START)
+        ends = _ordinals(valid_to, len(claim_ids), OPEN_END)
+        rows = zip(claim_ids, texts, vectors, statuses, scopes, starts, ends, strict=True)
+        for claim_id, text, vector, status, scope, start, end in rows:
             if claim_id in self.row:
                 continue
             r = len(self.ids)
             self.ids.append(claim_id)
             self.row[claim_id] = r
             self._matrix[r] = vector
-            self._status[r] = self._code(status)
-            self._scope[r] = self._code(scope)
+            self._status[r] = self.code(status)
+            self._scope[r] = self.code(scope)
+            self._vfrom[r], self._vto[r] = start, end
             self._texts.append(text)
 
     def _build(self) -> None:
@@ -104,7 +127,7 @@ class ClaimIndex:
     def set_status(self, claim_id: str, status: str) -> None:
         r = self.row.get(claim_id)
         if r is not None:
-            self._status[r] = self._code(status)
+            self._status[r] = self.code(status)
 
     def vector(self, claim_id: str) -> np.ndarray:
         return self._matrix[self.row[claim_id]]
@@ -112,14 +135,26 @@ class ClaimIndex:
     def _mat(self) -> np.ndarray:
         return self._matrix[: len(self.ids)]
 
-    def filter_mask(self, statuses: Sequence[str] | None, scopes: Sequence[str] | None) -> np.ndarray:
-        """Rows whose status is one of ``statuses`` and scope one of ``scopes`` (``None``: any)."""
+    def filter_mask(
+        self,
+        statuses: Sequence[str] | None,
+        scopes: Sequence[str] | None,
+        *,
+        status_codes: np.ndarray | None = None,
+        day: date | None = None,
+    ) -> np.ndarray:
+        """Rows whose status is one of ``statuses`` and scope one of ``scopes`` (``None``: any), valid on
+        ``day`` (``None``: any). ``status_codes``: each row's status as of another moment (a replay; 0 for a
+        claim not learned then) in place of its status now."""
         n = len(self.ids)
-        mask = np.ones(n, bool)
-        for values, codes in ((statuses, self._status[:n]), (scopes, self._scope[:n])):
+        status = self._status[:n] if status_codes is None else status_codes
+        mask = np.ones(n, bool) if status_codes is None else status > 0
+        for values, codes in ((statuses, status), (scopes, self._scope[:n])):
             if values is not None:
                 wanted = [self._codes[v] for v in values if v in self._codes]
                 mask &= np.isin(codes, np.asarray(wanted, codes.dtype))
+        if day is not None:
+            mask &= (self._vfrom[:n] <= day.toordinal()) & (self._vto[:n] >= day.toordinal())
         return mask
 
     def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:

@@ -36,7 +36,9 @@ from kbflow.claims import model as M
 from kbflow.claims.events import PendingEvent, apply_event
 from kbflow.claims.model import Claim
 from kbflow.claims.recall import ClaimRecall
+from kbflow.claims.relations import RelationStates, is_relation_id
 from kbflow.claims.tables import Tables, claim_from_row, claim_row
+from kbflow.claims.timeline import Timeline
 from kbflow.records import scopes
 
 __all__ = ["AUDITED", "ClaimStates", "EventLog"]
@@ -52,7 +54,7 @@ def _now() -> datetime:
 
 
 #: the events that get an audit row (the store's own staleness flags do not)
-AUDITED = ("learn", "observe", "verify", "dispute", "supersede")
+AUDITED = ("learn", "observe", "verify", "dispute", "supersede", "relate", "confirm", "reject", "unrelate")
 
 
 class ClaimStates:
@@ -125,6 +127,35 @@ class EventLog:
         self._n = 0
         self._version: Any = None
         self._checked = float("-inf")
+        self._relations: RelationStates | None = None  # read on first need (:meth:`relations`)
+        self._timeline: Timeline | None = None  # read on first need (:meth:`timeline`)
+
+    @property
+    def n(self) -> int:
+        """The number of the last event folded in."""
+        return self._n
+
+    # --- what is read on first need -------------------------------------------------------------
+    def relations(self) -> RelationStates:
+        """The relations' current state, folded from their events (read from the log once, then kept)."""
+        with self.mutex:
+            if self._relations is None:
+                self.sync()
+                states = RelationStates()
+                table = self.tables.events_table(S.CLAIM_EVENTS_SCHEMA.names, self._n, relations=True)
+                states.fold(sorted(table.to_pylist(), key=lambda r: r[S.EVENT_N]))
+                self._relations = states
+            return self._relations
+
+    def timeline(self) -> Timeline:
+        """The claims' status changes by record time (read from the log once, then kept)."""
+        with self.mutex:
+            if self._timeline is None:
+                self.sync()
+                columns = [S.CLAIM_ID, S.EVENT_N, S.AT, S.EVENT, S.OUTCOME, S.FROM_STATUS, S.TO_STATUS]
+                table = self.tables.events_table(columns, self._n)
+                self._timeline = Timeline.from_events(table.sort_by(S.EVENT_N))
+            return self._timeline
 
     # --- reading the log ------------------------------------------------------------------------
     def load(self) -> None:
@@ -169,6 +200,8 @@ class EventLog:
         """The claims whose stored row folds in fewer events than their history has, and each claim's last event."""
         last: dict[str, int] = {}
         for claim_id, n in keys:
+            if is_relation_id(claim_id):  # a relation's state is its events' fold, kept in memory only
+                continue
             if n > last.get(claim_id, 0):
                 last[claim_id] = n
         return [cid for cid, n in last.items() if n > self._persisted.get(cid, 0)], last
@@ -203,7 +236,14 @@ class EventLog:
     def fold(self, rows: Sequence[Mapping[str, Any]]) -> list[Claim]:
         """Apply event rows, in order, to the current state; returns the claims they created."""
         new: list[Claim] = []
+        if self._timeline is not None:
+            self._timeline.add(rows)
         for row in rows:
+            if is_relation_id(row[S.CLAIM_ID]):
+                if self._relations is not None:
+                    self._relations.fold([row])
+                self._n = max(self._n, row[S.EVENT_N])
+                continue
             before = self.state.get(row[S.CLAIM_ID])
             after = apply_event(before, row)
             if after is not None:
@@ -257,8 +297,7 @@ class EventLog:
         seqs: dict[str, int] = {}
         at = _now()
         for i, p in enumerate(pending, start=1):
-            current = self.state.get(p.claim_id)
-            seq = seqs.get(p.claim_id, current.seq if current else 0) + 1
+            seq = seqs.get(p.claim_id, self._seq(p.claim_id)) + 1
             seqs[p.claim_id] = seq
             rows.append(
                 {
@@ -279,6 +318,14 @@ class EventLog:
             )
         return rows
 
+    def _seq(self, event_id: str) -> int:
+        """How many events the claim or relation ``event_id`` has had."""
+        if is_relation_id(event_id):
+            rel = self.relations().get(event_id)
+            return rel.seq if rel else 0
+        current = self.state.get(event_id)
+        return current.seq if current else 0
+
     def _persisted_n(self, claim_id: str) -> int:
         known = self._persisted.get(claim_id)
         if known is None or known < self.state[claim_id].n:
@@ -295,11 +342,33 @@ class EventLog:
         for cid in claim_ids:
             self._persisted[cid] = self.state[cid].n
 
+    def _relation_audit(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """A relation event's audit row: the relation's status after it, its evidence and scope."""
+        rel = self._relations.get(row[S.CLAIM_ID]) if self._relations is not None else None
+        evidence = rel.evidence if rel else M.evidence_from_json(row[S.EVIDENCE])
+        data = json.loads(row[S.DATA] or "{}")
+        return {
+            S.EVENT_N: row[S.EVENT_N],
+            S.AT: row[S.AT],
+            S.EVENT: row[S.EVENT],
+            S.OUTCOME: row[S.OUTCOME],
+            S.CLAIM_ID: row[S.CLAIM_ID],
+            S.STATUS: rel.status if rel else row[S.TO_STATUS],
+            S.EVIDENCE_COUNT: len(evidence),
+            S.EVIDENCE_KINDS: sorted({e.kind for e in evidence}),
+            S.SCOPE: rel.scope if rel else data.get("scope") or scopes.GLOBAL,
+            S.ACTOR_TYPE: row[S.ACTOR_TYPE],
+            S.ACTOR_ID: row[S.ACTOR_ID],
+        }
+
     def _write_audit(self, event_rows: Sequence[Mapping[str, Any]]) -> None:
         """One audit row per audited event; a failure is reported, never raised (the claim write stands)."""
         rows = []
         for row in event_rows:
             if row[S.EVENT] not in AUDITED:
+                continue
+            if is_relation_id(row[S.CLAIM_ID]):
+                rows.append(self._relation_audit(row))
                 continue
             claim = self.state.get(row[S.CLAIM_ID])
             evidence = claim.evidence if claim else M.evidence_from_json(row[S.EVIDENCE])

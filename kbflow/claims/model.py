@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from kbflow.errors import ClaimError
@@ -288,6 +288,9 @@ class Claim:
     superseded_by: str | None = None
     #: the citation evidence its sources no longer hold (empty: none known)
     stale: tuple[StaleEvidence, ...] = ()
+    #: when it holds in the world (both ends included; ``None``: open), given or read from its words
+    valid_from: date | None = None
+    valid_to: date | None = None
     #: how many events of its history this state folds in, and the last one's number
     seq: int = 0
     n: int = 0
@@ -296,6 +299,11 @@ class Claim:
     @property
     def evidence_stale(self) -> bool:
         return bool(self.stale)
+
+    @property
+    def valid(self) -> tuple[date | None, date | None]:
+        """``(valid_from, valid_to)``: when the claim holds in the world."""
+        return self.valid_from, self.valid_to
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -314,6 +322,8 @@ class Claim:
             "superseded_by": self.superseded_by,
             "evidence_stale": self.evidence_stale,
             "stale": [s.to_dict() for s in self.stale],
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "valid_to": self.valid_to.isoformat() if self.valid_to else None,
             "seq": self.seq,
         }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import numpy as np
@@ -111,7 +112,10 @@ class ClaimRecall:
             vectors[redo] = self.vectors([texts[i] for i in redo])
         if self.index is None:
             self.index = ClaimIndex(dim)
-        self.index.add(ids, texts, vectors, table.column(S.STATUS).to_pylist(), table.column(S.SCOPE).to_pylist())
+        names = table.column_names  # a store written before valid time has no such columns: open at both ends
+        valid = [table.column(c).to_pylist() if c in names else None for c in (S.VALID_FROM, S.VALID_TO)]
+        statuses, scopes = table.column(S.STATUS).to_pylist(), table.column(S.SCOPE).to_pylist()
+        self.index.add(ids, texts, vectors, statuses, scopes, *valid)
 
     def add(self, claims: Sequence[Claim], vectors: Mapping[str, np.ndarray] | np.ndarray | None = None) -> None:
         """Index new claims: with their vectors (an array in ``claims``' order, or by claim id; a claim without
@@ -132,6 +136,8 @@ class ClaimRecall:
             vectors,
             [c.status for c in claims],
             [c.scope for c in claims],
+            [c.valid_from for c in claims],
+            [c.valid_to for c in claims],
         )
 
     def stored_vectors(self, tables: Any, claims: Sequence[Claim]) -> dict[str, np.ndarray]:
@@ -163,14 +169,18 @@ class ClaimRecall:
         statuses: tuple[str, ...] | None,
         scopes: list[str] | None,
         keep: Callable[[Claim], bool] | None = None,
+        day: date | None = None,
+        status_codes: Callable[[ClaimIndex], np.ndarray] | None = None,
     ) -> ClaimHits:
-        """The ``k`` claims best matching ``query`` among those of ``statuses`` in ``scopes`` (``None``: any)
-        that ``keep`` accepts: cosine similarity and BM25 fused as the lake's searches fuse
-        (``settings.retrieval``). ``claim`` gives a claim's current state by id."""
+        """The ``k`` claims best matching ``query`` among those of ``statuses`` in ``scopes`` (``None``: any),
+        valid on ``day`` (``None``: any), that ``keep`` accepts: cosine similarity and BM25 fused as the lake's
+        searches fuse (``settings.retrieval``). ``claim`` gives a claim's state by id; ``status_codes`` each
+        indexed claim's status at another moment (a replay of record time) in place of its status now."""
         index = self.index
         if index is None or not len(index):
             return ClaimHits(query=query)
-        mask = index.filter_mask(statuses, scopes)
+        codes = status_codes(index) if status_codes is not None else None
+        mask = index.filter_mask(statuses, scopes, status_codes=codes, day=day)
         if keep is not None:
             mask = index.mask(lambda cid: keep(claim(cid)), mask)
         if not mask.any():

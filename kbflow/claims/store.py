@@ -22,19 +22,24 @@ from __future__ import annotations
 import builtins
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from kbflow.claims import lifecycle as L
 from kbflow.claims import model as M
 from kbflow.claims.events import APPLIED, REFUSED, ClaimEvent, PendingEvent, learn_event
-from kbflow.claims.evidence import EvidenceReport, find_stale
+from kbflow.claims.evidence import EvidenceReport, find_stale, stale_events
 from kbflow.claims.log import EventLog
 from kbflow.claims.model import Actor, Claim, Evidence
+from kbflow.claims.periods import parse_date
 from kbflow.claims.recall import ClaimHit, ClaimHits, ClaimRecall, claim_filter, visible_scopes
+from kbflow.claims.relating import RelationOps, check_because
+from kbflow.claims.relations import is_relation_id
 from kbflow.claims.tables import LakeTables, MemoryTables, Tables
+from kbflow.claims.timeline import as_timestamp, replay_hits
 from kbflow.config import MAX_K as MAX_SEARCH_K
 from kbflow.config import Settings
-from kbflow.errors import ClaimError, ClaimTransitionError, NotFoundError
+from kbflow.errors import ClaimError, ClaimTransitionError, NotFoundError, QueryError
 from kbflow.lake.lake import Lake
 from kbflow.records import scopes
 from kbflow.retrieve.request import check_query
@@ -50,8 +55,19 @@ log = logging.getLogger("kbflow.claims")
 MAX_K = MAX_SEARCH_K
 
 
-class Claims:
-    """A store of claims with evidence, lifecycle and history (see the module docs).
+def _day(value: Any) -> date | None:
+    """``valid_at`` as a date (``None``: any); a :class:`~kbflow.errors.QueryError` when it cannot be read."""
+    if value is None:
+        return None
+    try:
+        return parse_date(value, "valid_at")
+    except ClaimError as exc:
+        raise QueryError(str(exc)) from None
+
+
+class Claims(RelationOps):
+    """A store of claims with evidence, lifecycle and history, and relations between them (see the module docs;
+    relations: :class:`~kbflow.claims.relating.RelationOps`).
 
     Open one with :meth:`open` (the lake's ``claims``, ``claim_events`` and
     ``claim_audit`` tables), :meth:`memory` (nothing persists: tests,
@@ -168,6 +184,8 @@ class Claims:
         status: str | None = None,
         domain: str | None = None,
         tags: Iterable[str] = (),
+        valid_from: Any = None,
+        valid_to: Any = None,
     ) -> str:
         """Store a new claim; returns its id.
 
@@ -176,6 +194,9 @@ class Claims:
         ``observed`` (the default), ``inferred``, or ``hypothesis``; a claim
         resting only on ``model_inference`` evidence defaults to ``inferred``.
         ``confidence`` defaults by status (:data:`DEFAULT_CONFIDENCE`).
+        ``valid_from`` / ``valid_to``: when it holds in the world (dates; ``None`` an open end); when neither
+        is given, read from its text, else from its evidence where that names one period
+        (:mod:`kbflow.claims.periods`).
         """
         return self.learn_many(
             [
@@ -188,6 +209,8 @@ class Claims:
                     "status": status,
                     "domain": domain,
                     "tags": tags,
+                    "valid_from": valid_from,
+                    "valid_to": valid_to,
                 }
             ]
         )[0]
@@ -320,15 +343,20 @@ class Claims:
         *,
         by: Actor | tuple[str, str] | str | None = None,
         reason: str | None = None,
+        because: str | None = None,
     ) -> Claim:
         """Replace claim ``claim_id`` by the (already learned) claim ``new_id``: the old one becomes
-        ``superseded`` and points at the new one, which records what it supersedes."""
+        ``superseded`` and points at the new one, which records what it supersedes. ``because``: the id of
+        the relation between them that led to it (a confirmed ``contradicts``, say), kept with the event."""
         if claim_id == new_id:
             raise ClaimError(f"claim {claim_id} cannot supersede itself")
         actor = Actor.coerce(by) if by is not None else self.actor
         self._log.refresh()
         self._claim(claim_id)
         self._claim(new_id)
+        link = {"because": because} if because is not None else {}
+        if because is not None:
+            check_because(self.relation(because), claim_id, new_id)
 
         def plan() -> list[PendingEvent]:
             old, new = self._claim(claim_id), self._claim(new_id)
@@ -339,7 +367,7 @@ class Claims:
             except ClaimTransitionError as exc:
                 error = exc
             if error is not None:
-                data = {"superseded_by": new_id, "refused": str(error)}
+                data = {"superseded_by": new_id, **link, "refused": str(error)}
                 return [
                     PendingEvent(
                         claim_id, "supersede", REFUSED, old.status, M.SUPERSEDED, actor, reason, (), data, error
@@ -355,7 +383,7 @@ class Claims:
                     actor,
                     reason,
                     (),
-                    {"superseded_by": new_id},
+                    {"superseded_by": new_id, **link},
                 ),
                 PendingEvent(
                     new_id, "supersedes", APPLIED, new.status, None, actor, reason, (), {"supersedes": claim_id}
@@ -380,10 +408,15 @@ class Claims:
         return sorted(out, key=lambda c: (c.created_at, c.claim_id))
 
     def history(self, claim_id: str) -> builtins.list[ClaimEvent]:
-        """Every event of the claim, in order: what was attempted, by whom, applied or refused."""
+        """Every event of the claim (or relation), in order: what was attempted, by whom, applied or refused,
+        each at its record time (``event.at``); the claim's valid time is ``get(claim_id).valid``."""
         self._log.refresh()
-        self._claim(claim_id)
-        return [ClaimEvent.from_row(r) for r in self.tables.events(0, claim_id)]
+        if not is_relation_id(claim_id):
+            self._claim(claim_id)
+        events = [ClaimEvent.from_row(r) for r in self.tables.events(0, claim_id)]
+        if not events:  # a relation refused when proposed has a history and no state
+            raise NotFoundError(f"no relation {claim_id!r} in this store")
+        return events
 
     def audit(self) -> builtins.list[dict[str, Any]]:
         """The audit log: one row per learn/observe/verify/dispute/supersede attempt, in order."""
@@ -399,6 +432,8 @@ class Claims:
         domain: str | None = None,
         tags: Iterable[str] | None = None,
         visible: Callable[[Claim], bool] | None = None,
+        valid_at: Any = None,
+        as_of: Any = None,
     ) -> ClaimHits:
         """The claims best matching ``query``: cosine similarity and BM25 over claim texts, fused as the lake's
         searches fuse (``settings.retrieval``: convex, dense weight 1.0, BM25 0.5 by default).
@@ -407,20 +442,39 @@ class Claims:
         all), visible in ``scope`` (the scope, its ancestors and ``global``,
         as for chunks), of ``domain``, with any of ``tags``. A hit whose
         claim's evidence went stale says so (``hit.stale``).
+
+        Two time axes: ``valid_at`` (a date) keeps the claims that hold in the
+        world on that day (their ``valid_from`` .. ``valid_to``; open ends
+        hold). ``as_of`` (a timestamp) answers as the store would have then:
+        only claims learned by then, filtered by the status each had then,
+        each returned as it stood then (replayed from the event log).
         """
         check_query(query, k, MAX_K)
-        keep = claim_filter(statuses, scope, domain, tags)
+        day = _day(valid_at)
+        moment = as_timestamp(as_of) if as_of is not None else None
+        # replayed, a claim's status is the one it had then: the status test is the index's, not the claim's
+        keep = claim_filter(statuses if moment is None else None, scope, domain, tags)
         narrowed = domain is not None or bool(tags) or visible is not None  # beyond status and scope
         self._log.refresh()
+        timeline = self._log.timeline() if moment is not None else None
         with self._log.mutex:
-            return self._recall.recall(
+            hits = self._recall.recall(
                 query,
                 k,
                 self._log.state.__getitem__,
                 statuses=tuple(statuses) if statuses is not None else None,
                 scopes=visible_scopes(scope),
                 keep=(lambda c: keep(c) and (visible is None or visible(c))) if narrowed else None,
+                day=day,
+                status_codes=(
+                    (lambda ix: timeline.status_codes_at(moment, ix.status_codes(), ix.row, ix.code))
+                    if timeline is not None and moment is not None
+                    else None
+                ),
             )
+            if moment is None or not hits:
+                return hits
+            return replay_hits(hits, self.tables, self._log.n, moment)
 
     # --- stale evidence -----------------------------------------------------------------------
     def check_evidence(self, *, lake: str | Lake | None = None, against_sources: bool = True) -> EvidenceReport:
@@ -441,26 +495,5 @@ class Claims:
         self._log.refresh()
         claims = [c for c in self._log.state.values() if c.status != M.SUPERSEDED]
         report = find_stale(claims, lake, against_sources=against_sources)
-        actor = Actor("system", "check_evidence")
-
-        def plan() -> list[PendingEvent]:
-            out = []
-            for claim in claims:
-                now = self._log.state[claim.claim_id]
-                found = tuple(report.stale.get(claim.claim_id, ()))
-                if found == now.stale:
-                    continue
-                if found:
-                    if not now.stale:
-                        report.newly_stale.append(claim.claim_id)
-                    event = "evidence_stale"
-                    reason = f"{len(found)} citation(s) no longer hold"
-                else:
-                    report.cleared.append(claim.claim_id)
-                    event, reason = "evidence_fresh", "every citation holds again"
-                data = {"stale": [s.to_dict() for s in found]}
-                out.append(PendingEvent(claim.claim_id, event, APPLIED, now.status, None, actor, reason, (), data))
-            return out
-
-        self._log.commit(plan)
+        self._log.commit(lambda: stale_events(claims, report, self._log.state))
         return report

@@ -4,9 +4,12 @@ Both give the store the same few operations, all called with the store's
 write lock held except the reads: append events, upsert claim rows, append
 audit rows, and read them back. The lake's lock is an ``flock`` on
 ``<lake>/_claims.lock`` (its own, not the ingest lease: claims are learned
-while an ingest runs), plus a thread lock per lake within the process. A lake
-on object storage has no lock file: there writers are serialized within one
-process only, so run one writing process per lake.
+while an ingest runs), plus a thread lock per lake within the process. On S3
+the lock is a lease object of its own, ``<lake>/_claims.lease.json``, taken
+and renewed by conditional puts as the lake's write lease is
+(:class:`~kbflow.lake.object_lease.ObjectLease`), so two processes writing
+one store cannot lose an event. Other object stores have no lock across
+processes: run one writing process per lake there.
 """
 
 from __future__ import annotations
@@ -27,13 +30,18 @@ from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.claims import model as M
 from kbflow.claims.model import Actor, Claim, StaleEvidence
+from kbflow.claims.relations import PREFIX as RELATION_PREFIX
+from kbflow.claims.relations import is_relation_id
 from kbflow.errors import LakeBusyError, LakeError
 from kbflow.lake.lake import Lake
+from kbflow.lake.object_lease import is_s3
 from kbflow.lake.sql import sql_in, sql_str
 
 __all__ = ["LakeTables", "MemoryTables", "Tables", "claim_from_row", "claim_row"]
 
 LOCK_FILE = "_claims.lock"
+#: the claims store's lease object on S3
+LEASE_OBJECT = "_claims.lease.json"
 #: a table with more data files than this is compacted after a write (one small write adds one file)
 COMPACT_FRAGMENTS = 64
 
@@ -51,6 +59,13 @@ class Tables(ABC):
     @abstractmethod
     def events(self, after: int = 0, claim_id: str | None = None) -> list[dict[str, Any]]:
         """Event rows with ``n > after`` (of one claim), in order."""
+
+    @abstractmethod
+    def events_table(
+        self, columns: Sequence[str], upto: int, *, relations: bool = False, claim_ids: Sequence[str] | None = None
+    ) -> Any:
+        """Event rows with ``n <= upto`` as an Arrow table of ``columns``: of relations only (``relations``), or
+        of ``claim_ids``."""
 
     @abstractmethod
     def event_keys(self) -> list[tuple[str, int]]:
@@ -109,6 +124,20 @@ class MemoryTables(Tables):
     def event_keys(self) -> list[tuple[str, int]]:
         return [(r[S.CLAIM_ID], r[S.EVENT_N]) for r in self.rows[S.CLAIM_EVENTS]]
 
+    def events_table(
+        self, columns: Sequence[str], upto: int, *, relations: bool = False, claim_ids: Sequence[str] | None = None
+    ) -> Any:
+        pa = require("pyarrow")
+        wanted = set(claim_ids) if claim_ids is not None else None
+        rows = [
+            {c: r[c] for c in columns}
+            for r in self.rows[S.CLAIM_EVENTS]
+            if r[S.EVENT_N] <= upto
+            and (not relations or is_relation_id(r[S.CLAIM_ID]))
+            and (wanted is None or r[S.CLAIM_ID] in wanted)
+        ]
+        return pa.Table.from_pylist(rows, schema=pa.schema([S.CLAIM_EVENTS_SCHEMA.field(c) for c in columns]))
+
     def claims(self, claim_ids: Sequence[str] | None = None, columns: Sequence[str] | None = None) -> list[dict]:
         rows = self.claim_rows.values() if claim_ids is None else (self.claim_rows.get(c) for c in claim_ids)
         return [dict(r) if columns is None else {c: r[c] for c in columns} for r in rows if r is not None]
@@ -142,10 +171,14 @@ class LakeTables(Tables):
             raise LakeBusyError(f"{self.lake.uri}: the claims store is being written by another thread")
         self._depth += 1
         try:
-            if self._depth > 1 or not self.lake.is_local:
-                # nested in this thread's own lock; or object storage: no lock file there, so writers are
+            if self._depth > 1 or (not self.lake.is_local and not is_s3(self.lake.uri)):
+                # nested in this thread's own lock; or an object store without conditional puts: writers are
                 # serialized per process only
                 yield
+                return
+            if not self.lake.is_local:
+                with self._object_lease(wait):
+                    yield
                 return
             path = os.path.join(self.lake.uri.removeprefix("file://"), LOCK_FILE)
             try:
@@ -172,6 +205,18 @@ class LakeTables(Tables):
             self._depth -= 1
             tlock.release()
 
+    @contextlib.contextmanager
+    def _object_lease(self, wait: float) -> Iterator[None]:
+        from kbflow.lake.object_lease import ObjectLease
+        from kbflow.lake.storage import env_storage_options
+
+        held = ObjectLease(self.lake.uri, env_storage_options(), "kbflow claims", True, LEASE_OBJECT)
+        held.acquire(wait)
+        try:
+            yield
+        finally:
+            held.release()
+
     def _scan(self, name: str, columns: Sequence[str] | None = None, where: str | None = None):
         return self.lake.scan(name, columns, where)
 
@@ -181,6 +226,16 @@ class LakeTables(Tables):
             where += f" AND {S.CLAIM_ID} = {sql_str(claim_id)}"
         rows = self._scan(S.CLAIM_EVENTS, where=where).to_pylist()
         return sorted(rows, key=lambda r: r[S.EVENT_N])
+
+    def events_table(
+        self, columns: Sequence[str], upto: int, *, relations: bool = False, claim_ids: Sequence[str] | None = None
+    ) -> Any:
+        where = f"{S.EVENT_N} <= {int(upto)}"
+        if relations:
+            where += f" AND starts_with({S.CLAIM_ID}, {sql_str(RELATION_PREFIX)})"
+        if claim_ids is not None:
+            where += f" AND {sql_in(S.CLAIM_ID, list(claim_ids))}"
+        return self._scan(S.CLAIM_EVENTS, list(columns), where)
 
     def event_keys(self) -> list[tuple[str, int]]:
         table = self._scan(S.CLAIM_EVENTS, [S.CLAIM_ID, S.EVENT_N])
@@ -249,6 +304,8 @@ def claim_row(claim: Claim, model_id: str, vector: np.ndarray) -> dict[str, Any]
         S.SUPERSEDED_BY: claim.superseded_by,
         S.EVIDENCE_STALE: claim.evidence_stale,
         S.STALE: json.dumps([s.to_dict() for s in claim.stale], ensure_ascii=False) if claim.stale else None,
+        S.VALID_FROM: claim.valid_from,
+        S.VALID_TO: claim.valid_to,
         S.SEQ: claim.seq,
         S.EVENT_N: claim.n,
         S.MODEL_ID: model_id,
@@ -272,6 +329,8 @@ def claim_from_row(row: Mapping[str, Any]) -> Claim:
         supersedes=row[S.SUPERSEDES],
         superseded_by=row[S.SUPERSEDED_BY],
         stale=tuple(StaleEvidence.from_dict(s) for s in json.loads(row[S.STALE] or "[]")),
+        valid_from=row.get(S.VALID_FROM),  # absent from the rows of a store written before valid time
+        valid_to=row.get(S.VALID_TO),
         seq=row[S.SEQ],
         n=row[S.EVENT_N],
     )

@@ -67,7 +67,7 @@ def main(ctx: click.Context, lake: str | None) -> None:
 
 
 def _add_groups() -> None:
-    from kbflow.cli import claims, eval, ingest, lake, search, serve, sources
+    from kbflow.cli import claims, eval, ingest, lake, relations, search, serve, sources  # noqa: F401 (relations: claims commands)
 
     for command in (
         sources.add,

@@ -1,4 +1,5 @@
-"""``kbflow claims ...``: learn, recall, show, verify, dispute, supersede, history, list and check claims."""
+"""``kbflow claims ...``: learn, recall, show, verify, dispute, supersede, history, list and check claims
+(relations and conflicts: :mod:`kbflow.cli.relations`, commands of the same group)."""
 
 from __future__ import annotations
 
@@ -115,6 +116,8 @@ def _show(claim, as_json: bool) -> None:
     if claim.superseded_by:
         meta.append(f"superseded by {claim.superseded_by}")
     _echo("  " + ", ".join(meta))
+    if claim.valid_from or claim.valid_to:
+        _echo(f"  holds {claim.valid_from or '…'} .. {claim.valid_to or '…'}")
     for i, ev in enumerate(claim.evidence):
         _echo(f"  evidence {i}: {ev.render()}")
     for s in claim.stale:
@@ -155,14 +158,24 @@ def claims_command() -> None:
 @click.option("--confidence", type=click.FloatRange(0, 1), default=None, help="0..1 (default by status).")
 @click.option("--domain", default=None, help="A domain label, e.g. finance or payments.")
 @click.option("--tag", "tags", multiple=True, help="A tag; repeatable.")
+@click.option("--valid-from", default=None, metavar="DATE", help="When it starts to hold (YYYY-MM-DD).")
+@click.option("--valid-to", default=None, metavar="DATE", help="When it stops holding (YYYY-MM-DD, included).")
 @_actor_option
 @_json_option
 @click.pass_context
-def learn(ctx, text, cites, urls, tool_outputs, inferences, scope, status, confidence, domain, tags, actor, as_json):
-    """Learn TEXT, with at least one piece of evidence (--cite, --url, --tool-output, --inferred-by)."""
+def learn(
+    ctx, text, cites, urls, tool_outputs, inferences, scope, status, confidence, domain, tags, actor, as_json, **valid
+):
+    """Learn TEXT, with at least one piece of evidence (--cite, --url, --tool-output, --inferred-by).
+
+    Without --valid-from/--valid-to, when it holds is read from TEXT ("in FY2022",
+    "as of Q3 2023", "year ended December 31, 2022"), else from its evidence.
+    """
     store = _store(ctx, actor)
     evidence = _evidence(ctx, store, cites, urls, tool_outputs, inferences)
-    cid = store.learn(text, evidence, scope=scope, status=status, confidence=confidence, domain=domain, tags=tags)
+    cid = store.learn(
+        text, evidence, scope=scope, status=status, confidence=confidence, domain=domain, tags=tags, **valid
+    )
     _show(store.get(cid), as_json) if as_json else _echo(cid)
 
 
@@ -181,14 +194,22 @@ def learn(ctx, text, cites, urls, tool_outputs, inferences, scope, status, confi
 @click.option("--all", "all_statuses", is_flag=True, help="Every status.")
 @click.option("--domain", default=None)
 @click.option("--tag", "tags", multiple=True)
+@click.option("--valid-at", default=None, metavar="DATE", help="Only claims that hold in the world on DATE.")
+@click.option("--as-of", default=None, metavar="TIMESTAMP", help="Answer as the store would have then (ISO 8601, UTC).")
 @_json_option
 @click.pass_context
-def recall(ctx, query, k, scope, statuses, all_statuses, domain, tags, as_json):
-    """The claims best matching QUERY (hybrid search over claim texts); stale evidence is marked."""
+def recall(ctx, query, k, scope, statuses, all_statuses, domain, tags, valid_at, as_of, as_json):
+    """The claims best matching QUERY (hybrid search over claim texts); stale evidence is marked.
+
+    --valid-at DATE keeps what holds on DATE (valid time); --as-of TIMESTAMP replays
+    the store's history to what it believed then (record time). They combine.
+    """
     from kbflow.claims import ACTIVE
 
     chosen: Any = None if all_statuses else (statuses or ACTIVE)
-    hits = _store(ctx).recall(query, k, scope=scope, statuses=chosen, domain=domain, tags=tags or None)
+    hits = _store(ctx).recall(
+        query, k, scope=scope, statuses=chosen, domain=domain, tags=tags or None, valid_at=valid_at, as_of=as_of
+    )
     if as_json:
         click.echo(json.dumps({"query": query, "hits": hits.to_dicts()}, default=str))
         return
@@ -265,12 +286,13 @@ def dispute(ctx, claim_id, reason, expect, cites, urls, tool_outputs, inferences
 @click.argument("old_id")
 @click.argument("new_id")
 @click.option("--reason", default=None)
+@click.option("--because", default=None, metavar="RELATION_ID", help="The relation between them that led to it.")
 @_actor_option
 @_json_option
 @click.pass_context
-def supersede(ctx, old_id, new_id, reason, actor, as_json):
+def supersede(ctx, old_id, new_id, reason, because, actor, as_json):
     """Replace OLD_ID by NEW_ID (learn the new claim first)."""
-    _show(_store(ctx, actor).supersede(old_id, new_id, reason=reason), as_json)
+    _show(_store(ctx, actor).supersede(old_id, new_id, reason=reason, because=because), as_json)
 
 
 @claims_command.command("history")
@@ -279,7 +301,7 @@ def supersede(ctx, old_id, new_id, reason, actor, as_json):
 @_json_option
 @click.pass_context
 def history(ctx, claim_id, as_json):
-    """Every event of CLAIM_ID in order: applied and refused attempts, by whom, why."""
+    """Every event of CLAIM_ID (or of a relation) in order: applied and refused attempts, by whom, why, when."""
     for event in _store(ctx).history(claim_id):
         click.echo(json.dumps(event.to_dict(), default=str) if as_json else event.render())
 

@@ -82,10 +82,13 @@ def describe(note: dict[str, Any] | None) -> str:
 class ObjectLease:
     """One holder's lease on an S3 lake: :meth:`acquire`, renewed from a thread, then :meth:`release`."""
 
-    def __init__(self, uri: str, options: dict[str, str], command: str, exclusive: bool) -> None:
+    def __init__(
+        self, uri: str, options: dict[str, str], command: str, exclusive: bool, name: str = LEASE_OBJECT
+    ) -> None:
+        """``name``: the lease object's name in the lake (the claims store keeps a lease of its own)."""
         bucket, _, prefix = uri.split("://", 1)[1].partition("/")
         self.uri, self.bucket = uri, bucket
-        self.key = f"{prefix.strip('/')}/{LEASE_OBJECT}" if prefix.strip("/") else LEASE_OBJECT
+        self.key = f"{prefix.strip('/')}/{name}" if prefix.strip("/") else name
         self.client = _client(options)
         self.token, self.exclusive = secrets.token_hex(8), exclusive
         self.note = {

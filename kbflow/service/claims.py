@@ -85,8 +85,8 @@ class ClaimService:
         return claim
 
     def learn(self, key: ApiKey | None, body: Mapping[str, Any], *, actor_default: str = "user") -> dict[str, Any]:
-        """Learn a claim (``{"text", "evidence", "scope"?, "status"?, "confidence"?, "domain"?, "tags"?}``); an
-        editor of the claim's scope only."""
+        """Learn a claim (``{"text", "evidence", "scope"?, "status"?, "confidence"?, "domain"?, "tags"?,
+        "valid_from"?, "valid_to"?}``); an editor of the claim's scope only."""
         scope = body.get("scope") or (key.scope if key is not None else scopes.GLOBAL)
         if key is not None:
             try:
@@ -103,6 +103,8 @@ class ClaimService:
             status=body.get("status"),
             domain=body.get("domain"),
             tags=body.get("tags") or (),
+            valid_from=body.get("valid_from"),
+            valid_to=body.get("valid_to"),
         )
         return store.get(claim_id).to_dict()
 
@@ -117,8 +119,11 @@ class ClaimService:
         domain: str | None = None,
         tags: Sequence[str] | None = None,
         all_statuses: bool = False,
+        valid_at: str | None = None,
+        as_of: str | None = None,
     ) -> dict[str, Any]:
-        """Claims matching ``query`` (or, without one, the newest ``k``) that the key may see."""
+        """Claims matching ``query`` (or, without one, the newest ``k``) that the key may see; ``valid_at`` (a
+        date): those that hold then; ``as_of`` (a timestamp): as the store believed then (a query only)."""
         from kbflow.claims import ACTIVE
 
         scope = scope_for(key, scope)
@@ -126,8 +131,20 @@ class ClaimService:
         store = self.store()
         visible = (lambda c: key.can_see(c.scope)) if key is not None else None
         if query:
-            hits = store.recall(query, k, scope=scope, statuses=chosen, domain=domain, tags=tags, visible=visible)
-            return {"query": query, "hits": hits.to_dicts()}
+            hits = store.recall(
+                query,
+                k,
+                scope=scope,
+                statuses=chosen,
+                domain=domain,
+                tags=tags,
+                visible=visible,
+                valid_at=valid_at,
+                as_of=as_of,
+            )
+            return {"query": query, "valid_at": valid_at, "as_of": as_of, "hits": hits.to_dicts()}
+        if as_of is not None or valid_at is not None:
+            raise QueryError("valid_at and as_of filter a recall: give a query (q)")
         if not 1 <= k <= 100:
             raise QueryError(f"k must be in 1..100, got {k}")
         listed = [c for c in store.list(statuses=chosen, scope=scope) if visible is None or visible(c)]
@@ -170,10 +187,86 @@ class ClaimService:
             if not isinstance(new_id, str):
                 raise QueryError("supersede needs new_id, the claim that replaces this one (learn it first)")
             self._visible_claim(key, new_id)
-            claim = store.supersede(claim_id, new_id, by=actor, reason=body.get("reason"))
+            because = body.get("because")
+            if because is not None:
+                self._visible_relation(key, because)
+            claim = store.supersede(claim_id, new_id, by=actor, reason=body.get("reason"), because=because)
         else:
             raise QueryError(f"unknown claim action {action!r}; verify, dispute or supersede")
         return claim.to_dict()
+
+    # --- relations and conflicts ---------------------------------------------------------------------
+    def _visible_relation(self, key: ApiKey | None, relation_id: str, *, write: bool = False):
+        rel = self.store().relation(relation_id)
+        if key is not None:
+            if not key.can_see(rel.scope):
+                raise NotFoundError(f"no relation {relation_id!r} in this store")
+            if write:
+                key.require(rel.scope, write=True)
+        return rel
+
+    def relate(self, key: ApiKey | None, body: Mapping[str, Any], *, actor_default: str = "user") -> dict[str, Any]:
+        """Propose a relation (``{"source", "type", "target", "evidence"?, "reason"?}``) between two claims the
+        key sees; an editor of the narrower of their scopes (the relation's) only."""
+        from kbflow.claims.relations import relation_scope
+
+        source, target = body.get("source"), body.get("target")
+        if not isinstance(source, str) or not isinstance(target, str):
+            raise QueryError("a relation needs source and target, two claim ids")
+        store = self.store()
+        if key is not None:
+            a, b = (self._visible_claim(key, cid) for cid in (source, target))
+            if a.scope in scopes.visible(b.scope) or b.scope in scopes.visible(a.scope):
+                key.require(relation_scope(a.scope, b.scope), write=True)
+        rid = store.relate(
+            source,
+            body.get("type"),
+            target,
+            evidence=self._evidence(key, body.get("evidence")),
+            by=self._actor(key, body.get("actor_type"), actor_default),
+            reason=body.get("reason"),
+        )
+        return store.relation(rid).to_dict()
+
+    def relation(self, key: ApiKey | None, relation_id: str) -> dict[str, Any]:
+        return self._visible_relation(key, relation_id).to_dict()
+
+    def relation_action(
+        self, key: ApiKey | None, relation_id: str, action: str, body: Mapping[str, Any], *, actor_default: str = "user"
+    ) -> dict[str, Any]:
+        """``confirm``, ``reject`` or ``unrelate`` a relation (an editor of its scope only)."""
+        self._visible_relation(key, relation_id, write=True)
+        verbs = {"confirm": "confirm_relation", "reject": "reject_relation", "unrelate": "unrelate"}
+        if action not in verbs:
+            raise QueryError(f"unknown relation action {action!r}; confirm, reject or unrelate")
+        actor = self._actor(key, body.get("actor_type"), actor_default)
+        rel = getattr(self.store(), verbs[action])(relation_id, by=actor, reason=body.get("reason"))
+        return rel.to_dict()
+
+    def relations(
+        self,
+        key: ApiKey | None,
+        claim_id: str | None = None,
+        *,
+        types: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+        scope: str | None = None,
+    ) -> dict[str, Any]:
+        """The relations (of ``claim_id``) the key may see."""
+        if claim_id is not None:
+            self._visible_claim(key, claim_id)
+        found = self.store().relations(
+            claim_id, types=types or None, statuses=statuses or ("proposed", "confirmed"), scope=scope_for(key, scope)
+        )
+        return {"relations": [r.to_dict() for r in found if key is None or key.can_see(r.scope)]}
+
+    def conflicts(
+        self, key: ApiKey | None, *, scope: str | None = None, confirmed: bool | None = None
+    ) -> dict[str, Any]:
+        """Candidate contradictions among the claims the key may see."""
+        visible = (lambda c: key.can_see(c.scope)) if key is not None else None
+        found = self.store().conflicts(scope=scope_for(key, scope), confirmed=confirmed, visible=visible)
+        return {"conflicts": [c.to_dict() for c in found]}
 
     def check(self, key: ApiKey | None) -> dict[str, Any]:
         """Check every claim's citations (:meth:`Claims.check_evidence`); it spans every scope: a global editor."""

@@ -232,7 +232,8 @@ class Client:
         return self._call("POST", "/v1/claims", json={"text": text, "evidence": self._evidence(evidence), **fields})
 
     def recall(self, query: str, k: int = 5, **filters: Any) -> list[dict[str, Any]]:
-        """Claims matching ``query`` (``scope``, ``status``, ``all_statuses``, ``domain``, ``tag``)."""
+        """Claims matching ``query`` (``scope``, ``status``, ``all_statuses``, ``domain``, ``tag``; ``valid_at``:
+        a date, only claims that hold then; ``as_of``: a timestamp, as the store believed then)."""
         return self._call("GET", "/v1/claims", params={"q": query, "k": k, **filters})["hits"]
 
     def claim(self, claim_id: str) -> dict[str, Any]:
@@ -249,5 +250,40 @@ class Client:
         body = {"reason": reason, "evidence": self._evidence(evidence), **fields}
         return self._call("POST", f"/v1/claims/{claim_id}/dispute", json=body)
 
-    def supersede(self, claim_id: str, new_id: str, *, reason: str | None = None) -> dict[str, Any]:
-        return self._call("POST", f"/v1/claims/{claim_id}/supersede", json={"new_id": new_id, "reason": reason})
+    def supersede(
+        self, claim_id: str, new_id: str, *, reason: str | None = None, because: str | None = None
+    ) -> dict[str, Any]:
+        body = {"new_id": new_id, "reason": reason, "because": because}
+        return self._call("POST", f"/v1/claims/{claim_id}/supersede", json=body)
+
+    # --- relations and conflicts ---------------------------------------------------------------------
+    def relate(
+        self, source: str, type: str, target: str, *, evidence: Iterable[Any] = (), **fields: Any
+    ) -> dict[str, Any]:
+        """Propose that claim ``source`` entails|contradicts|refines|derived_from ``target`` (``reason``,
+        ``actor_type``); returns the relation."""
+        body = {"source": source, "type": type, "target": target, "evidence": self._evidence(evidence), **fields}
+        return self._call("POST", "/v1/relations", json=body)
+
+    def relation(self, relation_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/relations/{relation_id}")
+
+    def relations(self, claim_id: str | None = None, **filters: Any) -> list[dict[str, Any]]:
+        """Relations (of ``claim_id``): ``type``, ``status`` (default proposed and confirmed), ``scope``."""
+        path = f"/v1/claims/{claim_id}/relations" if claim_id else "/v1/relations"
+        return self._call("GET", path, params=filters)["relations"]
+
+    def confirm_relation(self, relation_id: str, **fields: Any) -> dict[str, Any]:
+        return self._call("POST", f"/v1/relations/{relation_id}/confirm", json=fields)
+
+    def reject_relation(self, relation_id: str, **fields: Any) -> dict[str, Any]:
+        return self._call("POST", f"/v1/relations/{relation_id}/reject", json=fields)
+
+    def unrelate(self, relation_id: str, **fields: Any) -> dict[str, Any]:
+        return self._call("POST", f"/v1/relations/{relation_id}/unrelate", json=fields)
+
+    def conflicts(self, *, scope: str | None = None, confirmed: bool | None = None) -> list[dict[str, Any]]:
+        """Candidate contradictions among the claims the key sees (``confirmed``: True only those confirmed,
+        False only the undecided)."""
+        params = {k: v for k, v in (("scope", scope), ("confirmed", confirmed)) if v is not None}
+        return self._call("GET", "/v1/claims/conflicts", params=params)["conflicts"]

@@ -13,10 +13,13 @@ Tools:
   citation points at, re-read (an error when the source changed since).
 - ``list_sources()``: the sources the caller may see, with status and counts.
 - ``learn(text, chunk_ids, urls, ...)``, ``recall(query, k, scope)``,
-  ``verify(claim_id, reason)``, ``dispute(claim_id, reason, chunk_ids)``: the
-  claims store (:mod:`kbflow.claims`), acting as ``agent`` named by the
-  caller's key. ``supersede`` and ``history`` are deliberately not offered to
-  agents: replacing a claim is a person's call (CLI, REST, Python).
+  ``verify(claim_id, reason)``, ``dispute(claim_id, reason, chunk_ids)``,
+  ``relate(source, type, target, reason, chunk_ids)``, ``conflicts(scope)``:
+  the claims store (:mod:`kbflow.claims`), acting as ``agent`` named by the
+  caller's key; ``recall`` takes ``valid_at`` and ``as_of``. ``supersede``,
+  ``history`` and deciding a relation are deliberately not offered to agents:
+  replacing a claim or confirming a contradiction is a person's call (CLI,
+  REST, Python).
 
 Resources: ``kbflow://source/{source_id}`` and ``kbflow://chunk/{chunk_id}``.
 
@@ -200,10 +203,27 @@ def _claim_tools(server: Any, service: Service) -> None:
         "default). Claims whose cited sources changed are marked stale: re-check them before relying on them."
     )
     async def recall(
-        query: str, ctx: Context, k: int = 5, scope: str | None = None, statuses: list[str] | None = None
+        query: str,
+        ctx: Context,
+        k: int = 5,
+        scope: str | None = None,
+        statuses: list[str] | None = None,
+        valid_at: str | None = None,
+        as_of: str | None = None,
     ) -> CallToolResult:
+        """``valid_at`` (YYYY-MM-DD): only claims that hold on that day; ``as_of`` (ISO timestamp): what the
+        store believed then."""
         try:
-            out = await run(service.claims.recall, _key_of(ctx), query, k, scope=scope, statuses=statuses)
+            out = await run(
+                service.claims.recall,
+                _key_of(ctx),
+                query,
+                k,
+                scope=scope,
+                statuses=statuses,
+                valid_at=valid_at,
+                as_of=as_of,
+            )
         except KbflowError as exc:
             return _error(exc)
         lines = []
@@ -236,6 +256,59 @@ def _claim_tools(server: Any, service: Service) -> None:
     ) -> CallToolResult:
         return await _transition(
             ctx, claim_id, "dispute", {"reason": reason, "evidence": _evidence_items(chunk_ids, urls)}
+        )
+
+    _relation_tools(server, service)
+
+
+def _relation_tools(server: Any, service: Service) -> None:
+    """``relate`` (propose only: confirming a contradiction is a person's act) and ``conflicts``."""
+
+    @server.tool(
+        description="Propose that one claim entails, contradicts, refines or is derived_from another, with "
+        "evidence (chunk_ids or urls) and a reason. It stays proposed until a person decides; it changes "
+        "neither claim."
+    )
+    async def relate(
+        source: str,
+        type: str,
+        target: str,
+        ctx: Context,
+        reason: str | None = None,
+        chunk_ids: list[str] | None = None,
+        urls: list[str] | None = None,
+    ) -> CallToolResult:
+        body = {
+            "source": source,
+            "type": type,
+            "target": target,
+            "reason": reason,
+            "evidence": _evidence_items(chunk_ids, urls),
+        }
+        try:
+            rel = await run(service.claims.relate, _key_of(ctx), body, actor_default="agent")
+        except KbflowError as exc:
+            return _error(exc)
+        line = f"{rel['relation_id']}: {rel['source']} {rel['type']} {rel['target']} [{rel['status']}]"
+        return CallToolResult(content=[TextContent(type="text", text=line)], structured_content=rel)
+
+    @server.tool(
+        description="List candidate contradictions among the claims you can see: the same subject and "
+        "attribute with different values over overlapping time. For a person to decide; changes nothing."
+    )
+    async def conflicts(ctx: Context, scope: str | None = None) -> CallToolResult:
+        try:
+            out = await run(service.claims.conflicts, _key_of(ctx), scope=scope)
+        except KbflowError as exc:
+            return _error(exc)
+        lines = [
+            f"{c['subject']} / {c['attribute']}: {c['values'][0]!r} ({c['a']['claim_id']}) vs "
+            f"{c['values'][1]!r} ({c['b']['claim_id']})" + (" [confirmed]" if c["confirmed"] else "")
+            for c in out["conflicts"]
+        ]
+        return CallToolResult(
+            content=[TextContent(type="text", text="\n".join(lines) or "no candidate contradictions")],
+            structured_content=out,
         )
 
 

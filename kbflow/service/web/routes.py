@@ -20,6 +20,7 @@ from kbflow.service.http import COOKIE, caller, service_of
 from kbflow.service.reads import SCALE
 from kbflow.service.security import CSRF_FIELD, WRITES, check_csrf, csrf_token
 from kbflow.service.web import pages
+from kbflow.service.web.claims import claim_page as render_claim
 from kbflow.usage.keys import ApiKey
 
 __all__ = ["FormRefused", "refused", "require_csrf", "router"]
@@ -225,6 +226,17 @@ def source_page(key: Caller, service: Served, source_id: str, unit: str | None =
     except KbflowError as exc:
         return _error(exc)
     return _page(pages.source_page(view, source_id, unit))
+
+
+@router.get("/claims/{claim_id}")
+def claim_page(key: Caller, service: Served, claim_id: str):
+    try:
+        claim = service.claims.get(key, claim_id)
+        relations = service.claims.relations(key, claim_id, statuses=("proposed", "confirmed", "rejected", "withdrawn"))
+        events = service.claims.history(key, claim_id)["events"]
+    except KbflowError as exc:
+        return _error(exc)
+    return _page(render_claim(claim, relations["relations"], events))
 
 
 # --- versions and insights ------------------------------------------------------------------------
