@@ -87,3 +87,33 @@ def claims_evidence_fresh(kbflow: KbflowResource) -> dg.AssetCheckResult:
         else "every active claim's evidence holds",
         metadata={"stale_active_claims": len(stale), "claim_ids": dg.MetadataValue.json(sorted(stale)[:100])},
     )
+
+
+@dg.asset_check(
+    asset=claims_evidence,
+    description="No contradiction a person confirmed stands unresolved: of two claims confirmed to contradict, "
+    "one is superseded or disputed.",
+)
+def claims_contradictions_resolved(kbflow: KbflowResource) -> dg.AssetCheckResult:
+    standing = pipeline.confirmed_contradictions(kbflow.open_lake(), kbflow.settings())
+    pairs = [
+        {"relation": c["relation"]["relation_id"], "a": c["a"]["claim_id"], "b": c["b"]["claim_id"]} for c in standing
+    ]
+    rows = [f"| {c['relation']['relation_id']} | {_clip(c['a']['text'])} | {_clip(c['b']['text'])} |" for c in standing]
+    summary = (
+        "| relation | claim | contradicted by |\n| --- | --- | --- |\n" + "\n".join(rows)
+        if rows
+        else "every confirmed contradiction is resolved"
+    )
+    return dg.AssetCheckResult(
+        passed=not standing,
+        severity=dg.AssetCheckSeverity.WARN,
+        description="supersede or dispute one claim of each: `kbflow claims conflicts --confirmed`"
+        if standing
+        else "every confirmed contradiction is resolved",
+        metadata={
+            "unresolved": len(standing),
+            "pairs": dg.MetadataValue.json(pairs[:100]),
+            "summary": dg.MetadataValue.md(summary),
+        },
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from kbflow_dagster.claims import claims_evidence, claims_evidence_fresh
+from kbflow_dagster.claims import claims_contradictions_resolved, claims_evidence, claims_evidence_fresh
 from kbflow_dagster.corpus import CHECKS, PER_SOURCE, search_index, source_files
 from kbflow_dagster.evaluation import build_eval_assets
 from kbflow_dagster.executors import executor_from_env
@@ -15,7 +15,7 @@ from kbflow_dagster.usage import insights
 
 defs = dg.Definitions(
     assets=[source_files, *PER_SOURCE, search_index, claims_evidence, insights, *build_eval_assets()],
-    asset_checks=[*CHECKS, claims_evidence_fresh],
+    asset_checks=[*CHECKS, claims_evidence_fresh, claims_contradictions_resolved],
     jobs=[refresh_job],
     schedules=build_schedules(),
     sensors=[sync_source_partitions, refresh_stale_sources, automation_sensor],

@@ -93,15 +93,18 @@ def _reach(a: str, b: str) -> bool:
 
 def find_conflicts(claims: Iterable[Claim], relations: Iterable[Relation] = ()) -> list[Conflict]:
     """The candidate contradictions among ``claims`` (those that stand), oldest pair first; pairs whose
-    ``contradicts`` relation was rejected are left out, confirmed ones carry it."""
+    ``contradicts`` relation was rejected are left out, confirmed ones carry it (and are listed whether or not
+    their words state one attribute: a person said they contradict)."""
     decided: dict[frozenset[str], Relation] = {}
     for rel in relations:
         if rel.type == CONTRADICTS and rel.status in (CONFIRMED, REJECTED):
             decided[frozenset((rel.source, rel.target))] = rel
     groups: dict[tuple[str, str], list[tuple[Claim, Fact]]] = defaultdict(list)
+    standing: dict[str, Claim] = {}
     for claim in claims:
         if claim.status not in STANDING:
             continue
+        standing[claim.claim_id] = claim
         fact = read_fact(claim.text)
         if fact is not None and all(fact.key):
             groups[fact.key].append((claim, fact))
@@ -119,4 +122,11 @@ def find_conflicts(claims: Iterable[Claim], relations: Iterable[Relation] = ()) 
                 if rel is not None and rel.status == REJECTED:
                     continue
                 out.append(Conflict(a, b, fa.subject, fa.attribute, (fa.value, fb.value), shared, rel))
+    # a contradiction a person confirmed stands listed while both claims do, whatever their words' structure
+    listed = {frozenset((c.a.claim_id, c.b.claim_id)) for c in out}
+    for pair, rel in decided.items():
+        if rel.status != CONFIRMED or pair in listed or not all(cid in standing for cid in pair):
+            continue
+        a, b = sorted((standing[rel.source], standing[rel.target]), key=lambda c: (c.created_at, c.claim_id))
+        out.append(Conflict(a, b, "", "", (a.text, b.text), overlaps(a.valid, b.valid) or (None, None), rel))
     return sorted(out, key=lambda c: (c.b.created_at, c.a.created_at, c.a.claim_id, c.b.claim_id))

@@ -42,6 +42,7 @@ from kbflow.pipeline.results import (
 )
 from kbflow.pipeline.run import (
     check_claims,
+    confirmed_contradictions,
     create_source_tables,
     failed_report,
     finish_index,
@@ -63,6 +64,7 @@ __all__ = [
     "SourceReport",
     "StaleSource",
     "check_claims",
+    "confirmed_contradictions",
     "create_source_tables",
     "chunk_source",
     "embed_source",

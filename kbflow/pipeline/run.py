@@ -148,6 +148,17 @@ def check_claims(lake: Lake, settings: Settings, *, details: bool = False) -> di
     return out
 
 
+def confirmed_contradictions(lake: Lake, settings: Settings) -> list[dict[str, Any]]:
+    """The contradictions a person confirmed whose two claims both still stand (neither superseded nor
+    disputed): decided, but not resolved. Empty when the lake has no claims."""
+    if not lake.has_table(S.CLAIMS):
+        return []
+    from kbflow.claims import Claims
+
+    store = Claims.open(lake, settings=settings, actor=("system", "check"))
+    return [c.to_dict() for c in store.conflicts(confirmed=True)]
+
+
 def check_summaries(lake: Lake, settings: Settings) -> list[dict[str, Any]]:
     """Every data-quality check of :mod:`kbflow.pipeline.checks`, as summary dicts."""
     from kbflow.pipeline.checks import run_checks

@@ -191,7 +191,7 @@ def test_a_dagster_ingest_flags_exactly_the_claim_whose_cited_line_changed(inges
     from kbflow import Claims, Evidence, Retriever
     from kbflow.config import Settings
     from kbflow.pipeline import run_ingest
-    from kbflow_dagster.claims import claims_evidence, claims_evidence_fresh
+    from kbflow_dagster.claims import claims_contradictions_resolved, claims_evidence, claims_evidence_fresh
     from kbflow_dagster.resources import KbflowResource
 
     hits = Retriever.open(ingested).search("reciprocal rank fusion dense keyword legs", k=20)
@@ -208,19 +208,32 @@ def test_a_dagster_ingest_flags_exactly_the_claim_whose_cited_line_changed(inges
     assert reopened.get(flagged).evidence_stale and not reopened.get(kept).evidence_stale
     stale = reopened.get(flagged).stale[0]
     assert "Ranks from" in stale.old_text and "Scores from" in (stale.new_text or "")
-    # the asset on its own, with its check: a warning naming the claim, not a failure
+    # a contradiction a person confirmed, and neither claim superseded nor disputed: unresolved
+    rival = reopened.learn("The legs are fused by a weighted sum", [Evidence.url("https://example.com/fusion")])
+    rid = reopened.relate(flagged, "contradicts", rival, by="user:ana")
+    reopened.confirm_relation(rid, by="user:ana")
+    # the asset on its own, with its checks: warnings naming the claims, not failures
     result = dg.materialize(
-        [claims_evidence, claims_evidence_fresh],
+        [claims_evidence, claims_evidence_fresh, claims_contradictions_resolved],
         resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)},
     )
     assert result.success
     meta = result.asset_materializations_for_node("claims_evidence")[0].metadata
     assert meta["stale_claims"].value == 1 and flagged in meta["summary"].value
-    evaluations = result.get_asset_check_evaluations()
+    evaluations = sorted(result.get_asset_check_evaluations(), key=lambda e: e.check_name)
     assert [(e.check_name, e.passed, e.severity) for e in evaluations] == [
-        ("claims_evidence_fresh", False, dg.AssetCheckSeverity.WARN)
+        ("claims_contradictions_resolved", False, dg.AssetCheckSeverity.WARN),
+        ("claims_evidence_fresh", False, dg.AssetCheckSeverity.WARN),
     ]
-    assert evaluations[0].metadata["claim_ids"].value == [flagged]
+    assert evaluations[1].metadata["claim_ids"].value == [flagged]
+    assert evaluations[0].metadata["pairs"].value == [{"relation": rid, "a": flagged, "b": rival}]
+    # resolved: one of the two superseded; the check passes
+    reopened.supersede(flagged, rival, by="user:ana", because=rid)
+    again = dg.materialize(
+        [claims_evidence, claims_contradictions_resolved],
+        resources={"kbflow": KbflowResource(lake=ingested.uri, model=FAST_MODEL)},
+    )
+    assert [e.passed for e in again.get_asset_check_evaluations()] == [True]
 
 
 def test_dagster_marks_exactly_the_changed_source_stale(tmp_path):

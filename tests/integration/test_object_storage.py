@@ -275,3 +275,30 @@ def test_a_killed_holders_s3_lease_expires_and_a_stalled_holder_learns_it_lost_i
     with pytest.raises(LakeBusyError, match="expired while it wrote"):
         after.release()
     other.release()
+
+
+#: one claims writer: learns claims one at a time into the store of an S3 lake
+_CLAIMS_WRITER = """
+import sys
+from kbflow import Claims, Evidence
+uri, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+store = Claims.open(uri, settings={"model": "hash:64"}, actor=("agent", name), wait=120)
+for i in range(count):
+    store.learn(f"{name} learned fact number {i}", [Evidence.url("https://example.com/" + name)])
+"""
+
+
+def test_two_processes_writing_claims_to_s3_take_the_claims_lease_and_lose_no_event(s3):
+    from kbflow import Claims
+    from kbflow import schema as S
+
+    uri = f"s3://{BUCKET}/claims-race"
+    procs = [subprocess.Popen([sys.executable, "-c", _CLAIMS_WRITER, uri, name, "12"]) for name in ("ann", "bob")]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    store = Claims.open(uri, settings={"model": FAST_MODEL})
+    events = store.tables.events()
+    numbers = [e[S.EVENT_N] for e in events]
+    # every event kept, each with its own number: no writer computed its numbers from a stale log
+    assert len(store) == 24 and sorted(numbers) == list(range(1, 25))
+    assert {c.actor.id for c in store.list()} == {"ann", "bob"}
+    assert len(store.audit()) == 24
