@@ -12,7 +12,7 @@ raised. No relation moves a claim.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kbflow.claims import lifecycle as L
@@ -31,6 +31,7 @@ from kbflow.claims.relations import (
     RELATION_TYPES,
     WITHDRAWN,
     Relation,
+    RelationStates,
     check_relation_move,
     new_relation_id,
     relation_scope,
@@ -81,46 +82,69 @@ class RelationOps:
         claims' own. Refused, and recorded as a refused attempt, when a claim does not exist, the two are one
         claim, no one scope sees both, it would close a cycle of ``refines``, or it stands already.
         """
-        if type not in RELATION_TYPES:
-            raise ClaimError(f"relation type must be one of {', '.join(RELATION_TYPES)}, got {type!r}")
-        actor = self._who(by)
-        added = tuple(Evidence.coerce(e) for e in evidence)
-        L.check_reason(reason)
-        label = f"relation {source} {type} {target}"
-        L.check_evidence_for(label, added, M.HYPOTHESIS, 0.5, required=actor.type != "user")
+        item = {"source": source, "type": type, "target": target, "evidence": evidence, "by": by, "reason": reason}
+        return self.relate_many([item])[0]
+
+    def relate_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Propose many relations in one write (each a mapping of :meth:`relate`'s arguments: ``source``,
+        ``type``, ``target``, ``evidence``, ``by``, ``reason``); returns their ids. Each is checked as
+        :meth:`relate` checks it, against the store and the relations before it in ``items``; a refused one
+        is recorded and its error raised once all are written."""
+        checked = [self._checked_relation(item) for item in items]
+        if not checked:
+            return []
         self._log.refresh()
         relations = self._log.relations()
-        relation_id = new_relation_id()
 
         def plan() -> list[PendingEvent]:
-            a, b = self._log.state.get(source), self._log.state.get(target)
-            data: dict[str, Any] = {"source": source, "type": type, "target": target}
-            error: ClaimError | None = None
-            try:
-                for cid, claim in ((source, a), (target, b)):
-                    if claim is None:
-                        raise ClaimError(f"{label}: no claim {cid!r} in this store")
-                assert a is not None and b is not None
-                if source == target:
-                    raise ClaimError(f"{label}: a claim cannot be related to itself")
-                data["scope"] = relation_scope(a.scope, b.scope)
-                same = relations.standing(source, type, target) or (
-                    relations.standing(target, type, source) if type in SYMMETRIC else None
-                )
-                if same is not None:
-                    raise ClaimError(f"{label}: already {same.status} as {same.relation_id}")
-                if type == REFINES and relations.refines_path(target, source):
-                    raise ClaimError(f"{label}: {target} already refines {source}; refines cannot form a cycle")
-            except ClaimError as exc:
-                error = exc
-                data["scope"] = data.get("scope") or (a.scope if a is not None else scopes.GLOBAL)
-                data["refused"] = str(exc)
-            outcome, to = (REFUSED, None) if error else (APPLIED, PROPOSED)
-            kept = () if error else added
-            return [PendingEvent(relation_id, "relate", outcome, None, to, actor, reason, kept, data, error)]
+            batch = _Batch(relations)
+            return [self._relate_event(relation_id, item, batch) for relation_id, item in checked]
 
         self._log.commit(plan)
-        return relation_id
+        return [relation_id for relation_id, _ in checked]
+
+    def _checked_relation(self, item: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A relation's arguments checked before the lock is taken (type, reason, evidence), with a new id."""
+        unknown = set(item) - {"source", "type", "target", "evidence", "by", "reason"}
+        if unknown:
+            raise ClaimError(f"unknown relation fields {sorted(unknown)}")
+        type_ = item.get("type")
+        if type_ not in RELATION_TYPES:
+            raise ClaimError(f"relation type must be one of {', '.join(RELATION_TYPES)}, got {type_!r}")
+        actor = self._who(item.get("by"))
+        added = tuple(Evidence.coerce(e) for e in item.get("evidence") or ())
+        L.check_reason(item.get("reason"))
+        label = f"relation {item.get('source')} {type_} {item.get('target')}"
+        L.check_evidence_for(label, added, M.HYPOTHESIS, 0.5, required=actor.type != "user")
+        return new_relation_id(), {**item, "by": actor, "evidence": added, "label": label}
+
+    def _relate_event(self, relation_id: str, item: Mapping[str, Any], batch: _Batch) -> PendingEvent:
+        """The ``relate`` event of one checked relation: applied, or refused with the rule it broke."""
+        source, type_, target, label = item["source"], item["type"], item["target"], item["label"]
+        a, b = self._log.state.get(source), self._log.state.get(target)
+        data: dict[str, Any] = {"source": source, "type": type_, "target": target}
+        error: ClaimError | None = None
+        try:
+            for cid, claim in ((source, a), (target, b)):
+                if claim is None:
+                    raise ClaimError(f"{label}: no claim {cid!r} in this store")
+            assert a is not None and b is not None
+            if source == target:
+                raise ClaimError(f"{label}: a claim cannot be related to itself")
+            data["scope"] = relation_scope(a.scope, b.scope)
+            same = batch.standing(relation_id, source, type_, target)
+            if same is not None:
+                raise ClaimError(f"{label}: already {same}")
+            if type_ == REFINES and batch.refines_path(target, source):
+                raise ClaimError(f"{label}: {target} already refines {source}; refines cannot form a cycle")
+            batch.add(relation_id, source, type_, target)
+        except ClaimError as exc:
+            error = exc
+            data["scope"] = data.get("scope") or (a.scope if a is not None else scopes.GLOBAL)
+            data["refused"] = str(exc)
+        outcome, to = (REFUSED, None) if error else (APPLIED, PROPOSED)
+        kept = () if error else item["evidence"]
+        return PendingEvent(relation_id, "relate", outcome, None, to, item["by"], item.get("reason"), kept, data, error)
 
     def _move(
         self,
@@ -215,6 +239,35 @@ class RelationOps:
         claims: list[Claim] = [c for c in self._log.state.values() if keep(c) and (visible is None or visible(c))]
         found: list[Conflict] = find_conflicts(claims, self._log.relations().values())
         return [c for c in found if confirmed is None or c.confirmed == confirmed]
+
+
+class _Batch:
+    """The relations standing in the store, and those a batch of :meth:`RelationOps.relate_many` proposed before
+    the one being checked (for duplicates and ``refines`` cycles)."""
+
+    def __init__(self, relations: RelationStates) -> None:
+        self.relations = relations
+        self.proposed: dict[tuple[str, str, str], str] = {}
+        self.refines: dict[str, list[str]] = {}
+
+    def standing(self, relation_id: str, source: str, type_: str, target: str) -> str | None:
+        """How the same relation stands already (``"proposed as rl_..."``), or ``None``."""
+        keys = [(source, type_, target)] + ([(target, type_, source)] if type_ in SYMMETRIC else [])
+        for key in keys:
+            if key in self.proposed:
+                return f"proposed as {self.proposed[key]}"
+            same = self.relations.standing(*key)
+            if same is not None:
+                return f"{same.status} as {same.relation_id}"
+        return None
+
+    def refines_path(self, start: str, goal: str) -> bool:
+        return self.relations.refines_path(start, goal, self.refines)
+
+    def add(self, relation_id: str, source: str, type_: str, target: str) -> None:
+        self.proposed[(source, type_, target)] = relation_id
+        if type_ == REFINES:
+            self.refines.setdefault(source, []).append(target)
 
 
 def check_because(relation: Relation, old: str, new: str) -> None:

@@ -227,18 +227,19 @@ class RelationStates:
                 return rel
         return None
 
-    def refines_path(self, start: str, goal: str) -> bool:
-        """Whether standing ``refines`` relations lead from ``start`` to ``goal``."""
+    def refines_path(self, start: str, goal: str, extra: Mapping[str, Iterable[str]] | None = None) -> bool:
+        """Whether standing ``refines`` relations (and the ``extra`` edges, source -> targets, of relations not
+        written yet) lead from ``start`` to ``goal``."""
         seen, todo = {start}, [start]
         while todo:
             here = todo.pop()
-            for rel in self.of(here):
-                if rel.standing and rel.type == REFINES and rel.source == here:
-                    if rel.target == goal:
-                        return True
-                    if rel.target not in seen:
-                        seen.add(rel.target)
-                        todo.append(rel.target)
+            nexts = [r.target for r in self.of(here) if r.standing and r.type == REFINES and r.source == here]
+            for there in [*nexts, *((extra or {}).get(here, ()))]:
+                if there == goal:
+                    return True
+                if there not in seen:
+                    seen.add(there)
+                    todo.append(there)
         return False
 
     def values(self) -> list[Relation]:

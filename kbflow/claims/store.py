@@ -474,7 +474,8 @@ class Claims(RelationOps):
             )
             if moment is None or not hits:
                 return hits
-            return replay_hits(hits, self.tables, self._log.n, moment)
+            assert timeline is not None
+            return replay_hits(hits, self.tables, self._log.n, moment, timeline)
 
     # --- stale evidence -----------------------------------------------------------------------
     def check_evidence(self, *, lake: str | Lake | None = None, against_sources: bool = True) -> EvidenceReport:

@@ -66,6 +66,9 @@ class Timeline:
         self._rows = np.zeros(0, np.int64)
         self._at = np.zeros(0, np.int64)
         self._before = np.zeros(0, np.int32)
+        self._last: dict[str, int] = {}  # claim id -> its last event's time (µs): any event, status or not
+        self._added = 0  # events taken in: the cache below holds while it is unchanged
+        self._cache: tuple[tuple[int, int, int], np.ndarray] | None = None
 
     @classmethod
     def from_events(cls, table: Any) -> Timeline:
@@ -77,7 +80,12 @@ class Timeline:
     def add(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Take in event rows (relation events and events that set no status are skipped)."""
         for row in rows:
-            if row[S.OUTCOME] != APPLIED or is_relation_id(row[S.CLAIM_ID]):
+            if is_relation_id(row[S.CLAIM_ID]):
+                continue
+            at = _micros(row[S.AT])
+            self._last[row[S.CLAIM_ID]] = max(at, self._last.get(row[S.CLAIM_ID], at))
+            self._added += 1
+            if row[S.OUTCOME] != APPLIED:
                 continue
             if row[S.EVENT] == "learn":
                 before = None
@@ -85,7 +93,7 @@ class Timeline:
                 before = row[S.FROM_STATUS]
             else:
                 continue
-            self._pending.append((row[S.CLAIM_ID], _micros(row[S.AT]), before, row[S.TO_STATUS]))
+            self._pending.append((row[S.CLAIM_ID], at, before, row[S.TO_STATUS]))
 
     def _resolve(self, row_of: Mapping[str, int], code: Any) -> None:
         """Turn pending events into the sorted arrays (claims not indexed yet stay pending)."""
@@ -106,14 +114,23 @@ class Timeline:
 
     def status_codes_at(self, moment: datetime, now: np.ndarray, row_of: Mapping[str, int], code: Any) -> np.ndarray:
         """Each indexed claim's status code at ``moment`` (0: not learned yet), from its code ``now``;
-        ``row_of`` maps claim ids to index rows and ``code`` a status to its code."""
+        ``row_of`` maps claim ids to index rows and ``code`` a status to its code. The last answer is kept
+        until an event comes in (an analyst replays one moment many times)."""
+        key = (_micros(moment), self._added, len(now))
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
         self._resolve(row_of, code)
         out = now.astype(np.int32, copy=True)
-        first = int(np.searchsorted(self._at, _micros(moment), side="right"))
+        first = int(np.searchsorted(self._at, key[0], side="right"))
         if first < len(self._at):
             rows, idx = np.unique(self._rows[first:], return_index=True)  # each claim's first event after
             out[rows] = self._before[first:][idx]
+        self._cache = (key, out)
         return out
+
+    def changed_after(self, claim_id: str, moment: datetime) -> bool:
+        """Whether the claim had any event after ``moment`` (else its state now is its state then)."""
+        return self._last.get(claim_id, 0) > _micros(moment)
 
 
 def state_at(claim_id: str, rows: Sequence[Mapping[str, Any]], moment: datetime) -> Claim | None:
@@ -125,10 +142,15 @@ def state_at(claim_id: str, rows: Sequence[Mapping[str, Any]], moment: datetime)
     return claim
 
 
-def replay_hits(hits: ClaimHits, tables: Tables, upto: int, moment: datetime) -> ClaimHits:
-    """``hits`` with each claim as it stood at ``moment``: its events (up to event ``upto``) read in one scan,
-    folded up to then."""
-    ids = [h.claim.claim_id for h in hits]
+def replay_hits(hits: ClaimHits, tables: Tables, upto: int, moment: datetime, timeline: Timeline) -> ClaimHits:
+    """``hits`` with each claim as it stood at ``moment``: a claim with no event since is as it is now; the
+    others' events (up to event ``upto``) are read in one scan and folded up to then."""
+    ids = [h.claim.claim_id for h in hits if timeline.changed_after(h.claim.claim_id, moment)]
+    if not ids:
+        return hits
     rows = tables.events_table(S.CLAIM_EVENTS_SCHEMA.names, upto, claim_ids=ids).to_pylist()
-    then = [replace(h, claim=state_at(h.claim.claim_id, rows, moment) or h.claim) for h in hits]
+    then = [
+        replace(h, claim=state_at(h.claim.claim_id, rows, moment) or h.claim) if h.claim.claim_id in ids else h
+        for h in hits
+    ]
     return ClaimHits(then, query=hits.query)

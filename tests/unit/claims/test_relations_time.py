@@ -215,3 +215,25 @@ def test_conflicts_are_structural_candidates_with_both_sides_evidence():
     # the rival's claim conflicts only where a reader sees both (global readers do not see rival/research)
     assert any(x.b.scope == "rival/research" for x in claims.conflicts())
     assert not any("rival/research" in (x.a.scope, x.b.scope) for x in claims.conflicts(scope="acme"))
+
+
+def test_relate_many_checks_each_against_the_ones_before_it_in_the_batch():
+    claims = _store()
+    a, b, c = (claims.learn(f"Acme sells product {n}", [FILING]) for n in "abc")
+    items = [
+        {"source": a, "type": "refines", "target": b, "evidence": [FILING]},
+        {"source": b, "type": "refines", "target": c, "evidence": [FILING]},
+        {"source": a, "type": "entails", "target": c, "evidence": [FILING]},
+    ]
+    ids = claims.relate_many(items)
+    assert [claims.relation(i).type for i in ids] == ["refines", "refines", "entails"]
+    with pytest.raises(ClaimError, match="refines cannot form a cycle"):
+        claims.relate_many(
+            [
+                {"source": c, "type": "entails", "target": a, "evidence": [FILING]},
+                {"source": c, "type": "refines", "target": a, "evidence": [FILING]},  # c -> a -> b -> c
+            ]
+        )
+    assert len(claims.relations()) == 4  # the valid one before it was written
+    with pytest.raises(ClaimError, match="already proposed as"):
+        claims.relate_many([{"source": b, "type": "contradicts", "target": c, "by": "user:ana"}] * 2)
