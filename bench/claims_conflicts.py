@@ -16,6 +16,9 @@ from the text ``Claims.conflicts`` reads:
   (``$1.2 billion`` and ``$1,213 million``: not a contradiction);
 - quarterly figures inside a fiscal year (another reporting period: not a
   contradiction of the year's figure);
+- a quarter of the companies on 52/53-week fiscal years (``the fiscal year
+  ended October 1, 2022``), whose consecutive years, read as twelve months,
+  overlap by a few days (not a contradiction);
 - claims that only mention a company (``Acme opened an office in Lyon in
   2022``), and the same line item in a sibling team's scope, which no one
   reader sees beside the first (not a candidate);
@@ -72,7 +75,7 @@ class Meant:
     item: str | None  # None: the claim only mentions the company
     start: date | None
     end: date | None
-    value: float | str | None
+    value: float | str | None  # the figure itself, before any rounding in the text
     scope: str
     parsed: bool  # written in a form the reader is meant to parse
 
@@ -87,11 +90,6 @@ def money(value: float, rng: random.Random, exact: bool = False) -> str:
     if style == 1:
         return f"{value / 1e6:,.0f} million"
     return f"USD {value / 1e6:,.0f} million"
-
-
-def rounded(value: float, text: str) -> float:
-    """The value as ``text`` states it (what a reader of that text knows)."""
-    return round(value / 1e8) * 1e8 if "billion" in text else round(value / 1e6) * 1e6
 
 
 def phrase(company: str, item: str, value: str, period: str, rng: random.Random, free: bool) -> str:
@@ -112,8 +110,21 @@ def phrase(company: str, item: str, value: str, period: str, rng: random.Random,
     return rng.choice(forms)
 
 
-def fy(year: int, rng: random.Random) -> str:
+def fy(year: int, rng: random.Random, ends: dict[int, date] | None = None) -> str:
+    """A fiscal year as written; a company on a 52/53-week year (``ends``) always names the day it ended."""
+    if ends:
+        return f"the fiscal year ended {ends[year]:%B} {ends[year].day}, {year}"
     return rng.choice([f"FY{year}", f"fiscal {year}", f"the fiscal year ended December 31, {year}"])
+
+
+def week_years(rng: random.Random) -> dict[int, date]:
+    """The end days of 52/53-week fiscal years (the Saturday nearest September 30): each year starts the day
+    after the last ended, so twelve-month readings of two years overlap by a few days."""
+    out = {}
+    for year in [YEARS[0] - 1, *YEARS]:
+        day = date(year, 9, 30)
+        out[year] = date.fromordinal(day.toordinal() + (5 - day.weekday() + 3) % 7 - 3)
+    return out
 
 
 def generate(companies: int, seed: int) -> tuple[list[dict], list[Meant]]:
@@ -126,6 +137,7 @@ def generate(companies: int, seed: int) -> tuple[list[dict], list[Meant]]:
 
     for name in COMPANIES[:companies]:
         scope = f"research/{name.lower().replace(' ', '-')}"
+        ends = week_years(rng) if rng.random() < 0.25 else None
         base = rng.uniform(0.4e9, 9e9)
         for item, year in itertools.product(ITEMS, YEARS):
             if item == "employees":
@@ -136,10 +148,11 @@ def generate(companies: int, seed: int) -> tuple[list[dict], list[Meant]]:
                 share = {"revenue": 1.0, "net income": 0.11, "operating income": 0.16, "total assets": 2.3}[item]
                 value = base * share * (1.06 ** (year - 2020))
                 written = money(value, rng)
-                value = rounded(value, written)
             free = rng.random() < 0.04
             company = name + rng.choice(SUFFIXES)
             start, end = date(year, 1, 1), date(year, 12, 31)
+            if ends:
+                start, end = date.fromordinal(ends[year - 1].toordinal() + 1), ends[year]
             if item == "employees":
                 text = rng.choice(
                     [f"{company} had {written} employees at December 31, {year}", f"{company}'s headcount was "
@@ -147,36 +160,37 @@ def generate(companies: int, seed: int) -> tuple[list[dict], list[Meant]]:
                 )  # fmt: skip
                 start = end
             else:
-                text = phrase(company, item, written, fy(year, rng), rng, free)
+                text = phrase(company, item, written, fy(year, rng, ends), rng, free)
             add(text, Meant(name, item, start, end, value, scope, not free))
             roll = rng.random()
             if roll < 0.13 and item != "employees":  # a planted contradiction
                 other = value * rng.choice([0.7, 0.8, 1.25, 1.4])
                 written2 = money(other, rng)
                 open_year = rng.random() < 0.2
-                period = fy(year, rng)
+                period = fy(year, rng, ends)
                 text2 = phrase(name + rng.choice(SUFFIXES), item, written2, period, rng, rng.random() < 0.04)
                 if open_year:
                     text2 = f"{name}'s {rng.choice(ITEMS[item])} was {written2}"
                 s2, e2 = (None, None) if open_year else (start, end)
-                add(text2, Meant(name, item, s2, e2, rounded(other, written2), scope, True))
+                add(text2, Meant(name, item, s2, e2, other, scope, True))
             elif roll < 0.25 and item != "employees":  # a restatement of the same figure
                 exact = f"${value / 1e6:,.0f} million"
                 meant_same = Meant(name, item, start, end, value, scope, True)
-                add(phrase(name, item, exact, f"FY{year}", rng, False), meant_same)
+                add(phrase(name, item, exact, fy(year, rng, ends), rng, False), meant_same)
             elif roll < 0.33 and item == "revenue":  # a quarter of the year: another reporting period
                 q = rng.randrange(1, 5)
                 qs, qe = date(year, 3 * q - 2, 1), date(year, 3 * q, 28)
-                quarter = money(value / 4 * rng.uniform(0.9, 1.1), rng, exact=True)
+                figure = value / 4 * rng.uniform(0.9, 1.1)
+                quarter = money(figure, rng, exact=True)
                 add(
                     f"{name}'s revenue was {quarter} in Q{q} {year}",
-                    Meant(name, item, qs, qe, rounded(value / 4, quarter), scope, True),
+                    Meant(name, item, qs, qe, figure, scope, True),
                 )
             elif roll < 0.40 and item == "net income":  # a sibling team's figure: out of reach
                 other = money(value * 1.5, rng)
                 add(
                     f"{name}'s net income was {other} in FY{year}",
-                    Meant(name, item, start, end, rounded(value * 1.5, other), scope + "-peer", True),
+                    Meant(name, item, start, end, value * 1.5, scope + "-peer", True),
                 )
         for year in YEARS:  # mentions only
             city = rng.choice(CITIES)
@@ -210,7 +224,7 @@ def true_conflict(a: Meant, b: Meant) -> bool:
         return False  # a quarter inside a year: another reporting period
     if isinstance(a.value, str) or isinstance(b.value, str):
         return a.value != b.value
-    return abs(a.value - b.value) > 0.02 * max(abs(a.value), abs(b.value))
+    return abs(a.value - b.value) > 1e-6 * max(abs(a.value), abs(b.value))  # two figures, however written
 
 
 def main() -> None:

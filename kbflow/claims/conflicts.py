@@ -5,8 +5,8 @@ subject (:func:`kbflow.claims.facts.read_fact`, names normalized), with
 values that differ (numbers compared after scale, unit and rounding), over
 valid times that overlap (:mod:`kbflow.claims.periods`; an open end
 overlaps everything) and cover the same reporting period (a quarter's figure
-is not its year's; a figure at one day is compared with any period holding
-that day), and a reader of one of their scopes sees both. Revenue
+is not its year's; fiscal years that touch at an edge are two years; a
+figure at one day is compared with any period holding that day), and a reader of one of their scopes sees both. Revenue
 of $1.0 billion in FY2022 and $1.2 billion in FY2023 is not a candidate;
 $1.2 billion and 1,200 million in FY2022 is not either.
 
@@ -80,11 +80,22 @@ class Conflict:
         )
 
 
-def _same_reporting_period(a: Period, b: Period) -> bool:
-    """Two figures over bounded periods of different lengths (a quarter and its year) measure different
-    things; a day (a balance, a headcount) or an open end is compared with anything it overlaps."""
+def _shared_period(a: Period, b: Period) -> Period | None:
+    """The days two claims' figures both speak for, or ``None`` when they measure different things: valid
+    times that do not overlap; bounded periods of different lengths (a quarter and its year); or periods that
+    only touch at an edge (a 52-week fiscal year read as twelve months overlaps the next by a few days: an
+    overlap under a tenth of the shorter period is an edge). A day (a balance, a headcount) or an open end is
+    compared with any period holding it."""
+    shared = overlaps(a, b)
+    if shared is None:
+        return None
     spans = [(end - start).days for start, end in (a, b) if start and end and end != start]
-    return len(spans) < 2 or abs(spans[0] - spans[1]) <= 31
+    if len(spans) < 2:
+        return shared
+    if abs(spans[0] - spans[1]) > 31:
+        return None
+    assert shared[0] is not None and shared[1] is not None
+    return shared if (shared[1] - shared[0]).days + 1 >= min(spans) / 10 else None
 
 
 def _reach(a: str, b: str) -> bool:
@@ -113,8 +124,8 @@ def find_conflicts(claims: Iterable[Claim], relations: Iterable[Relation] = ()) 
         members.sort(key=lambda cf: (cf[0].created_at, cf[0].claim_id))
         for i, (a, fa) in enumerate(members):
             for b, fb in members[i + 1 :]:
-                shared = overlaps(a.valid, b.valid)
-                if shared is None or not _same_reporting_period(a.valid, b.valid) or not _reach(a.scope, b.scope):
+                shared = _shared_period(a.valid, b.valid)
+                if shared is None or not _reach(a.scope, b.scope):
                     continue
                 if same_value(fa.value, fb.value) is not False:
                     continue
