@@ -129,10 +129,10 @@ def find_conflicts(claims: Iterable[Claim], relations: Iterable[Relation] = ()) 
                     continue
                 if same_value(fa.value, fb.value) is not False:
                     continue
-                rel = decided.get(frozenset((a.claim_id, b.claim_id)))
-                if rel is not None and rel.status == REJECTED:
+                known = decided.get(frozenset((a.claim_id, b.claim_id)))
+                if known is not None and known.status == REJECTED:
                     continue
-                out.append(Conflict(a, b, fa.subject, fa.attribute, (fa.value, fb.value), shared, rel))
+                out.append(Conflict(a, b, fa.subject, fa.attribute, (fa.value, fb.value), shared, known))
     # a contradiction a person confirmed stands listed while both claims do, whatever their words' structure
     listed = {frozenset((c.a.claim_id, c.b.claim_id)) for c in out}
     for pair, rel in decided.items():

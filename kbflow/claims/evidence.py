@@ -10,7 +10,7 @@ and what the cited place holds now are reported side by side.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -130,10 +130,10 @@ def find_stale(claims: Sequence[Claim], lake: Lake, *, against_sources: bool = T
     return report
 
 
-def stale_events(claims: Sequence[Claim], report: EvidenceReport, state: Mapping[str, Claim]) -> list[PendingEvent]:
-    """The events a check's ``report`` calls for, against each claim's ``state`` now: ``evidence_stale`` where
-    a claim's stale citations changed, ``evidence_fresh`` where they all hold again (``report`` notes which
-    were newly flagged and which cleared). Its status stays: a person decides."""
+def stale_events(claims: Sequence[Claim], report: EvidenceReport, state: Any) -> list[PendingEvent]:
+    """The events a check's ``report`` calls for, against each claim's ``state`` now (claim id -> claim):
+    ``evidence_stale`` where a claim's stale citations changed, ``evidence_fresh`` where they all hold again
+    (``report`` notes which were newly flagged and which cleared). Its status stays: a person decides."""
     actor = Actor("system", "check_evidence")
     out = []
     for claim in claims:

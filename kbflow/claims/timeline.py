@@ -99,7 +99,8 @@ class Timeline:
         """Turn pending events into the sorted arrays (claims not indexed yet stay pending)."""
         if not self._pending:
             return
-        keep, later = [], []
+        keep: list[tuple[str, int, str | None, str]] = []
+        later: list[tuple[str, int, str | None, str]] = []
         for item in self._pending:
             (keep if item[0] in row_of else later).append(item)
         self._pending = later
@@ -108,9 +109,11 @@ class Timeline:
         rows = np.asarray([row_of[c] for c, *_ in keep], np.int64)
         at = np.asarray([a for _, a, _, _ in keep], np.int64)
         before = np.asarray([code(b) if b else 0 for _, _, b, _ in keep], np.int32)
-        rows, at, before = (np.concatenate(x) for x in ((self._rows, rows), (self._at, at), (self._before, before)))
-        order = np.argsort(at, kind="stable")
-        self._rows, self._at, self._before = rows[order], at[order], before[order]
+        all_at = np.concatenate((self._at, at))
+        order = np.argsort(all_at, kind="stable")
+        self._rows = np.concatenate((self._rows, rows))[order]
+        self._at = all_at[order]
+        self._before = np.concatenate((self._before, before))[order]
 
     def status_codes_at(self, moment: datetime, now: np.ndarray, row_of: Mapping[str, int], code: Any) -> np.ndarray:
         """Each indexed claim's status code at ``moment`` (0: not learned yet), from its code ``now``;
