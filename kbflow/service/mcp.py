@@ -66,6 +66,8 @@ def build_mcp(service: Service, origin: str = "mcp"):
     server = MCPServer("kbflow", instructions=INSTRUCTIONS)
     _search_tools(server, service, origin)
     _claim_tools(server, service)
+    _claim_move_tools(server, service)
+    _relation_tools(server, service)
     _resources(server, service)
     return server
 
@@ -165,7 +167,7 @@ def _search_tools(server: Any, service: Service, origin: str) -> None:
 
 
 def _claim_tools(server: Any, service: Service) -> None:
-    """``learn``, ``recall``, ``verify`` and ``dispute``, acting as the agent the caller's key names."""
+    """``learn`` and ``recall``, acting as the agent the caller's key names."""
 
     @server.tool(
         description="Remember a claim learned from the knowledge base, with evidence: chunk_ids from "
@@ -235,6 +237,10 @@ def _claim_tools(server: Any, service: Service) -> None:
             content=[TextContent(type="text", text="\n".join(lines) or "no claims match")], structured_content=out
         )
 
+
+def _claim_move_tools(server: Any, service: Service) -> None:
+    """``verify`` and ``dispute`` (``supersede`` is a person's call, not offered to agents)."""
+
     async def _transition(ctx: Context, claim_id: str, action: str, body: dict[str, Any]) -> CallToolResult:
         try:
             claim = await run(service.claims.transition, _key_of(ctx), claim_id, action, body, actor_default="agent")
@@ -257,8 +263,6 @@ def _claim_tools(server: Any, service: Service) -> None:
         return await _transition(
             ctx, claim_id, "dispute", {"reason": reason, "evidence": _evidence_items(chunk_ids, urls)}
         )
-
-    _relation_tools(server, service)
 
 
 def _relation_tools(server: Any, service: Service) -> None:
