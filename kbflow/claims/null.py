@@ -42,6 +42,18 @@ class NullClaims:
         raise NotFoundError(f"no claim {claim_id!r} in this store (Claims.null() keeps nothing)")
 
     get = history = observe = verify = dispute = supersede = _unknown
+    relate = relation = confirm_relation = reject_relation = unrelate = _unknown
+
+    def relate_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
+        for item in items:
+            self._unknown(item.get("source", ""))
+        return []
+
+    def relations(self, *_: Any, **__: Any) -> list[Any]:
+        return []
+
+    def conflicts(self, **_: Any) -> list[Any]:
+        return []
 
     def audit(self) -> builtins.list[dict[str, Any]]:
         return []

@@ -237,3 +237,11 @@ def test_relate_many_checks_each_against_the_ones_before_it_in_the_batch():
     assert len(claims.relations()) == 4  # the valid one before it was written
     with pytest.raises(ClaimError, match="already proposed as"):
         claims.relate_many([{"source": b, "type": "contradicts", "target": c, "by": "user:ana"}] * 2)
+
+
+def test_a_null_store_checks_and_keeps_no_relation():
+    null = Claims.null()
+    assert null.relations() == [] and null.conflicts() == []
+    with pytest.raises(NotFoundError, match="keeps nothing"):
+        null.relate("cl_a", "entails", "cl_b")
+    assert null.recall("anything", valid_at="2022-01-01", as_of="2026-01-01") == []
