@@ -19,7 +19,7 @@ from kbflow.claims import lifecycle as L
 from kbflow.claims import model as M
 from kbflow.claims.conflicts import Conflict, find_conflicts
 from kbflow.claims.events import APPLIED, REFUSED, PendingEvent
-from kbflow.claims.model import Actor, Claim, Evidence
+from kbflow.claims.model import Actor, Evidence
 from kbflow.claims.recall import claim_filter, visible_scopes
 from kbflow.claims.relations import (
     CONFIRMED,
@@ -220,7 +220,8 @@ class RelationOps:
         visible = visible_scopes(scope)
         self._log.refresh()
         states = self._log.relations()
-        found = states.of(claim_id) if claim_id is not None else states.values()
+        with self._log.mutex:  # a writer's fold changes the states
+            found = states.of(claim_id) if claim_id is not None else states.values()
         return [
             r
             for r in found
@@ -236,8 +237,16 @@ class RelationOps:
         undecided (``False``); ``visible``: a further test of each claim (a key's reach). Changes nothing."""
         keep = claim_filter(None, scope, None, None)
         self._log.refresh()
-        claims: list[Claim] = [c for c in self._log.state.values() if keep(c) and (visible is None or visible(c))]
-        found: list[Conflict] = find_conflicts(claims, self._log.relations().values())
+        with self._log.mutex:  # a writer's fold changes the states
+            relations = self._log.relations().values()
+            if confirmed:  # only the claims a person said contradict: no need to read every claim's words
+                ids = {cid for r in relations if r.type == CONTRADICTS for cid in (r.source, r.target)}
+                found_claims = [self._log.state.get(cid) for cid in ids]
+                pool = [c for c in found_claims if c is not None]
+            else:
+                pool = self._log.state.values()
+            claims = [c for c in pool if keep(c) and (visible is None or visible(c))]
+        found: list[Conflict] = find_conflicts(claims, relations)
         return [c for c in found if confirmed is None or c.confirmed == confirmed]
 
 
