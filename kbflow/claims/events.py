@@ -157,12 +157,19 @@ class ClaimEvent:
         }
 
     def render(self) -> str:
-        """One line: ``#3 2026-11-23 10:02 verify observed -> verified by user:ana (applied): reason``."""
+        """One line: ``#3 2026-11-23 10:02 verify observed -> verified by user:ana (applied): reason``; the
+        record time first, the valid time a ``learn`` recorded (``[holds 2022-01-01 .. 2022-12-31]``), and
+        why a refused attempt was refused."""
         move = f"{self.from_status or '-'} -> {self.to_status or '-'}"
         reason = f": {self.reason}" if self.reason else ""
         added = f" (+{len(self.evidence)} evidence)" if self.evidence else ""
         when = f"{self.at:%Y-%m-%d %H:%M:%S}"
-        return f"#{self.seq} {when} {self.event} {move} by {self.actor} ({self.outcome}){added}{reason}"
+        holds = ""
+        if self.data.get("valid_from") or self.data.get("valid_to"):  # valid time, beside the record time
+            holds = f" [holds {self.data.get('valid_from') or '…'} .. {self.data.get('valid_to') or '…'}]"
+        refused = f": {self.data['refused']}" if self.outcome == REFUSED and self.data.get("refused") else ""
+        line = f"#{self.seq} {when} {self.event} {move} by {self.actor} ({self.outcome}){added}{holds}{reason}"
+        return line + (refused if not reason else "")
 
 
 # --- folding events into claims (pure) -------------------------------------------------------------
