@@ -245,3 +245,32 @@ def test_a_null_store_checks_and_keeps_no_relation():
     with pytest.raises(NotFoundError, match="keeps nothing"):
         null.relate("cl_a", "entails", "cl_b")
     assert null.recall("anything", valid_at="2022-01-01", as_of="2026-01-01") == []
+
+
+def test_a_store_written_before_valid_time_opens_unchanged_and_gains_it_on_write(tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    lake = str(tmp_path / "lake")
+    old = pa.schema([f for f in S.CLAIMS_SCHEMA if f.name not in (S.VALID_FROM, S.VALID_TO)])
+    with monkeypatch.context() as m:  # the claims table as an older kbflow wrote it
+        m.setattr(S, "CLAIMS_SCHEMA", old)
+        m.setitem(S.SCHEMAS, S.CLAIMS, old)
+        first = Claims.open(lake, settings={"model": FAST_MODEL}, actor="agent:old")
+        cid = first.learn("Acme's revenue was $1.2 billion", [Evidence.url("https://example.com/a")])
+        first.verify(cid, by="user:ana")
+        before = [e.to_dict() for e in first.history(cid)]
+    import lance
+
+    def columns() -> list[str]:
+        return lance.dataset(f"{lake}/{S.CLAIMS}.lance").schema.names
+
+    assert S.VALID_FROM not in columns()
+    store = Claims.open(lake, settings={"model": FAST_MODEL})
+    assert store.get(cid).valid == (None, None) and store.get(cid).status == "verified"
+    assert [e.to_dict() for e in store.history(cid)] == before
+    assert [h.claim.claim_id for h in store.recall("Acme revenue", valid_at="2022-01-01")] == [cid]  # open: holds
+    assert S.VALID_FROM not in columns()  # reading changed nothing
+    new = store.learn("Acme's revenue was $1.5 billion in FY2023", [Evidence.url("https://example.com/b")])
+    assert S.VALID_FROM in columns()  # the first write added the columns (nulls for the older claims)
+    again = Claims.open(lake, settings={"model": FAST_MODEL})
+    assert again.get(new).valid == (date(2023, 1, 1), date(2023, 12, 31)) and again.get(cid).valid == (None, None)
