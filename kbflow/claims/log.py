@@ -342,51 +342,32 @@ class EventLog:
         for cid in claim_ids:
             self._persisted[cid] = self.state[cid].n
 
-    def _relation_audit(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        """A relation event's audit row: the relation's status after it, its evidence and scope."""
-        rel = self._relations.get(row[S.CLAIM_ID]) if self._relations is not None else None
-        evidence = rel.evidence if rel else M.evidence_from_json(row[S.EVIDENCE])
-        data = json.loads(row[S.DATA] or "{}")
+    def _audit_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """An audited event's audit row: the status, evidence and scope of its claim or relation after it (as
+        the event row says, where this log does not hold that claim or relation)."""
+        subject: Any = (
+            (self._relations.get(row[S.CLAIM_ID]) if self._relations is not None else None)
+            if is_relation_id(row[S.CLAIM_ID])
+            else self.state.get(row[S.CLAIM_ID])
+        )
+        evidence = subject.evidence if subject else M.evidence_from_json(row[S.EVIDENCE])
         return {
             S.EVENT_N: row[S.EVENT_N],
             S.AT: row[S.AT],
             S.EVENT: row[S.EVENT],
             S.OUTCOME: row[S.OUTCOME],
             S.CLAIM_ID: row[S.CLAIM_ID],
-            S.STATUS: rel.status if rel else row[S.TO_STATUS],
+            S.STATUS: subject.status if subject else row[S.TO_STATUS],
             S.EVIDENCE_COUNT: len(evidence),
             S.EVIDENCE_KINDS: sorted({e.kind for e in evidence}),
-            S.SCOPE: rel.scope if rel else data.get("scope") or scopes.GLOBAL,
+            S.SCOPE: subject.scope if subject else json.loads(row[S.DATA] or "{}").get("scope") or scopes.GLOBAL,
             S.ACTOR_TYPE: row[S.ACTOR_TYPE],
             S.ACTOR_ID: row[S.ACTOR_ID],
         }
 
     def _write_audit(self, event_rows: Sequence[Mapping[str, Any]]) -> None:
         """One audit row per audited event; a failure is reported, never raised (the claim write stands)."""
-        rows = []
-        for row in event_rows:
-            if row[S.EVENT] not in AUDITED:
-                continue
-            if is_relation_id(row[S.CLAIM_ID]):
-                rows.append(self._relation_audit(row))
-                continue
-            claim = self.state.get(row[S.CLAIM_ID])
-            evidence = claim.evidence if claim else M.evidence_from_json(row[S.EVIDENCE])
-            rows.append(
-                {
-                    S.EVENT_N: row[S.EVENT_N],
-                    S.AT: row[S.AT],
-                    S.EVENT: row[S.EVENT],
-                    S.OUTCOME: row[S.OUTCOME],
-                    S.CLAIM_ID: row[S.CLAIM_ID],
-                    S.STATUS: claim.status if claim else row[S.TO_STATUS],
-                    S.EVIDENCE_COUNT: len(evidence),
-                    S.EVIDENCE_KINDS: sorted({e.kind for e in evidence}),
-                    S.SCOPE: claim.scope if claim else json.loads(row[S.DATA] or "{}").get("scope", scopes.GLOBAL),
-                    S.ACTOR_TYPE: row[S.ACTOR_TYPE],
-                    S.ACTOR_ID: row[S.ACTOR_ID],
-                }
-            )
+        rows = [self._audit_row(row) for row in event_rows if row[S.EVENT] in AUDITED]
         if not rows:
             return
         try:

@@ -75,14 +75,19 @@ class ClaimService:
                 out.append(Evidence.from_dict({k: v for k, v in item.items() if k in ("kind", "ref", "text")}))
         return out
 
-    def _visible_claim(self, key: ApiKey | None, claim_id: str, *, write: bool = False):
-        claim = self.store().get(claim_id)
+    @staticmethod
+    def _within_reach(key: ApiKey | None, found: Any, what: str, ident: str, write: bool) -> Any:
+        """``found`` (a claim or a relation) if the key sees its scope (else not found, as if it were not
+        there), and may write it when ``write``."""
         if key is not None:
-            if not key.can_see(claim.scope):
-                raise NotFoundError(f"no claim {claim_id!r} in this store")
+            if not key.can_see(found.scope):
+                raise NotFoundError(f"no {what} {ident!r} in this store")
             if write:
-                key.require(claim.scope, write=True)
-        return claim
+                key.require(found.scope, write=True)
+        return found
+
+    def _visible_claim(self, key: ApiKey | None, claim_id: str, *, write: bool = False):
+        return self._within_reach(key, self.store().get(claim_id), "claim", claim_id, write)
 
     def learn(self, key: ApiKey | None, body: Mapping[str, Any], *, actor_default: str = "user") -> dict[str, Any]:
         """Learn a claim (``{"text", "evidence", "scope"?, "status"?, "confidence"?, "domain"?, "tags"?,
@@ -197,13 +202,7 @@ class ClaimService:
 
     # --- relations and conflicts ---------------------------------------------------------------------
     def _visible_relation(self, key: ApiKey | None, relation_id: str, *, write: bool = False):
-        rel = self.store().relation(relation_id)
-        if key is not None:
-            if not key.can_see(rel.scope):
-                raise NotFoundError(f"no relation {relation_id!r} in this store")
-            if write:
-                key.require(rel.scope, write=True)
-        return rel
+        return self._within_reach(key, self.store().relation(relation_id), "relation", relation_id, write)
 
     def relate(self, key: ApiKey | None, body: Mapping[str, Any], *, actor_default: str = "user") -> dict[str, Any]:
         """Propose a relation (``{"source", "type", "target", "evidence"?, "reason"?}``) between two claims the
