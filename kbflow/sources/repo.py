@@ -104,8 +104,8 @@ class RepoLoader(FileSetLoader):
     max_file_mb = 1.0
     #: 2: notebooks are read as their cells' text, not their JSON; a CSV/TSV as its header and first rows; a whole
     #: HTML page as its text; 3: a page is read as web sources read it since their revision 4; 4: since their 5;
-    #: 5: since their 6
-    revision = "5"
+    #: 5: since their 6; 6: since their 7
+    revision = "6"
 
     def accepts(self, rel: str) -> bool:
         return True

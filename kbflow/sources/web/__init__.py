@@ -109,8 +109,9 @@ class WebLoader(FileSetLoader):
     #: and "Source" links dropped; Doxygen's fragments are code blocks, its tooltips hidden; an untitled page is
     #: titled by its <h1>; 6: what an API generator copies from elsewhere is a pointer line (rustdoc's trait
     #: members on each implementor, Javadoc's "Description copied from", TypeDoc's inherited members), and
-    #: TypeDoc's doc comments (``tsd-comment``) are read, no longer dropped as a comment thread
-    revision = "6"
+    #: TypeDoc's doc comments (``tsd-comment``) are read, no longer dropped as a comment thread; 7: Doxygen's
+    #: lists of members inherited from a base class are one line each
+    revision = "7"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

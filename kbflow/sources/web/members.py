@@ -24,6 +24,13 @@ interface's description again): that copy is read as its pointer line,
 "Documented on Comparable.", the method's signature and its "Specified by"
 and "Overrides" notes kept.
 
+Doxygen lists, in a class's member summary, every member of each base
+class again (``<tr class="inherit_header ...">`` "Public Member Functions
+inherited from ``geo::Shape``", then one row and one brief description per
+member, each ``<tr class="... inherit ...">``): each such list is read as one
+line, "Public Member Functions inherited from geo::Shape: area, name,
+translate.".
+
 TypeDoc marks each inherited member (``<section class="tsd-member
 tsd-is-inherited">``, "Inherited from ``CommanderError.code``"): the
 inherited members of a group are read as one line where the first of them
@@ -175,11 +182,56 @@ def _fold_typedoc(root: Node) -> int:
     return folded
 
 
+def _row_group(row: Node) -> str | None:
+    """The inherited list a Doxygen summary row belongs to (``pub_methods_classgeo_1_1Shape``), else ``None``."""
+    classes = _classes(row)
+    if row.tag != "tr" or not ({"inherit", "inherit_header"} & set(classes)):
+        return None
+    return next((c for c in classes if c not in ("inherit", "inherit_header") and ":" not in c), None)
+
+
+def _fold_doxygen(root: Node) -> int:
+    """Doxygen: each list of members inherited from a base class read as its header and the members' names."""
+    folded = 0
+    for parent in _elements(root):
+        if not any(isinstance(c, Node) and _row_group(c) for c in parent.children):
+            continue
+        kept: list[Node | str] = []
+        names: dict[str, list[str]] = {}
+        header: dict[str, Node] = {}
+        for child in parent.children:
+            group = _row_group(child) if isinstance(child, Node) else None
+            if group is None or not isinstance(child, Node):
+                kept.append(child)
+            elif "inherit_header" in _classes(child):
+                header[group] = child
+                names[group] = []
+                kept.append(child)
+            elif any(c.startswith("memitem:") for c in _classes(child)):
+                cells = _elements(child, "td", "memItemRight")
+                links = _elements(cells[0], "a") if cells else []
+                names.setdefault(group, []).append(_text(links[0] if links else child).strip())
+                folded += 1
+        for group, row in header.items():
+            listed = ", ".join(dict.fromkeys(n for n in names.get(group, []) if n))
+            title = " ".join(_text(row).split())
+            cell = next(iter(_elements(row, "td")), None)
+            if cell is not None:  # the header's cell, now holding the line (a row reads its cells)
+                cell.children = [f"{title}: {listed}." if listed else title]
+                row.children = [cell]
+            row.attrs["class"] = f"inherited {group}"  # read as the list it stands for, not as a page header
+        parent.children = kept
+    return folded
+
+
 def fold_copies(root: Node, generator: str) -> int:
     """Fold what a ``generator``'s page copies from elsewhere into pointer lines, in place (see the module's
-    docs); the number of members or blocks folded. rustdoc's, Javadoc's and TypeDoc's pages are read so."""
+    docs); the number of members or blocks folded. rustdoc's, Javadoc's, Doxygen's and TypeDoc's pages are read
+    so."""
     if generator.startswith("javadoc"):
         return _fold_javadoc(root)
+    if generator == "doxygen":
+        return _fold_doxygen(root)
     if generator != "rustdoc":
         return _fold_typedoc(root)  # TypeDoc names itself in no <meta>: its pages are known by their classes
     folded = 0
