@@ -44,15 +44,15 @@ class NullClaims:
     get = history = observe = verify = dispute = supersede = _unknown
     relate = relation = confirm_relation = reject_relation = unrelate = _unknown
 
-    def relate_many(self, items: Iterable[Mapping[str, Any]]) -> list[str]:
+    def relate_many(self, items: Iterable[Mapping[str, Any]]) -> builtins.list[str]:
         for item in items:
             self._unknown(item.get("source", ""))
         return []
 
-    def relations(self, *_: Any, **__: Any) -> list[Any]:
+    def relations(self, *_: Any, **__: Any) -> builtins.list[Any]:
         return []
 
-    def conflicts(self, **_: Any) -> list[Any]:
+    def conflicts(self, **_: Any) -> builtins.list[Any]:
         return []
 
     def audit(self) -> builtins.list[dict[str, Any]]:
