@@ -10,7 +10,13 @@
 - :mod:`kbflow.claims.model`: :class:`Claim`, :class:`Evidence` (plain values);
 - :mod:`kbflow.claims.lifecycle`: the rules every field, piece of evidence and move obeys (pure);
 - :mod:`kbflow.claims.events`: a claim's events and how they fold into its state (pure);
-- :mod:`kbflow.claims.store`: :class:`Claims`, the facade: lifecycle and queries;
+- :mod:`kbflow.claims.store`: :class:`Claims`, the facade: opening, learning and queries, with its two
+  parts :mod:`kbflow.claims.moves` (observe, verify, dispute, supersede) and
+  :mod:`kbflow.claims.relating` (relations between claims, and conflicts);
+- :mod:`kbflow.claims.relations`: relations' values and rules; :mod:`kbflow.claims.conflicts`: candidate
+  contradictions, from :mod:`kbflow.claims.facts` (subject, attribute, value read from a claim);
+- :mod:`kbflow.claims.periods`: valid time read from words; :mod:`kbflow.claims.timeline`: record time,
+  replayed from the log;
 - :mod:`kbflow.claims.log`: the event log (commit, sync, repair, audit);
 - :mod:`kbflow.claims.recall`: the index kept in step with the log, and recall
   (:mod:`kbflow.claims.index`: the in-memory hybrid index over claim texts);
