@@ -26,7 +26,9 @@ def test_definitions_load_and_graph():
         "source_files", "documents", "chunks", "embeddings", "search_index", "claims_evidence", "insights",
         "eval_lake", "eval_run", "eval_summary",
     }  # fmt: skip
-    assert len(defs.resolve_asset_graph().asset_check_keys) == 6
+    checks = {key.name for key in defs.resolve_asset_graph().asset_check_keys}
+    assert {"claims_evidence_fresh", "claims_contradictions_resolved", "keys_unique", "locators_resolve"} <= checks
+    assert len(checks) == 7
 
 
 def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jsonl_file):
