@@ -19,6 +19,13 @@ trait's method on each implementor), and the copies differ in their
 headings only (the owning type's name), so they are one hit, the others in
 ``also_in`` (:func:`copy_key`).
 
+An API reference also documents one member several times on its page: each
+overload of ``abbreviate`` is a section headed ``abbreviate`` (Javadoc,
+Doxygen, Sphinx), and a long entry is cut into several chunks under one
+heading. A web page's chunks under one heading path whose last heading names
+a member (one identifier, below the page's title) are one entry: one hit,
+the other overloads and parts in ``also_in`` (:func:`entry_key`).
+
 Only the windows read are grouped: a copy ranked far below the ``k``-th
 distinct text is not looked for (the first window is ``max(2k, 20)``
 candidates and each next one doubles).
@@ -35,7 +42,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.records import ids
 
-__all__ = ["MIN_COPY_BODY", "Distinct", "copy_key", "distinct", "place_key", "text_key"]
+__all__ = ["MIN_COPY_BODY", "Distinct", "copy_key", "distinct", "entry_key", "place_key", "text_key"]
 
 #: the least number of candidates read in the first window
 MIN_WINDOW = 20
@@ -64,6 +71,24 @@ def copy_key(row: dict[str, Any]) -> str:
         if len(body) >= MIN_COPY_BODY:
             return ids.text_hash(f"web body\x00{row.get(S.SOURCE_ID)}\x00{body}")
     return text_key(text)
+
+
+#: a heading that names a member: one identifier (``abbreviate``, ``is_sorted``, ``std::vector::push_back``)
+_MEMBER_HEADING = re.compile(r"^#{2,6} +[A-Za-z_$~][\w$:.~]*(?:\(\))?$")
+
+
+def entry_key(row: dict[str, Any]) -> str | None:
+    """The key a web page's chunks share when they stand under one heading path whose last heading names a
+    member (a member's overloads, the parts of one long entry): its source, page and heading lines; ``None``
+    for any other chunk."""
+    if row.get(S.CONTENT_KIND) != "web":
+        return None
+    headings = [h.strip() for h in _HEADING_LINE.findall(row[S.TEXT])]
+    if not headings or not _MEMBER_HEADING.match(headings[-1]):
+        return None
+    locator = row.get(S.LOCATOR) or {}
+    page = locator.get("url") or locator.get("path") or row.get(S.URI) or ""
+    return ids.text_hash("web entry\x00" + "\x00".join([str(row.get(S.SOURCE_ID)), page, *headings]))
 
 
 def place_key(row: dict[str, Any]) -> tuple[int, int, int]:
@@ -97,14 +122,18 @@ class Distinct:
 
 def distinct(fused: Sequence[tuple[str, float]], k: int, read: Reader) -> Distinct:
     """The first ``k`` distinct texts of ``fused`` (``(chunk id, score)`` best first), copies grouped."""
-    groups: dict[str, list[int]] = {}  # text key -> positions in fused, best first
+    groups: dict[int, list[int]] = {}  # group (its first position) -> positions in fused, best first
+    group_of: dict[str, int] = {}  # a copy or entry key -> its group
     rows: dict[str, dict[str, Any]] = {}
     window, pos = max(2 * k, MIN_WINDOW), 0
     while pos < len(fused) and (pos == 0 or len(groups) < k):
         chunk_ids = [cid for cid, _ in fused[pos : pos + window]]
         rows.update(read(chunk_ids))
         for n, cid in enumerate(chunk_ids, start=pos):
-            groups.setdefault(copy_key(rows[cid]), []).append(n)
+            keys = [key for key in (copy_key(rows[cid]), entry_key(rows[cid])) if key is not None]
+            group = next((group_of[key] for key in keys if key in group_of), n)
+            groups.setdefault(group, []).append(n)
+            group_of.update((key, group) for key in keys)
         pos, window = pos + len(chunk_ids), window * 2
     out = Distinct([], rows=rows)
     for members in sorted(groups.values(), key=lambda m: m[0])[:k]:

@@ -8,7 +8,7 @@ import shutil
 from kbflow import Retriever, pipeline
 from kbflow.lake import Lake
 from kbflow.records import Hit, Source
-from kbflow.retrieve.distinct import MIN_COPY_BODY, copy_key, distinct, text_key
+from kbflow.retrieve.distinct import MIN_COPY_BODY, copy_key, distinct, entry_key, text_key
 
 
 def _reader(texts: dict[str, str], places: dict[str, str]):
@@ -124,3 +124,25 @@ def test_a_web_member_documented_again_under_each_types_heading_is_one_hit():
     assert copy_key({**row, "content_kind": "doc"}) != copy_key({**row, "text": texts["values"], "content_kind": "doc"})
     short = {"text": "## Linux\n\nRun make install.", "content_kind": "web", "source_id": "docs"}
     assert copy_key(short) != copy_key({**short, "text": "## macOS\n\nRun make install."})
+
+
+def test_a_members_overloads_on_one_page_are_one_entry():
+    def row(text: str, url: str = "https://x/StringUtils.html", kind: str = "web") -> dict:
+        return {"text": text, "uri": "https://x", "locator": {"url": url}, "position": 0, "content_kind": kind,
+                "source_id": "lang3"}  # fmt: skip
+
+    head = "# StringUtils\n## Method Details\n### abbreviate\n"
+    rows = {
+        "a1": row(head + "public static String abbreviate(String str, int maxWidth)\nAbbreviates with ellipses."),
+        "x": row("# StringUtils\n## Method Details\n### capitalize\npublic static String capitalize(String str)"),
+        "a2": row(head + "public static String abbreviate(String str, int offset, int maxWidth)\nWith an offset."),
+        "other_page": row(head + "public static String abbreviate(String s)", url="https://x/WordUtils.html"),
+        "prose1": row("# Guide\n## Installing the tool\nRun the installer."),
+        "prose2": row("# Guide\n## Installing the tool\nThen restart."),
+    }
+    fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
+    out = distinct(fused, 6, lambda cids: {c: rows[c] for c in cids})
+    assert [cid for cid, _ in out.fused] == ["a1", "x", "other_page", "prose1", "prose2"]
+    assert out.also_in == {"a1": ["a2"]}  # the overload below; another page's member and a prose section are not
+    assert entry_key(rows["a1"]) == entry_key(rows["a2"]) != entry_key(rows["other_page"])
+    assert entry_key(rows["prose1"]) is None and entry_key({**rows["a1"], "content_kind": "code"}) is None
