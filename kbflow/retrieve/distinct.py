@@ -22,9 +22,10 @@ headings only (the owning type's name), so they are one hit, the others in
 An API reference also documents one member several times on its page: each
 overload of ``abbreviate`` is a section headed ``abbreviate`` (Javadoc,
 Doxygen, Sphinx), and a long entry is cut into several chunks under one
-heading. A web page's chunks under one heading path whose last heading names
-a member (one identifier, below the page's title) are one entry: one hit,
-the other overloads and parts in ``also_in`` (:func:`entry_key`).
+heading. A web page's chunks under one heading path (the whole path) whose
+last heading names a member (one identifier, below the page's title) are one
+entry: one hit, the other overloads and parts in ``also_in``
+(:func:`entry_key`).
 
 Only the windows read are grouped: a copy ranked far below the ``k``-th
 distinct text is not looked for (the first window is ``max(2k, 20)``
@@ -74,21 +75,22 @@ def copy_key(row: dict[str, Any]) -> str:
 
 
 #: a heading that names a member: one identifier (``abbreviate``, ``is_sorted``, ``std::vector::push_back``)
-_MEMBER_HEADING = re.compile(r"^#{2,6} +[A-Za-z_$~][\w$:.~]*(?:\(\))?$")
+_MEMBER_HEADING = re.compile(r"^[A-Za-z_$~][\w$:.~]*(?:\(\))?$")
 
 
 def entry_key(row: dict[str, Any]) -> str | None:
-    """The key a web page's chunks share when they stand under one heading path whose last heading names a
-    member (a member's overloads, the parts of one long entry): its source, page and heading lines; ``None``
-    for any other chunk."""
+    """The key a web page's chunks share when they stand under one heading path (the whole path, below the
+    page's title) whose last heading names a member: a member's overloads, the parts of one long entry. Its
+    source, page and heading path; ``None`` for any other chunk (``... > action > Example`` is not
+    ``... > parseAsync > Example``: their paths differ)."""
     if row.get(S.CONTENT_KIND) != "web":
         return None
-    headings = [h.strip() for h in _HEADING_LINE.findall(row[S.TEXT])]
-    if not headings or not _MEMBER_HEADING.match(headings[-1]):
-        return None
     locator = row.get(S.LOCATOR) or {}
+    path = [part.strip() for part in str(locator.get("heading_path") or "").split(" > ")]
+    if len(path) < 2 or not _MEMBER_HEADING.match(path[-1]):
+        return None
     page = locator.get("url") or locator.get("path") or row.get(S.URI) or ""
-    return ids.text_hash("web entry\x00" + "\x00".join([str(row.get(S.SOURCE_ID)), page, *headings]))
+    return ids.text_hash("web entry\x00" + "\x00".join([str(row.get(S.SOURCE_ID)), page, *path]))
 
 
 def place_key(row: dict[str, Any]) -> tuple[int, int, int]:

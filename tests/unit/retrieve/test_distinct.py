@@ -127,22 +127,27 @@ def test_a_web_member_documented_again_under_each_types_heading_is_one_hit():
 
 
 def test_a_members_overloads_on_one_page_are_one_entry():
-    def row(text: str, url: str = "https://x/StringUtils.html", kind: str = "web") -> dict:
-        return {"text": text, "uri": "https://x", "locator": {"url": url}, "position": 0, "content_kind": kind,
+    def row(path: str, text: str = "text", url: str = "https://x/StringUtils.html", kind: str = "web") -> dict:
+        locator = {"url": url, "heading_path": path}
+        return {"text": text, "uri": "https://x", "locator": locator, "position": 0, "content_kind": kind,
                 "source_id": "lang3"}  # fmt: skip
 
-    head = "# StringUtils\n## Method Details\n### abbreviate\n"
+    member = "StringUtils > Method Details > abbreviate"
     rows = {
-        "a1": row(head + "public static String abbreviate(String str, int maxWidth)\nAbbreviates with ellipses."),
-        "x": row("# StringUtils\n## Method Details\n### capitalize\npublic static String capitalize(String str)"),
-        "a2": row(head + "public static String abbreviate(String str, int offset, int maxWidth)\nWith an offset."),
-        "other_page": row(head + "public static String abbreviate(String s)", url="https://x/WordUtils.html"),
-        "prose1": row("# Guide\n## Installing the tool\nRun the installer."),
-        "prose2": row("# Guide\n## Installing the tool\nThen restart."),
+        "a1": row(member, "public static String abbreviate(String str, int maxWidth)"),
+        "x": row("StringUtils > Method Details > capitalize", "public static String capitalize(String str)"),
+        "a2": row(member, "public static String abbreviate(String str, int offset, int maxWidth)"),
+        "other_page": row(member, "public static String abbreviate(String s)", url="https://x/WordUtils.html"),
+        "ex1": row("Class Command > Methods > action > Example", "program.action(fn)"),
+        "ex2": row("Class Command > Methods > parseAsync > Example", "await program.parseAsync()"),
+        "prose1": row("Guide > Installing the tool", "Run the installer."),
+        "prose2": row("Guide > Installing the tool", "Then restart."),
     }
     fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
-    out = distinct(fused, 6, lambda cids: {c: rows[c] for c in cids})
-    assert [cid for cid, _ in out.fused] == ["a1", "x", "other_page", "prose1", "prose2"]
-    assert out.also_in == {"a1": ["a2"]}  # the overload below; another page's member and a prose section are not
+    out = distinct(fused, 8, lambda cids: {c: rows[c] for c in cids})
+    assert [cid for cid, _ in out.fused] == ["a1", "x", "other_page", "ex1", "ex2", "prose1", "prose2"]
+    assert out.also_in == {"a1": ["a2"]}  # another page's member, two members' examples, prose: kept apart
     assert entry_key(rows["a1"]) == entry_key(rows["a2"]) != entry_key(rows["other_page"])
+    assert entry_key(rows["ex1"]) != entry_key(rows["ex2"])
     assert entry_key(rows["prose1"]) is None and entry_key({**rows["a1"], "content_kind": "code"}) is None
+    assert entry_key(row("abbreviate")) is None  # a page's title alone names no member of it
