@@ -215,8 +215,9 @@ class ClaimService:
         store = self.store()
         if key is not None:
             a, b = (self._visible_claim(key, cid) for cid in (source, target))
-            if a.scope in scopes.visible(b.scope) or b.scope in scopes.visible(a.scope):
-                key.require(relation_scope(a.scope, b.scope), write=True)
+            joined = a.scope in scopes.visible(b.scope) or b.scope in scopes.visible(a.scope)
+            # an editor of the relation's scope; of sibling scopes (refused below, and recorded), of the source's
+            key.require(relation_scope(a.scope, b.scope) if joined else a.scope, write=True)
         rid = store.relate(
             source,
             body.get("type"),

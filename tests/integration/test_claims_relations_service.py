@@ -32,10 +32,11 @@ def served(tmp_path_factory):
         "payments_reader": create_key(lake, "acme/payments", "reader")[1],
         "billing_editor": create_key(lake, "acme/billing", "editor")[1],
         "acme_editor": create_key(lake, "acme", "editor")[1],
+        "acme_reader": create_key(lake, "acme", "reader")[1],
     }
     service = Service(lake, Settings.coerce(None, lake=lake.uri, model=FAST_MODEL), source_roots=[str(root)])
     with Server(service) as server:
-        server.keys, server.lake = keys, lake
+        server.keys, server.lake, server.service = keys, lake, service
         yield server
 
 
@@ -74,9 +75,14 @@ def test_relations_and_conflicts_over_rest_with_scopes_and_roles(served):
     assert _call(served, "POST", "/v1/relations", keys["payments_reader"], json=body).status_code == 403
     across = {**body, "target": billing["claim_id"]}
     assert _call(served, "POST", "/v1/relations", keys["payments_editor"], json=across).status_code == 404
-    # an editor of acme sees both sibling scopes, but no one scope sees both: refused, and said why
+    # a reader of acme sees both sibling scopes and writes nothing, not even a refused attempt
+    audited = len(served.service.claims.store().audit())
+    assert _call(served, "POST", "/v1/relations", keys["acme_reader"], json=across).status_code == 403
+    assert len(served.service.claims.store().audit()) == audited
+    # an editor of acme sees both, but no one scope sees both: refused, recorded, and said why
     refused = _call(served, "POST", "/v1/relations", keys["acme_editor"], json=across)
     assert refused.status_code == 400 and "no reader of one scope sees both" in refused.json()["error"]["message"]
+    assert len(served.service.claims.store().audit()) == audited + 1
     made = _call(served, "POST", "/v1/relations", keys["payments_editor"], json={**body, "actor_type": "agent"})
     assert made.status_code == 201, made.text
     rel = made.json()
