@@ -155,9 +155,11 @@ def generate(companies: int, seed: int) -> tuple[list[dict], list[Meant]]:
                 start, end = date.fromordinal(ends[year - 1].toordinal() + 1), ends[year]
             if item == "employees":
                 text = rng.choice(
-                    [f"{company} had {written} employees at December 31, {year}", f"{company}'s headcount was "
-                     f"{written} at December 31, {year}"]
-                )  # fmt: skip
+                    [
+                        f"{company} had {written} employees at December 31, {year}",
+                        f"{company}'s headcount was {written} at December 31, {year}",
+                    ]
+                )
                 start = end
             else:
                 text = phrase(company, item, written, fy(year, rng, ends), rng, free)
@@ -197,13 +199,19 @@ def generate(companies: int, seed: int) -> tuple[list[dict], list[Meant]]:
             add(f"{name} opened an office in {city} in {year}", Meant(name, None, None, None, None, scope, True))
         ceo_years = rng.sample(YEARS, 2)
         first, second = rng.sample(PEOPLE, 2)
-        add(f"{name}'s CEO was {first} in {min(ceo_years)}", Meant(name, "ceo", date(min(ceo_years), 1, 1),
-            date(min(ceo_years), 12, 31), first, scope, True))  # fmt: skip
-        add(f"{name}'s CEO was {second} in {max(ceo_years)}", Meant(name, "ceo", date(max(ceo_years), 1, 1),
-            date(max(ceo_years), 12, 31), second, scope, True))  # fmt: skip
+        add(
+            f"{name}'s CEO was {first} in {min(ceo_years)}",
+            Meant(name, "ceo", date(min(ceo_years), 1, 1), date(min(ceo_years), 12, 31), first, scope, True),
+        )
+        add(
+            f"{name}'s CEO was {second} in {max(ceo_years)}",
+            Meant(name, "ceo", date(max(ceo_years), 1, 1), date(max(ceo_years), 12, 31), second, scope, True),
+        )
         if rng.random() < 0.3:  # a planted contradiction of a name
-            add(f"{name}'s chief executive officer was {second} in {min(ceo_years)}", Meant(name, "ceo",
-                date(min(ceo_years), 1, 1), date(min(ceo_years), 12, 31), second, scope, True))  # fmt: skip
+            add(
+                f"{name}'s chief executive officer was {second} in {min(ceo_years)}",
+                Meant(name, "ceo", date(min(ceo_years), 1, 1), date(min(ceo_years), 12, 31), second, scope, True),
+            )
     return items, meant
 
 

@@ -93,8 +93,16 @@ def test_the_page_and_the_cli_name_the_other_places():
     def cite(source: str, path: str) -> Citation:
         return Citation(source, "docs", f"/{source}", Locator("doc", path=path, heading_path="Install <b>"))
 
-    hit = Hit(1, 1.0, "c", "t", cite("docs", "guide.md"), "doc", "global",
-              also_in=(cite("docs", "old/guide.md"), cite("mirror", "guide.md")))  # fmt: skip
+    hit = Hit(
+        1,
+        1.0,
+        "c",
+        "t",
+        cite("docs", "guide.md"),
+        "doc",
+        "global",
+        also_in=(cite("docs", "old/guide.md"), cite("mirror", "guide.md")),
+    )
     assert hit_places(hit) == "old/guide.md § Install <b>; guide.md § Install <b> [mirror]"
     html = _also_in(hit)
     assert "also in: old/guide.md § Install &lt;b&gt;" in html and "<b>" not in html
@@ -129,8 +137,14 @@ def test_a_web_member_documented_again_under_each_types_heading_is_one_hit():
 def test_a_members_overloads_on_one_page_are_one_entry():
     def row(path: str, text: str = "text", url: str = "https://x/StringUtils.html", kind: str = "web") -> dict:
         locator = {"url": url, "heading_path": path}
-        return {"text": text, "uri": "https://x", "locator": locator, "position": 0, "content_kind": kind,
-                "source_id": "lang3"}  # fmt: skip
+        return {
+            "text": text,
+            "uri": "https://x",
+            "locator": locator,
+            "position": 0,
+            "content_kind": kind,
+            "source_id": "lang3",
+        }
 
     member = "StringUtils > Method Details > abbreviate"
     rows = {
