@@ -188,7 +188,10 @@ class Lake:
         before the next begins (see :meth:`overwrite`), then committed at once.
         """
         lance = require("lance")
-        ds = self.table(name, schema=reader.schema).to_lance()
+        # a local table is opened by Lance alone: a process that only appends its query log never imports LanceDB
+        ds = self._local_dataset(name)
+        if ds is None:
+            ds = self.table(name, schema=reader.schema).to_lance()
         fragments = self._write_files(ds, reader, "append", rows_per_fragment)
         if not fragments:
             return ds.version

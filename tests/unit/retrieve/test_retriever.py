@@ -303,18 +303,26 @@ def test_hits_carry_raw_leg_scores_and_a_calibrated_relevance(ingested):
 
 
 def test_a_search_of_a_local_lake_never_imports_lancedb(ingested):
-    """Readers open local tables with Lance alone: LanceDB's import is most of a shell search's start-up."""
+    """Readers open local tables with Lance alone, and the query log is appended the same way: LanceDB's import
+    (seconds) was most of a shell search's start-up, and then again its exit, when the log row was written."""
     import subprocess
     import sys
 
+    from kbflow import schema as S
+
+    ingested.table(S.QUERY_LOG)  # the log exists, as after a lake's first search
+    before = ingested.dataset(S.QUERY_LOG).count_rows()
     settings = f"Settings.coerce(None, lake={ingested.uri!r}, model='hash:64')"
     code = (
         "import sys; from kbflow import Retriever; from kbflow.config import Settings; "
+        "from kbflow.usage.log import flush; "
         f"r = Retriever.open({ingested.uri!r}, settings={settings}); "
-        "hits = r.search('rank fusion', k=3); assert hits; print('lancedb' in sys.modules)"
+        "hits = r.search('rank fusion', k=3); assert hits; print('lancedb' in sys.modules); "
+        "print(flush(), 'lancedb' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False", out.stderr
+    assert out.stdout.split() == ["False", "1", "False"], out.stderr
+    assert ingested.dataset(S.QUERY_LOG).count_rows() == before + 1
 
 
 def test_a_table_from_an_older_kbflow_gets_its_new_columns_when_read(tmp_path):
