@@ -15,6 +15,12 @@ to a ranking, so ``bf16`` vectors share the model's ``model_id`` with
 ``torch`` and ``onnx``; a first run checks that on the probe texts and
 refuses a runner that does not reproduce them (:func:`~kbflow.embed.runtimes.checked`).
 
+The linear layers' weights are cast to bfloat16 once, when the model is
+loaded: autocast would otherwise cast every weight matrix again on every
+batch (it keeps no cast copy of a weight that needs no gradient), and the
+product rounds them to bfloat16 either way, so the vectors are the same
+to the bit.
+
 Elsewhere PyTorch emulates bfloat16, slower than fp32: :func:`fast` times
 both products once per process, and the ``auto`` backend runs its batches
 here only where bfloat16 wins by :data:`MIN_SPEEDUP`.
@@ -38,7 +44,7 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.errors import MissingDependencyError
 
-__all__ = ["BATCH_SIZE", "MIN_SPEEDUP", "PRIMITIVE_CACHE", "Bf16Runner", "best_time", "fast"]
+__all__ = ["BATCH_SIZE", "MIN_SPEEDUP", "PRIMITIVE_CACHE", "Bf16Runner", "best_time", "fast", "precast"]
 
 #: texts per forward pass: 16 ran 2-5% faster than 8 or 32 in bfloat16 (``bench/embed_backends.py --batch-sizes``)
 BATCH_SIZE = 16
@@ -84,6 +90,15 @@ def fast() -> bool:
         return best_time(lambda: a16 @ b16) * MIN_SPEEDUP <= best_time(lambda: a @ b)
 
 
+def precast(model: Any, torch: Any) -> Any:
+    """``model`` with its linear layers' weights and biases in bfloat16, the rest (layer norms, embeddings) in
+    fp32: what autocast would cast them to on every call, cast once."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            module.to(torch.bfloat16)
+    return model
+
+
 class Bf16Runner:
     """A sentence-transformers model in PyTorch on the CPU, its products in bfloat16: ``run(feeds)`` takes one
     batch of the ONNX graph's inputs (numpy arrays by input name) and returns its vectors as float32."""
@@ -92,7 +107,7 @@ class Bf16Runner:
         from kbflow.embed.models import load_model
 
         self._torch = torch = _torch()
-        self.model = load_model("SentenceTransformer", model_id, target, "embedding model").eval()
+        self.model = precast(load_model("SentenceTransformer", model_id, target, "embedding model").eval(), torch)
         if threads:
             torch.set_num_threads(threads)
         #: names the check's marker file: a new PyTorch checks its vectors again

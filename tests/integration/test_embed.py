@@ -236,6 +236,27 @@ def test_bf16_stores_the_models_vectors_and_auto_runs_it_only_where_it_is_fast(e
     assert runtime(bf16=True) == "onnxruntime" and runtime(runtime=BF16) == BF16  # the bf16 backend: always
 
 
+def test_bf16_weights_cast_once_give_the_vectors_autocast_gives():
+    """The runner casts its linear layers to bfloat16 when it loads the model; the products round them so under
+    autocast anyway, so the vectors are exactly those of the fp32 model under autocast, and the norms stay fp32."""
+    import torch
+
+    from kbflow.embed.bf16 import Bf16Runner
+    from kbflow.embed.models import load_model
+
+    base_id, target = resolve_model(DEFAULT_MODEL)
+    runner = Bf16Runner(base_id, target, threads=None)
+    linears = [m for m in runner.model.modules() if isinstance(m, torch.nn.Linear)]
+    norms = [m for m in runner.model.modules() if isinstance(m, torch.nn.LayerNorm)]
+    assert linears and all(m.weight.dtype == torch.bfloat16 for m in linears)
+    assert norms and all(m.weight.dtype == torch.float32 for m in norms)
+    fp32 = load_model("SentenceTransformer", base_id, target, "embedding model").eval()
+    feeds = {k: v.numpy() for k, v in fp32.tokenizer(TEXTS[:3], padding=True, return_tensors="pt").items()}
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = fp32({k: torch.from_numpy(v) for k, v in feeds.items()})["sentence_embedding"].float().numpy()
+    assert np.array_equal(runner.run(feeds), expected)
+
+
 def test_bf16_that_fails_falls_back_to_fp32_unless_asked_for(monkeypatch, caplog):
     from kbflow.embed import bf16
     from kbflow.embed.runtimes import BF16, OnnxEmbedder
