@@ -27,11 +27,22 @@ pieces the model read for kbflow and for each peer. ``--profile`` then
 ingests once more per kbflow backend under cProfile and prints where the
 time goes (the model, tokenizing, chunking, the search table, calibration).
 
+``--peer-precision bf16`` runs the peers at their best as well: each
+loads the model with bfloat16 weights, as sentence-transformers documents
+(``model_kwargs={"torch_dtype": torch.bfloat16}``; txtai passes its
+``vectors`` settings through to it), where this CPU multiplies bfloat16
+natively. Where it does not (PyTorch emulates bfloat16, far slower than
+fp32), the script says so, times the two products, and runs the peers in
+fp32, their best here. ``--peer-threads N`` sets PyTorch's threads for the
+peers (default: PyTorch's own, every core); kbflow's rows use its own
+settings.
+
 The peers live in the optional ``bench`` extra (``pip install -e '.[bench]'``),
 never in kbflow's default install.
 
     python bench/peers.py ../shared/datasets/cranfield [--queries N] [--peers lancedb,txtai,bm25s]
     python bench/peers.py ../shared/datasets/cranfield --peers lancedb --backends onnx,onnx-int8 --profile
+    python bench/peers.py ../shared/datasets/cranfield --peer-precision fp32,bf16 --peer-threads 1
 """
 
 from __future__ import annotations
@@ -77,10 +88,11 @@ def corpus(dataset) -> tuple[list[str], list[str]]:
     return ids, texts
 
 
-def word_pieces(texts: list[str]) -> int:
-    """Word pieces the model reads of ``texts``: each text's tokens, cut at the model's window as it cuts them."""
+def word_pieces(texts: list[str], cut: bool = True) -> int:
+    """Word pieces the model reads of ``texts``: each text's tokens, cut at the model's window as it cuts them
+    (``cut=False``: every piece of each text, as if the window had no end)."""
     model, _ = st_model()
-    window = int(model.max_seq_length)
+    window = int(model.max_seq_length) if cut else sys.maxsize
     return sum(min(len(ids), window) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"])
 
 
@@ -147,13 +159,52 @@ def timed(search, queries: dict[str, str]) -> tuple[dict[str, dict[str, float]],
     return run, lat
 
 
-@functools.lru_cache(maxsize=1)
-def st_model():
-    """The model the peers use, loaded once."""
+@functools.lru_cache(maxsize=2)
+def st_model(precision: str = "fp32"):
+    """The model the peers use, loaded once per precision (``"bf16"``: bfloat16 weights, as
+    sentence-transformers documents), and the folder it was loaded from."""
     from kbflow.embed.models import load_model, resolve_model
 
     model_id, target = resolve_model(DEFAULT_MODEL)
-    return load_model("SentenceTransformer", model_id, target, "embedding model"), target
+    if precision == "fp32":
+        return load_model("SentenceTransformer", model_id, target, "embedding model"), target
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(target, device="cpu", model_kwargs={"torch_dtype": torch.bfloat16}), target
+
+
+def peer_precisions(asked: str) -> list[str]:
+    """The precisions the peers run at: those asked for, less ``bf16`` where this CPU only emulates bfloat16
+    (then said, with both products' speed: fp32 is the peers' best on such a CPU)."""
+    wanted = [p.strip() for p in asked.split(",") if p.strip()]
+    unknown = set(wanted) - {"fp32", "bf16"}
+    if unknown or not wanted:
+        raise SystemExit(f"--peer-precision takes fp32 and/or bf16, got {asked!r}")
+    if "bf16" in wanted:
+        from kbflow.embed.bf16 import fast
+
+        rates = product_rates()
+        if fast():
+            print(f"bfloat16 is native on this CPU: {rates}; the peers also run with bfloat16 weights")
+        else:
+            print(f"this CPU emulates bfloat16 ({rates}): the peers run in fp32, their best here")
+            wanted = [p for p in wanted if p != "bf16"] or ["fp32"]
+    return wanted
+
+
+def product_rates() -> str:
+    """The speed of one product of the model's widest shape in fp32 and in bfloat16, as a phrase."""
+    import torch
+
+    from kbflow.embed.bf16 import best_time
+
+    a, b = torch.randn(256, 384), torch.randn(384, 1536)
+    a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
+    flops = 2 * 256 * 384 * 1536
+    with torch.inference_mode():
+        fp32, bf16 = flops / best_time(lambda: a @ b) / 1e9, flops / best_time(lambda: a16 @ b16) / 1e9
+    return f"{fp32:.0f} GFLOP/s in fp32, {bf16:.0f} in bfloat16"
 
 
 def peer_lancedb(ids, texts, work, model):
@@ -195,11 +246,16 @@ def peer_lancedb(ids, texts, work, model):
     return built, search
 
 
-def peer_txtai(ids, texts, work, model_path):
+def peer_txtai(ids, texts, work, model_path, precision="fp32"):
     from txtai import Embeddings
 
+    vectors = {}
+    if precision == "bf16":  # txtai hands its vectors settings to SentenceTransformer(...)
+        import torch
+
+        vectors = {"model_kwargs": {"torch_dtype": torch.bfloat16}}
     t0 = time.perf_counter()
-    emb = Embeddings(path=model_path, method="sentence-transformers", hybrid=True, content=False)
+    emb = Embeddings(path=model_path, method="sentence-transformers", hybrid=True, content=False, vectors=vectors)
     emb.index([(i, t, None) for i, t in zip(ids, texts, strict=True)])
     built = time.perf_counter() - t0
 
@@ -267,7 +323,7 @@ def report(rows: list[tuple], pieces: dict[str, int], texts: list[str]) -> None:
     print(f"\n{'system':<36} {'index s':>8} {'texts':>7} {'p50 ms':>8} {'p95 ms':>8} {'nDCG@10':>8}")
     for name, built, p50, p95, ndcg, embedded in rows:
         print(f"{name:<36} {built:8.1f} {embedded:7d} {p50:8.1f} {p95:8.1f} {ndcg:8.4f}")
-    hybrid = [r for r in rows if r[0] in ("lancedb", "txtai")]
+    hybrid = [r for r in rows if r[0].split(" ")[0] in ("lancedb", "txtai")]
     if hybrid:
         fastest = min(hybrid, key=lambda r: r[2])
         quickest = min(hybrid, key=lambda r: r[1])
@@ -281,11 +337,12 @@ def report(rows: list[tuple], pieces: dict[str, int], texts: list[str]) -> None:
                 f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]}), {ours[4] - best[4]:+.4f}"
             )
     if pieces:
-        pieces["peers"] = word_pieces(texts)
+        pieces["peers"], whole = word_pieces(texts), word_pieces(texts, cut=False)
         print(
             f"word pieces the model read: kbflow {pieces['kbflow']:,} (every chunk, context header included), "
             f"each peer {pieces['peers']:,} (each document once, cut at the model's window); "
-            f"{pieces['kbflow'] / pieces['peers']:.2f}x"
+            f"{pieces['kbflow'] / pieces['peers']:.2f}x. The documents hold {whole:,} uncut "
+            f"(kbflow {pieces['kbflow'] / whole:.2f}x that)"
         )
     for r in rows:
         if r[0] == "bm25s":
@@ -302,6 +359,12 @@ def main() -> None:
         default=None,
         help=f"kbflow backends to run, onnx@onnxruntime for one on a runtime (default: {DEFAULT_BACKEND},torch)",
     )
+    ap.add_argument(
+        "--peer-precision",
+        default="fp32",
+        help="the peers' weights: fp32 (as shipped), bf16 (where the CPU multiplies bfloat16 natively), or both",
+    )
+    ap.add_argument("--peer-threads", type=int, default=None, help="PyTorch threads for the peers (default: its own)")
     ap.add_argument(
         "--profile", action="store_true", help="then ingest once more per backend under cProfile: where the time goes"
     )
@@ -325,19 +388,28 @@ def main() -> None:
             rows.append(run_kbflow(dataset, spec, work, warm, args))
             if spec == backends[0]:
                 pieces["kbflow"] = word_pieces(lake_texts(os.path.join(work, f"kbflow-{spec}")))
-        model, model_path = st_model()
-        for name in args.peers.split(","):
-            build = {"lancedb": peer_lancedb, "txtai": peer_txtai, "bm25s": peer_bm25s}[name]
-            peer_model = model_path if name == "txtai" else model
-            build(ids[:3], texts[:3], tempfile.mkdtemp(dir=work), peer_model)  # warm-up, as kbflow's
-            built, search = build(ids, texts, work, peer_model)
-            for text in list(queries.values())[:5]:  # warm up
-                search(text)
-            run, lat = timed(search, queries)
-            ndcg = score_run(qrels, run)[0]["ndcg@10"]
-            embedded = len(texts) if name != "bm25s" else 0
-            rows.append((name, built, statistics.median(lat), float(np.percentile(lat, 95)), ndcg, embedded))
-            print(f"  {name} done", file=sys.stderr)
+        if args.peer_threads:
+            import torch
+
+            torch.set_num_threads(args.peer_threads)
+        for precision in peer_precisions(args.peer_precision):
+            model, model_path = st_model(precision)
+            for name in args.peers.split(","):
+                if precision != "fp32" and name == "bm25s":
+                    continue  # no model
+                build = {"lancedb": peer_lancedb, "txtai": peer_txtai, "bm25s": peer_bm25s}[name]
+                extra = (precision,) if name == "txtai" else ()
+                peer_model = model_path if name == "txtai" else model
+                build(ids[:3], texts[:3], tempfile.mkdtemp(dir=work), peer_model, *extra)  # warm-up, as kbflow's
+                built, search = build(ids, texts, tempfile.mkdtemp(dir=work), peer_model, *extra)
+                for text in list(queries.values())[:5]:  # warm up
+                    search(text)
+                run, lat = timed(search, queries)
+                ndcg = score_run(qrels, run)[0]["ndcg@10"]
+                embedded = len(texts) if name != "bm25s" else 0
+                label = name if precision == "fp32" else f"{name} ({precision})"
+                rows.append((label, built, statistics.median(lat), float(np.percentile(lat, 95)), ndcg, embedded))
+                print(f"  {label} done", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report(rows, pieces, texts)
