@@ -42,7 +42,7 @@ never in kbflow's default install.
 
     python bench/peers.py ../shared/datasets/cranfield [--queries N] [--peers lancedb,txtai,bm25s]
     python bench/peers.py ../shared/datasets/cranfield --peers lancedb --backends onnx,onnx-int8 --profile
-    python bench/peers.py ../shared/datasets/cranfield --peer-precision fp32,bf16 --peer-threads 1
+    python bench/peers.py ../shared/datasets/cranfield --peer-precision fp32,bf16 [--peer-threads N]
 """
 
 from __future__ import annotations
@@ -194,16 +194,12 @@ def peer_precisions(asked: str) -> list[str]:
 
 
 def product_rates() -> str:
-    """The speed of one product of the model's widest shape in fp32 and in bfloat16, as a phrase."""
-    import torch
+    """The speed of one product of the model's widest shape in fp32 and in bfloat16 (the timing ``auto`` decides
+    by, :func:`kbflow.embed.bf16.product_seconds`), as a phrase."""
+    from kbflow.embed.bf16 import WIDEST_PRODUCT, product_seconds
 
-    from kbflow.embed.bf16 import best_time
-
-    a, b = torch.randn(256, 384), torch.randn(384, 1536)
-    a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
-    flops = 2 * 256 * 384 * 1536
-    with torch.inference_mode():
-        fp32, bf16 = flops / best_time(lambda: a @ b) / 1e9, flops / best_time(lambda: a16 @ b16) / 1e9
+    m, k, n = WIDEST_PRODUCT
+    fp32, bf16 = (2 * m * k * n / s / 1e9 for s in product_seconds())
     return f"{fp32:.0f} GFLOP/s in fp32, {bf16:.0f} in bfloat16"
 
 

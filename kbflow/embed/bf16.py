@@ -44,7 +44,17 @@ import numpy as np
 from kbflow._lazy import require
 from kbflow.errors import MissingDependencyError
 
-__all__ = ["BATCH_SIZE", "MIN_SPEEDUP", "PRIMITIVE_CACHE", "Bf16Runner", "best_time", "fast", "precast"]
+__all__ = [
+    "BATCH_SIZE",
+    "MIN_SPEEDUP",
+    "PRIMITIVE_CACHE",
+    "WIDEST_PRODUCT",
+    "Bf16Runner",
+    "best_time",
+    "fast",
+    "precast",
+    "product_seconds",
+]
 
 #: texts per forward pass: 16 ran 2-5% faster than 8 or 32 in bfloat16 (``bench/embed_backends.py --batch-sizes``)
 BATCH_SIZE = 16
@@ -75,19 +85,31 @@ def _torch() -> Any:
     return require("torch")
 
 
+#: the product :func:`product_seconds` times: ``(m, k, n)``, the default model's widest (256 tokens x its 384 x 1,536
+#: feed-forward weight)
+WIDEST_PRODUCT = (256, 384, 1536)
+
+
 @functools.cache
-def fast() -> bool:
-    """Whether this CPU multiplies bfloat16 at least :data:`MIN_SPEEDUP` times faster than fp32, timed once per
-    process on a product of the default model's widest shape (a few tens of milliseconds); ``False`` without
-    PyTorch."""
+def product_seconds() -> tuple[float, float] | None:
+    """``(fp32, bfloat16)``: the fastest of a few runs of one :data:`WIDEST_PRODUCT` in each, in seconds, timed once
+    per process (a few tens of milliseconds); ``None`` without PyTorch."""
     try:
         torch = _torch()
     except MissingDependencyError:
-        return False
-    a, b = torch.randn(256, 384), torch.randn(384, 1536)
+        return None
+    m, k, n = WIDEST_PRODUCT
+    a, b = torch.randn(m, k), torch.randn(k, n)
     a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
     with torch.inference_mode():
-        return best_time(lambda: a16 @ b16) * MIN_SPEEDUP <= best_time(lambda: a @ b)
+        return best_time(lambda: a @ b), best_time(lambda: a16 @ b16)
+
+
+def fast() -> bool:
+    """Whether this CPU multiplies bfloat16 at least :data:`MIN_SPEEDUP` times faster than fp32
+    (:func:`product_seconds`); ``False`` without PyTorch."""
+    seconds = product_seconds()
+    return seconds is not None and seconds[1] * MIN_SPEEDUP <= seconds[0]
 
 
 def precast(model: Any, torch: Any) -> Any:
