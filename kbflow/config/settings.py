@@ -116,6 +116,8 @@ class ChunkSettings:
 #: Search tables up to this size are searched exactly in memory by default, and
 #: get no ANN index (an index only pays off where the exact scan is too slow).
 EXACT_MAX_ROWS = 250_000
+#: the role signal's default weight (:mod:`kbflow.retrieve.roles`), chosen on bench/jssearch and bench/codesearch
+ROLE_WEIGHT = 0.3
 
 
 #: (setting, the test its value passes, the rule its error states) for the numeric retrieval settings
@@ -202,6 +204,11 @@ class RetrievalSettings:
         How much the chunks of one PDF page reinforce each other (each gets
         the normalized scores of its page's two best other candidates); 0:
         off.
+    role_weight:
+        How far the files around a repository's code (its README and other
+        documents, tests, typings, a ``dist/`` build beside the sources) rank
+        below the code: each of their chunks loses this share of the best
+        candidate's score (:mod:`kbflow.retrieve.roles`); 0: off.
     glossary:
         Query expansion: a query that names a glossary term ("operating
         margin", "capex", "PP&E") is searched with the words the documents
@@ -237,6 +244,7 @@ class RetrievalSettings:
     # chosen by bench/sweep_signals.yaml: see docs/evaluation.md
     document_weight: float = 0.5
     page_weight: float = 0.1
+    role_weight: float = ROLE_WEIGHT
     # chosen on financebench-dev; no query of the other sets names a term: see docs/evaluation.md
     glossary: str | None = "finance"
     log_queries: bool = True
@@ -253,7 +261,7 @@ class RetrievalSettings:
                 raise ConfigError(f"{name} must be {rule}, got {getattr(self, name)}")
         if self.dense_weight < 0 or self.bm25_weight < 0 or self.dense_weight + self.bm25_weight == 0:
             raise ConfigError("leg weights must be >= 0 and not both 0")
-        for name in ("document_weight", "page_weight"):
+        for name in ("document_weight", "page_weight", "role_weight"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 10:
                 raise ConfigError(f"{name} must be a number in 0..10, got {value!r}")

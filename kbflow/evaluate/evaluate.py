@@ -65,6 +65,7 @@ RETRIEVAL_KEYS = (
     "rerank_depth",
     "document_weight",
     "page_weight",
+    "role_weight",
     "glossary",
 )
 #: ``context``: the chunk context header on or off; ``tables``: PDF tables as their own units, or not looked for;
@@ -316,6 +317,7 @@ def rank_options(config: Mapping[str, Any], k: int) -> dict[str, Any]:
         "rerank_depth": config.get("rerank_depth"),
         "document_weight": config.get("document_weight"),
         "page_weight": config.get("page_weight"),
+        "role_weight": config.get("role_weight"),
         "glossary": config.get("glossary") or "none",
         "distinct": False,  # every judged document counts, copies included, as BEIR scores them
     }

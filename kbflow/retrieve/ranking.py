@@ -164,11 +164,13 @@ def fuse_legs(
         weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight}
         scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
         fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
-    if (settings.document_weight or settings.page_weight) and fused:
+    if (settings.document_weight or settings.page_weight or settings.role_weight) and fused:
         if row_of is None:
             row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
         rows = [row_of[cid] for cid, _ in fused]
-        fused = table.groups.rescore(fused, rows, query, settings.document_weight, settings.page_weight)
+        fused = table.groups.rescore(
+            fused, rows, query, settings.document_weight, settings.page_weight, settings.role_weight
+        )
     return fused
 
 

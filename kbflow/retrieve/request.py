@@ -57,6 +57,7 @@ class SearchOptions(TypedDict, total=False):
     distinct: bool
     document_weight: float
     page_weight: float
+    role_weight: float
     glossary: str | None
 
 
@@ -71,6 +72,7 @@ OVERRIDES = (
     "distinct",
     "document_weight",
     "page_weight",
+    "role_weight",
     "glossary",
 )
 

@@ -323,8 +323,8 @@ class Retriever:
         distinct:
             Show each text once (default ``True``): equal texts are one hit, the
             other copies in ``Hit.also_in`` (:mod:`kbflow.retrieve.distinct`).
-        document_weight, page_weight, glossary:
-            The document and page signals (:mod:`kbflow.retrieve.signals`), query
+        document_weight, page_weight, role_weight, glossary:
+            The document, page and role signals (:mod:`kbflow.retrieve.signals`), query
             expansion (:mod:`kbflow.retrieve.glossary`).
         caller, origin:
             Who asked and from which surface, for the query log

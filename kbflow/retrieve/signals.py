@@ -49,6 +49,7 @@ import numpy as np
 
 from kbflow import schema as S
 from kbflow._lazy import require
+from kbflow.retrieve.roles import AROUND, file_roles
 
 __all__ = ["NAMED_BY_PATH", "PAGE_TOP", "Groups", "name_words", "reinforce"]
 
@@ -130,6 +131,7 @@ class Groups:
     pages: np.ndarray  # int64 page code per row, -1: none
     words: list[frozenset[str]]  # document code -> its path's words
     idf: dict[str, float]  # word -> its IDF over the documents' paths
+    roles: np.ndarray  # int8 document code -> its role in its repository (:mod:`kbflow.retrieve.roles`)
 
     @classmethod
     def load(cls, ds) -> Groups:
@@ -156,16 +158,18 @@ class Groups:
         _, first = np.unique(docs, return_index=True)  # a row of each document, for its kind
         kinds = table.column("kind").take(pa.array(first, type="int64")).to_pylist()
         titles = _titles(ds, NAMED_BY_TITLE) if NAMED_BY_TITLE.intersection(kinds) else {}
+        names = [name.split("\x00", 1) for name in encoded.dictionary.to_pylist()]
         words = [
-            _document_words(name.split("\x00", 1)[1], kind, titles.get(name))
-            for name, kind in zip(encoded.dictionary.to_pylist(), kinds, strict=True)
+            _document_words(path, kind, titles.get(f"{source}\x00{path}"))
+            for (source, path), kind in zip(names, kinds, strict=True)
         ]
+        roles = np.array(file_roles([n[0] for n in names], [n[1] for n in names], kinds), dtype=np.int8)
         page = pc.fill_null(table.column("page"), -1).to_numpy().astype(np.int64)
         pages = np.where(page >= 0, docs.astype(np.int64) * (1 << 24) + page, -1)
         df = Counter(w for ws in words for w in ws)
         n = sum(1 for ws in words if ws)
         idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
-        return cls(rows[order], docs[order], pages[order], words, idf)
+        return cls(rows[order], docs[order], pages[order], words, idf, roles)
 
     def of(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The document and page codes of these Lance row ids."""
@@ -182,16 +186,27 @@ class Groups:
         query: str,
         document_weight: float,
         page_weight: float,
+        role_weight: float = 0.0,
     ) -> list[tuple[str, float]]:
-        """``fused`` (with the Lance row id of each) re-scored by :func:`reinforce`; as it was where neither
-        signal has anything to add (the query names no PDF, no candidate is on a page)."""
+        """``fused`` (with the Lance row id of each) re-scored by :func:`reinforce`; as it was where no signal
+        has anything to add (the query names no PDF, no candidate is on a page, none stands around code)."""
         docs, pages = self.of(row_ids)
         named = self.name_scores(query, docs.tolist()) if document_weight else {}
         named = {d: v for d, v in named.items() if v > 0}
         paged = bool(page_weight) and bool((pages >= 0).any())
-        if not named and not paged:
+        around = np.isin(self.roles[docs], list(AROUND)) if role_weight else np.zeros(len(docs), dtype=bool)
+        if not named and not paged and not around.any():
             return list(fused)
-        return reinforce(fused, docs.tolist(), pages.tolist(), named, document_weight, page_weight if paged else 0.0)
+        return reinforce(
+            fused,
+            docs.tolist(),
+            pages.tolist(),
+            named,
+            document_weight,
+            page_weight if paged else 0.0,
+            around=around.tolist(),
+            role_weight=role_weight,
+        )
 
     def name_scores(self, query: str, docs: Sequence[int]) -> dict[int, float]:
         """``{document code: share of the query's name words' IDF its path holds}`` for ``docs`` (in 0..1;
@@ -210,6 +225,8 @@ def reinforce(
     name_score: Mapping[int, float],
     document_weight: float,
     page_weight: float,
+    around: Sequence[bool] = (),
+    role_weight: float = 0.0,
 ) -> list[tuple[str, float]]:
     """``fused`` re-scored, best first (ties in fused order).
 
@@ -217,9 +234,10 @@ def reinforce(
     each gets
     ``document_weight`` times its document's name score, plus ``page_weight``
     times the normalized scores of its page's :data:`PAGE_TOP` best other
-    candidates (page ``-1``: none); the bonus is scaled back to the fused
-    scores' range and added to each score, so a candidate with no bonus keeps
-    its score.
+    candidates (page ``-1``: none), less ``role_weight`` where ``around``
+    says it stands around code (a README, a test: :mod:`kbflow.retrieve.roles`;
+    empty: none does); the bonus is scaled back to the fused scores' range and
+    added to each score, so a candidate with no bonus keeps its score.
     """
     if not fused:
         return []
@@ -237,6 +255,8 @@ def reinforce(
     out = []
     for i, ((cid, score), v, doc, page) in enumerate(zip(fused, norm, docs, pages)):
         bonus = document_weight * name_score.get(int(doc), 0.0)
+        if role_weight and around[i]:
+            bonus -= role_weight
         if page_weight and page >= 0:
             best = by_page[int(page)][: PAGE_TOP + 1]
             if v in best:  # the page's best scores without this chunk's own

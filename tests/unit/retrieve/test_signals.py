@@ -49,16 +49,27 @@ def test_the_chunks_of_one_page_reinforce_each_other():
     assert [c for c, _ in reinforce(fused, docs, pages, {}, 0.0, 0.5)][:3] == ["e", "f", "g"]
 
 
+def test_the_files_around_the_code_lose_a_share_of_the_best_score():
+    fused = [("readme", 2.0), ("fn", 1.6), ("test", 1.5), ("other", 0.4)]
+    around = [True, False, True, False]
+    out = reinforce(fused, [0, 1, 2, 3], [-1] * 4, {}, 0.0, 0.0, around=around, role_weight=0.3)
+    assert dict(out) == {"readme": pytest.approx(1.4), "fn": 1.6, "test": pytest.approx(0.9), "other": 0.4}
+    assert [c for c, _ in out] == ["fn", "readme", "test", "other"]
+    assert reinforce(fused, [0, 1, 2, 3], [-1] * 4, {}, 0.0, 0.0, around=around, role_weight=0.0) == fused
+
+
 def test_the_signal_weights_are_settings_checked_and_swept():
     assert RetrievalSettings().document_weight > 0 and RetrievalSettings().page_weight > 0
     with pytest.raises(ConfigError, match="document_weight"):
         RetrievalSettings(document_weight=-1)
     with pytest.raises(ConfigError, match="page_weight"):
         RetrievalSettings(page_weight="a lot")
+    with pytest.raises(ConfigError, match="role_weight"):
+        RetrievalSettings(role_weight=11)
     from kbflow.config import Settings
 
-    config = config_for(Settings.coerce(None, lake="/tmp/x"), document_weight=0.0, page_weight=0.2)
-    assert config["document_weight"] == 0.0 and config["page_weight"] == 0.2
+    config = config_for(Settings.coerce(None, lake="/tmp/x"), document_weight=0.0, page_weight=0.2, role_weight=0)
+    assert config["document_weight"] == 0.0 and config["page_weight"] == 0.2 and config["role_weight"] == 0
 
 
 def _filing(path, lines: list[str]) -> None:
@@ -113,3 +124,35 @@ def test_a_question_naming_a_filings_registrant_prefers_that_web_page(tmp_path, 
     assert on[0].score == pytest.approx(named + 0.5 * off[0].score)  # half the best score: its registrant matched
     other = next(h.score for h in on if h.citation.locator.path == "xyz-20241231.htm")
     assert other == pytest.approx(next(h.score for h in off if h.citation.locator.path == "xyz-20241231.htm"))
+
+
+def test_a_question_about_code_gets_the_function_before_the_readme_that_names_it(tmp_path, fast_settings):
+    """In a repository the README, tests and typings share the function's words; the role signal ranks them
+    below the code (kbflow.retrieve.roles), and ``role_weight=0`` turns it off. A folder of documents alone is
+    not touched."""
+    repo = tmp_path / "pkg"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "test").mkdir()
+    (repo / "lib" / "check.js").write_text(
+        "function satisfies(version, range) {\n  return parseRange(range).test(version)\n}\n"
+        "module.exports = satisfies\n"
+    )
+    (repo / "test" / "range.js").write_text(
+        "test('satisfies a version range', () => {\n  ok(satisfies('1.2.3', '^1'))\n})\n"
+    )
+    readme = "Check whether a version is in a version range: a version satisfies a version range when {}.\n"
+    (repo / "README.md").write_text("# Ranges\n\n" + readme.format("the range holds it"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "README.md").write_text("# Ranges\n\n" + readme.format("the range contains it"))
+    lake = Lake(fast_settings.lake)
+    lake.update_sources([Source("pkg", "repo", str(repo)).to_row(), Source("docs", "docs", str(docs)).to_row()])
+    pipeline.ingest(lake, fast_settings)
+    r = Retriever.open(lake, settings=fast_settings)
+    question = "check whether a version is in a version range"
+    off = [(h.citation.source_id, h.citation.locator.path) for h in r.search(question, k=4, mode="bm25", role_weight=0)]
+    on = [(h.citation.source_id, h.citation.locator.path) for h in r.search(question, k=4, mode="bm25")]
+    assert off.index(("pkg", "README.md")) < off.index(("pkg", "lib/check.js"))
+    assert on.index(("pkg", "lib/check.js")) < on.index(("pkg", "README.md"))
+    assert on.index(("pkg", "lib/check.js")) < on.index(("pkg", "test/range.js"))
+    assert on[0] == ("docs", "README.md")  # the documents' own README keeps its score

@@ -1,0 +1,90 @@
+"""A file's role in its repository: the code itself, or what stands around it (prose, tests, typings, a build).
+
+A question about code ("check whether a version falls inside a range") is
+answered by the function that does it. In a repository, the README that lists
+every function in a sentence, the test that calls it, the TypeScript typings
+that declare it and the ``dist/`` build that repeats it all share its words,
+and on npm packages as published they ranked above the function for a third
+of the questions (``bench/jssearch``). So the role signal
+(``RetrievalSettings.role_weight``, :mod:`kbflow.retrieve.signals`) ranks the
+files around the code a little below the code: each of their chunks loses
+``role_weight`` of the best candidate's normalized score. A README that
+matches far better than any function still comes first.
+
+Roles are read from paths, per source, and only in a source that holds code:
+a folder of Markdown is all prose, and its prose is its content.
+
+- ``code``: the source files (and every file of a source without code);
+- ``prose``: the documents and data files of a source that holds code
+  (README, CHANGELOG, CONTRIBUTING, ``docs/``, ``locale.json``);
+- ``test``: files under ``test/``, ``tests/``, ``__tests__/``, ``spec/`` or a
+  Gradle test source set (``jvmTest/``, ``androidTest/``), and ``test_*.py``,
+  ``*_test.py``, ``*_test.go``, ``*.test.js``, ``*.spec.ts``,
+  ``FooTest.java``, ``conftest.py``;
+- ``typings``: declarations without bodies (``*.d.ts``, ``*.pyi``);
+- ``build``: a build beside its sources: a file under ``dist/``, ``build/``
+  or ``out/`` whose module (its file name without extensions) the source
+  also holds outside them (``dist/index.js`` beside ``src/index.ts``); a
+  package published as its ``dist/`` alone keeps it as its code;
+- ``translations``: code under ``locale/``, ``locales/``, ``i18n/``,
+  ``l10n/`` or ``translations/``: a language's month names and plural
+  rules, whose words match every question about what they translate.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["AROUND", "CODE", "ROLES", "file_roles"]
+
+#: role codes, in :data:`ROLES` order
+ROLES = ("code", "prose", "test", "typings", "build", "translations")
+CODE, PROSE, TEST, TYPINGS, BUILD, TRANSLATIONS = range(len(ROLES))
+#: the roles ranked below the code
+AROUND = frozenset({PROSE, TEST, TYPINGS, BUILD, TRANSLATIONS})
+
+_TEST = re.compile(
+    r"(?:^|/)(?:[Tt]ests?|TESTS?|__tests__|[Ss]pecs?|[Tt]esting)/|(?:^|/)[a-z][a-z0-9]*Tests?/"
+    r"|(?:^|/)test_[^/]*\.py$|_test\.(?:py|go|rb|exs?)$|(?:^|/)conftest\.py$"
+    r"|\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)[^/]*Tests?\.(?:java|kt|cs|scala|swift)$"
+)
+_TYPINGS = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
+_BUILD = re.compile(r"(?:^|/)(?:dist|build|out)/")
+_TRANSLATIONS = re.compile(r"(?:^|/)(?:locales?|i18n|l10n|translations)/", re.IGNORECASE)
+
+
+def _module(path: str) -> str:
+    """A file's module: its name without folders and extensions (``dist/esm/index.min.js``: ``index``)."""
+    return path.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Sequence[str]) -> list[int]:
+    """The role code (:data:`ROLES`) of each file, given as parallel ``sources``, ``paths`` and content
+    ``kinds`` (one entry per file): a source's files are read together, since prose is prose only beside code
+    and a build is a build only beside its sources."""
+    has_code: set[str] = set()
+    modules: set[tuple[str, str]] = set()  # (source, module) of the code outside a build folder
+    for source, path, kind in zip(sources, paths, kinds, strict=True):
+        if kind == "code":
+            has_code.add(source)
+            if not _BUILD.search(path or ""):
+                modules.add((source, _module(path or "")))
+    out = []
+    for source, path, kind in zip(sources, paths, kinds, strict=True):
+        path = path or ""
+        if source not in has_code:
+            out.append(CODE)
+        elif kind != "code":
+            out.append(PROSE)
+        elif _TEST.search(path):
+            out.append(TEST)
+        elif _TYPINGS.search(path):
+            out.append(TYPINGS)
+        elif _BUILD.search(path) and (source, _module(path)) in modules:
+            out.append(BUILD)
+        elif _TRANSLATIONS.search(path):
+            out.append(TRANSLATIONS)
+        else:
+            out.append(CODE)
+    return out

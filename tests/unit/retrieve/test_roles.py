@@ -1,0 +1,65 @@
+"""A file's role in its repository (kbflow.retrieve.roles): read from paths, per source."""
+
+from __future__ import annotations
+
+from kbflow.retrieve.roles import AROUND, BUILD, CODE, PROSE, TEST, TRANSLATIONS, TYPINGS, file_roles
+
+
+def _roles(files: list[tuple[str, str, str]]) -> dict[str, int]:
+    sources, paths, kinds = zip(*files, strict=True)
+    return dict(zip(paths, file_roles(sources, paths, kinds), strict=True))
+
+
+def test_the_files_around_a_repositorys_code_are_told_from_the_code():
+    roles = _roles(
+        [
+            ("pkg", "src/index.ts", "code"),
+            ("pkg", "src/range.js", "code"),
+            ("pkg", "README.md", "doc"),
+            ("pkg", "docs/guide.md", "doc"),
+            ("pkg", "test/range.js", "code"),
+            ("pkg", "src/range.test.js", "code"),
+            ("pkg", "src/jvmTest/kotlin/PipeTest.kt", "code"),
+            ("pkg", "lib/FooTest.java", "code"),
+            ("pkg", "pkg/test_parse.py", "code"),
+            ("pkg", "index.d.ts", "code"),
+            ("pkg", "stubs/mod.pyi", "code"),
+            ("pkg", "dist/index.js", "code"),
+            ("pkg", "dist/esm/range.min.js", "code"),
+            ("pkg", "dist/extra.js", "code"),
+            ("pkg", "esm/locale/ru.js", "code"),
+        ]
+    )
+    assert roles["src/index.ts"] == roles["src/range.js"] == CODE
+    assert roles["README.md"] == roles["docs/guide.md"] == PROSE
+    assert {roles[p] for p in ("test/range.js", "src/range.test.js", "src/jvmTest/kotlin/PipeTest.kt")} == {TEST}
+    assert roles["lib/FooTest.java"] == roles["pkg/test_parse.py"] == TEST
+    assert roles["index.d.ts"] == roles["stubs/mod.pyi"] == TYPINGS
+    # a build is a build of modules the source holds outside it; a module only the build holds is code
+    assert roles["dist/index.js"] == roles["dist/esm/range.min.js"] == BUILD
+    assert roles["dist/extra.js"] == CODE
+    assert roles["esm/locale/ru.js"] == TRANSLATIONS
+    assert AROUND == {PROSE, TEST, TYPINGS, BUILD, TRANSLATIONS}
+
+
+def test_names_that_only_look_like_tests_are_code():
+    roles = _roles([("r", p, "code") for p in ("latest/x.js", "a/contest/x.py", "Latest.java", "contest.py")])
+    assert set(roles.values()) == {CODE}
+
+
+def test_a_source_without_code_keeps_its_documents_and_a_package_published_as_its_build_keeps_it():
+    roles = _roles(
+        [
+            ("docs", "README.md", "doc"),
+            ("docs", "guide/install.md", "doc"),
+            ("uuid", "dist/v4.js", "code"),
+            ("uuid", "dist/esm-node/v4.js", "code"),
+            ("uuid", "wrapper.mjs", "code"),
+            ("uuid", "README.md", "doc"),
+        ]
+    )
+    assert roles["guide/install.md"] == CODE
+    assert roles["dist/v4.js"] == roles["dist/esm-node/v4.js"] == roles["wrapper.mjs"] == CODE
+    # the same path is read per source: the docs source's README is its content, uuid's stands around its code
+    sources, paths = ("docs", "uuid", "uuid"), ("README.md", "README.md", "dist/v4.js")
+    assert file_roles(sources, paths, ("doc", "doc", "code")) == [CODE, PROSE, CODE]
