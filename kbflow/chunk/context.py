@@ -17,9 +17,12 @@ pdf    ``file.pdf p.12`` (the page label where the PDF has one), then the
        not start with it
 table  ``file.pdf p.12 table 1``, then the page's heading, then the
        header row when the chunk does not start with it
-code   ``path — Class.method``, then the enclosing definition's signature
-       when the chunk does not show it, or a label ("class body without
-       its methods", "the module's docstring")
+code   ``source/path — Class.method`` (the source's id, then the
+       path, where the path does not start with it: a package whose
+       files are named alone, ``dist/validate.js``, is named too),
+       then the enclosing definition's signature when the chunk does
+       not show it, or a label ("class body without its methods",
+       "the module's docstring")
 ticket ``#42 The ticket's title (author)``
 record the record's title, when the chunk does not start with it
 ====== ==============================================================
@@ -71,6 +74,17 @@ def _after_title(title: str | None, heading_path: str | None) -> str | None:
     return (rest or None) if title.casefold().startswith(first.strip().casefold()) else heading_path
 
 
+def _code_place(source_id: str, path: str | None) -> str | None:
+    """A code file as its header names it: its source's id, then its path (``uuid/dist/validate.js``), so a
+    package whose files are named alone (``validate.js``) is named too; the path alone where it starts with
+    the id already."""
+    if not path:
+        return source_id or None
+    if not source_id or path.split("/", 1)[0] == source_id:
+        return path
+    return f"{source_id}/{path}"
+
+
 def _starts_with(text: str, prefix: str) -> bool:
     """Whether ``text`` starts with ``prefix``, whitespace runs counting as one space (a PDF page's heading is
     its title lines joined by spaces)."""
@@ -89,7 +103,7 @@ def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None
     elif kind in ("pdf", "table", "ticket"):
         head = unit.title
     elif kind == "code":
-        head = _join(locator.path, locator.symbol)
+        head = _join(_code_place(unit.source_id, locator.path), locator.symbol)
     elif kind == "record":
         title = (unit.title or "").strip()
         head = title if title and not text.lstrip().startswith(title) else None

@@ -248,12 +248,16 @@ def test_the_context_header_of_code_chunks():
 
     body = "\n".join(f"    x{i} = compute_value({i}, weight={i}, name='item{i}')" for i in range(40))
     text = f"def long_function(a, b):\n{body}\n    return a\n"
-    unit = RawUnit("s", "pkg/m.py", text, "code", Locator(kind="code", path="pkg/m.py"), language="python")
+    unit = RawUnit("tools", "pkg/m.py", text, "code", Locator(kind="code", path="pkg/m.py"), language="python")
     chunks = chunk_unit(unit, ChunkSettings(code_max_tokens=120))
     assert len(chunks) > 1
-    assert chunks[0].context == "pkg/m.py — long_function"
-    assert chunks[1].context == "pkg/m.py — long_function\ndef long_function(a, b):"
+    # the source's id names the package whose files are named alone (uuid's dist/validate.js)
+    assert chunks[0].context == "tools/pkg/m.py — long_function"
+    assert chunks[1].context == "tools/pkg/m.py — long_function\ndef long_function(a, b):"
     assert all(line_span(text, c.locator.line_start, c.locator.line_end) == c.text for c in chunks)
+    # a path that starts with the source's id already names it once
+    named = RawUnit("pkg", "pkg/m.py", text, "code", Locator(kind="code", path="pkg/m.py"), language="python")
+    assert chunk_unit(named, ChunkSettings(code_max_tokens=120))[0].context == "pkg/m.py — long_function"
 
 
 def _record(words: int) -> RawUnit:
