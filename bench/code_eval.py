@@ -10,6 +10,12 @@ mode over the sets that decide defaults (codesearch, CoSQA, Cranfield).
     python bench/code_eval.py --sets codesearch,identifiers --modes hybrid
     python bench/code_eval.py --set context=false              # an ingest or retrieval key of kbflow eval
     python bench/code_eval.py --set bm25_weight=0.25 --paired  # and a paired test against the defaults
+    python bench/code_eval.py --sets jssearch,cranfield --legs   # hybrid against each leg, and the fusion rule
+
+``--legs`` runs hybrid, dense and bm25 and prints, per set, the paired test of
+hybrid against each leg and whether fusion keeps the rule: hybrid never
+significantly below its better leg (p < 0.05), and, where the two legs are
+within 0.10 nDCG@10 of each other, at least 0.01 above both.
 
 The sets:
 
@@ -79,6 +85,9 @@ def parse_args():
         help="also run every set and mode with the defaults (or the --base keys) and print a paired test of "
         "the --set runs against them: the nDCG@10 difference, its 95%% interval and the randomization p-value",
     )
+    ap.add_argument(
+        "--legs", action="store_true", help="hybrid against each leg (paired), and whether fusion keeps the rule"
+    )
     ap.add_argument("--base", action="append", default=[], metavar="KEY=VALUE", help="a key of the --paired baseline")
     ap.add_argument("--datasets", default=SHARED, help="the shared datasets folder [../shared/datasets]")
     ap.add_argument("--eval-home", default=None, help="where the eval lakes live [$KBFLOW_EVAL_HOME or data/eval]")
@@ -105,6 +114,31 @@ def paired_lines(name: str, runs: list, base_runs: list) -> list[str]:
     return [f"{name:12s} {run.config['mode']:7s} {paired_runs(run, base).line()}" for run, base in zip(runs, base_runs)]
 
 
+#: where the two legs are within this nDCG@10 of each other, hybrid must be ``FUSION_GAIN`` above both
+LEGS_CLOSE = 0.10
+FUSION_GAIN = 0.01
+
+
+def leg_lines(name: str, runs: list) -> list[str]:
+    """Hybrid against each leg (paired, nDCG@10), then whether fusion keeps the rule (``--legs``)."""
+    by_mode = {run.config["mode"]: run for run in runs}
+    hybrid, legs = by_mode["hybrid"], [by_mode[m] for m in ("dense", "bm25")]
+    tests = {leg.config["mode"]: paired_runs(hybrid, leg) for leg in legs}
+    out = [f"{name:12s} hybrid-{mode:5s} {test.line()}" for mode, test in tests.items()]
+    better = max(legs, key=lambda r: r.metrics["ndcg@10"]).config["mode"]
+    harm = tests[better].delta < 0 and tests[better].p_value < 0.05
+    dense, bm25 = (leg.metrics["ndcg@10"] for leg in legs)
+    close = abs(dense - bm25) <= LEGS_CLOSE
+    gain = min(t.delta for t in tests.values())
+    rule = "no harm: " + ("FAILS" if harm else "holds")
+    if close:
+        rule += f"; legs within {LEGS_CLOSE}, hybrid {gain:+.4f} above both: " + (
+            "holds" if gain >= FUSION_GAIN else "FAILS"
+        )
+    out.append(f"{name:12s} fusion rule (better leg {better}): {rule}")
+    return out
+
+
 def report(rows: list[dict], overrides: dict, modes: list[str], paired: list[str]) -> None:
     if overrides:
         print("settings:", ", ".join(f"{k}={v}" for k, v in overrides.items()))
@@ -117,7 +151,7 @@ def report(rows: list[dict], overrides: dict, modes: list[str], paired: list[str
         if len(deciding) == len(DECIDING):
             print(f"mean nDCG@10 over {', '.join(DECIDING)} ({mode}): {statistics.mean(deciding):.4f}")
     if paired:
-        print("\nagainst the baseline (A = these settings, B = the baseline), nDCG@10:")
+        print("\npaired tests (A = these settings or hybrid, B = the baseline or the leg), nDCG@10:")
         for line in paired:
             print(line)
 
@@ -138,7 +172,7 @@ def load_set(name: str, datasets: str, sets: dict = SETS):
 def main() -> int:
     args = parse_args()
     overrides, base = _overrides(args.set), _overrides(args.base)
-    modes = args.modes.split(",")
+    modes = ["hybrid", "dense", "bm25"] if args.legs else args.modes.split(",")
     rows, paired = [], []
     for name in args.sets.split(","):
         dataset = load_set(name, args.datasets)
@@ -149,6 +183,8 @@ def main() -> int:
             rows.append({"set": name, "mode": run.config["mode"], "queries": run.queries, **run.metrics})
         if args.paired:
             paired += paired_lines(name, runs, evaluate_set(dataset, modes, base, args.eval_home))
+        if args.legs:
+            paired += leg_lines(name, runs)
     if args.json:
         for row in rows:
             print(json.dumps(row))
