@@ -22,6 +22,17 @@ the one kbflow ships (``kbflow.retrieve.confidence.CALIBRATIONS``), the flag
 rate (answered questions flagged), and the share of missed questions flagged.
 Leave-one-set-out fits show how the curve carries to a set it never saw.
 
+Last, the flag as kbflow ships it, checked out of sample: each lake's own
+curve (its midpoint at the median best cosine of kbflow's probe questions,
+plus a margin) with the margin fitted on every *other* lake, then scored on
+the lake left out. Per lake and pooled, two rates: right answers at rank 1
+flagged (the goal: at most 2%) and questions without an answer flagged (at
+least 95%). The lakes: the sets above, ``jssearch`` (npm packages) and the
+API references of ``bench/apisites`` (``python bench/api_eval.py --build``
+first; judged by member), each with near misses of its own
+(``negatives.jsonl``: questions about libraries the lake does not hold, in
+its own vocabulary), and the Rust documentation sites of ``bench/sites``.
+
     python bench/calibrate.py
     python bench/calibrate.py --model /path/to/model   # then set retrieval.calibration to what it prints
 """
@@ -69,16 +80,22 @@ def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
         "cranfield": (cranfield, [os.path.join(pdf, "queries.jsonl"), os.path.join(code, "queries.jsonl")]),
         "cosqa": (cosqa, [os.path.join(cranfield, "queries.jsonl")]),
     }
+    js = os.path.join(HERE, "jssearch")
+    if os.path.isdir(os.path.join(js, "node_modules")):  # npm install --prefix bench/jssearch --ignore-scripts
+        out["jssearch"] = (js, [os.path.join(js, "negatives.jsonl")])
     if shutil.which("rustc"):  # the documentation sites rustup installs (bench/sites)
         for name in ("cargo", "reference", "rust-by-example"):
             out[name] = (os.path.join(HERE, "sites", name), [os.path.join(HERE, "sites", "negatives.jsonl")])
     return out
 
 
-def collect(model: str | None, shared: str, home: str | None) -> tuple[list[tuple[str, str, float]], dict]:
-    """``(set, kind, best cosine of the first TOP hits)`` per question (kind: answered, missed or negative), and
-    per set the best cosines of kbflow's probe questions (what a lake's own curve is fitted from)."""
-    out, nulls = [], {}
+def collect(
+    model: str | None, shared: str, home: str | None
+) -> tuple[list[tuple[str, str, float]], dict, list[tuple[str, float]]]:
+    """``(set, kind, best cosine of the first TOP hits)`` per question (kind: answered, missed or negative), per
+    set the best cosines of kbflow's probe questions (what a lake's own curve is fitted from), and ``(set, best
+    cosine)`` of each question whose first hit is right."""
+    out, nulls, top1 = [], {}, []
     for name, (root, negatives) in sets(shared).items():
         if not os.path.isdir(root) or not all(os.path.isfile(n) for n in negatives):
             print(f"{name}: not found, skipped", file=sys.stderr)
@@ -98,13 +115,62 @@ def collect(model: str | None, shared: str, home: str | None) -> tuple[list[tupl
                 kind = "negative"
             elif any(judged.get(doc_of.get(h.chunk_id), 0) > 0 for h in hits):
                 kind = "answered"
+                if judged.get(doc_of.get(hits[0].chunk_id), 0) > 0:
+                    top1.append((name, best))
             else:
                 kind = "missed"
             out.append((name, kind, best))
-        probes = retriever.search_many(list(PROBES), k=1, mode="dense", distinct=False, symbol_first=False)
-        nulls[name] = [hits[0].dense_score for hits in probes if hits]
+        nulls[name] = probe_cosines(retriever)
         print(f"{name}: {len(todo)} questions", file=sys.stderr)
-    return out, nulls
+    api_rows, api_nulls, api_top1 = collect_api(model, home)
+    return out + api_rows, {**nulls, **api_nulls}, top1 + api_top1
+
+
+def probe_cosines(retriever: Retriever) -> list[float]:
+    """The best cosine of each of kbflow's probe questions on the retriever's lake."""
+    probes = retriever.search_many(list(PROBES), k=1, mode="dense", distinct=False, symbol_first=False)
+    return [hits[0].dense_score for hits in probes if hits]
+
+
+def collect_api(model: str | None, home: str | None) -> tuple[list, dict, list]:
+    """What :func:`collect` gives, for the API references of ``bench/apisites`` (judged by member, as
+    ``bench/api_eval.py`` judges them, on the lakes it builds), each with its own near misses."""
+    sys.path.insert(0, HERE)
+    import api_eval
+
+    from kbflow import Lake, pipeline
+    from kbflow.records import Source
+
+    out, nulls, top1 = [], {}, []
+    root = home or os.environ.get("KBFLOW_EVAL_HOME") or os.path.join(os.getcwd(), "data", "eval")
+    for name in [*api_eval.CRATES, *api_eval.TYPEDOCS, *api_eval.JAVADOCS]:
+        spec, queries, qrels = api_eval.load_set(name)
+        source = spec["sources"][0]
+        path = os.path.join(api_eval.SETS, name, source["path"])
+        negatives = os.path.join(api_eval.SETS, name, "negatives.jsonl")
+        if not os.path.isdir(path) or not os.path.isfile(negatives):
+            print(f"api-{name}: not built (python bench/api_eval.py --build), skipped", file=sys.stderr)
+            continue
+        settings = Settings.coerce(None, lake=os.path.join(root, f"api-{name}"), model=model)
+        lake = Lake(settings.lake)
+        if source["id"] not in {s.source_id for s in lake.sources()}:
+            lake.register(Source(source["id"], "web", path))
+        pipeline.ingest(lake, settings, progress=False)
+        quiet = replace(settings, retrieval=settings.retrieval.override(log_queries=False))
+        retriever = Retriever.open(lake, settings=quiet)
+        todo = [(text, {d for d, g in qrels[q].items() if g > 0}) for q, text in queries.items()]
+        todo += [(text, set()) for text in _questions(negatives)]
+        for text, gold in todo:
+            hits = retriever.search(text, k=TOP, symbol_first=False)
+            best = max(h.dense_score for h in hits)
+            members = [api_eval.member_of(h) for h in hits]
+            kind = "negative" if not gold else "answered" if set(members) & gold else "missed"
+            out.append((f"api-{name}", kind, best))
+            if gold and members[0] in gold:
+                top1.append((f"api-{name}", best))
+        nulls[f"api-{name}"] = probe_cosines(retriever)
+        print(f"api-{name}: {len(todo)} questions", file=sys.stderr)
+    return out, nulls, top1
 
 
 def lake_errors(rows, nulls, margin: float | None) -> dict[str, tuple[float, float, float]]:
@@ -162,6 +228,40 @@ def report_lakes(rows, nulls) -> None:
     )
 
 
+def lake_threshold(probes: list[float], margin: float) -> float:
+    """A lake's own curve's midpoint: its probes' median best cosine plus ``margin``, within THRESHOLD_RANGE."""
+    low, high = THRESHOLD_RANGE
+    return min(max(statistics.median(probes) + margin, low), high)
+
+
+def report_out_of_sample(rows, nulls, top1) -> None:
+    """Each lake's curve with the margin fitted on the other lakes, scored on it: right answers at rank 1 flagged
+    and questions without an answer flagged, per lake and pooled (the flag's goals: at most 2%, at least 95%)."""
+    print("\nthe flag out of sample: each lake's curve, its margin fitted on the other lakes (leave one lake out)")
+    print(f"  {'lake':24s} {'margin':>6s} {'midpoint':>8s} {'rank-1 right flagged':>21s} {'no answer flagged':>18s}")
+    pooled = [0, 0, 0, 0]
+    for name in sorted(nulls):
+        others = {n: v for n, v in nulls.items() if n != name}
+        margin = best_margin([r for r in rows if r[0] != name], others)
+        t = lake_threshold(nulls[name], margin)
+        right = [c for n, c in top1 if n == name]
+        negative = [c for n, k, c in rows if n == name and k == "negative"]
+        fired, caught = sum(c < t for c in right), sum(c < t for c in negative)
+        pooled = [pooled[0] + fired, pooled[1] + len(right), pooled[2] + caught, pooled[3] + len(negative)]
+        print(
+            f"  {name:24s} {margin:6.2f} {t:8.3f} {fired:6d}/{len(right):<4d} ({_pct(fired, len(right)):>6s})"
+            f" {caught:5d}/{len(negative):<4d} ({_pct(caught, len(negative)):>6s})"
+        )
+    print(
+        f"  {'pooled':24s} {'':6s} {'':8s} {pooled[0]:6d}/{pooled[1]:<4d} ({_pct(pooled[0], pooled[1]):>6s})"
+        f" {pooled[2]:5d}/{pooled[3]:<4d} ({_pct(pooled[2], pooled[3]):>6s})"
+    )
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
 def fit(rows: list[tuple[str, str, float]]) -> Calibration:
     """Logistic regression (Newton's method, a little L2) of answered vs negative on the best cosine."""
     train = [(cos, kind == "answered") for _, kind, cos in rows if kind != "missed"]
@@ -216,7 +316,7 @@ def main() -> int:
     ap.add_argument("--datasets", default=SHARED, help="the shared datasets folder [../shared/datasets]")
     ap.add_argument("--eval-home", default=None, help="where the eval lakes live [$KBFLOW_EVAL_HOME or data/eval]")
     args = ap.parse_args()
-    rows, nulls = collect(args.model, args.datasets, args.eval_home)
+    rows, nulls, top1 = collect(args.model, args.datasets, args.eval_home)
     fitted = fit(rows)
     report("fitted on every set", rows, fitted)
     model_id = Settings.coerce(None, model=args.model).model
@@ -233,6 +333,7 @@ def main() -> int:
         )
     if shipped is not None:
         report_lakes(rows, nulls)
+    report_out_of_sample(rows, nulls, top1)
     print(f"\nretrieval.calibration = [{fitted.intercept}, {fitted.slope}]")
     return 0
 
