@@ -1,8 +1,8 @@
-"""Document and page signals: a hit's document and its page count, not only the chunk.
+"""Document, page and role signals: a hit's document, its page and its file's role count, not only the chunk.
 
 A chunk is ranked alone, but a reader judges it with its document: a question
 about "Amazon's FY2017 days payable outstanding" wants the 2017 filing's
-page, not the 2019 filing's table that also shows 2017. Two signals, applied
+page, not the 2019 filing's table that also shows 2017. Three signals, applied
 after fusion to the fused candidates (:meth:`kbflow.Retriever.rank`), each
 off at weight 0:
 
@@ -29,12 +29,16 @@ off at weight 0:
   reinforce each other: each gets the scores of its page's best other
   candidates (:data:`PAGE_TOP` of them), so a page whose statement title,
   row labels and figures all match outranks a single lucky chunk.
+- **role** (``RetrievalSettings.role_weight``): in a source that holds code,
+  the files around the code (README, tests, typings, a build beside the
+  sources, translations; :mod:`kbflow.retrieve.roles`) lose a share of the
+  best score, so the function ranks above the README that names it.
 
-Both work on the fused scores normalized by the best candidate's (min-max
+All three work on the fused scores normalized by the best candidate's (min-max
 from 0, or from the lowest score where one is negative, as a cosine can be),
 so a weight is a share of the best score in every mode. :class:`Groups` holds each row's
-document and page (two integer codes per row, read once, lazily); the
-scoring is pure (:func:`reinforce`).
+document and page (two integer codes per row, read once, lazily) and each
+document's role; the scoring is pure (:func:`reinforce`).
 """
 
 from __future__ import annotations
