@@ -27,7 +27,9 @@ curve (its midpoint at the median best cosine of kbflow's probe questions,
 plus a margin) with the margin fitted on every *other* lake, then scored on
 the lake left out. Per lake and pooled, two rates: right answers at rank 1
 flagged (the goal: at most 2%) and questions without an answer flagged (at
-least 95%). The lakes: the sets above, ``jssearch`` (npm packages) and the
+least 95%). The lakes: the sets above, ``financebench-dev`` (filings; its
+near misses ask the same of companies whose filings the lake does not hold,
+``bench/filings/financebench_negatives.jsonl``), ``jssearch`` (npm packages) and the
 API references of ``bench/apisites`` (``python bench/api_eval.py --build``
 first; judged by member), each with near misses of its own
 (``negatives.jsonl``: questions about libraries the lake does not hold, in
@@ -80,6 +82,8 @@ def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
         "cranfield": (cranfield, [os.path.join(pdf, "queries.jsonl"), os.path.join(code, "queries.jsonl")]),
         "cosqa": (cosqa, [os.path.join(cranfield, "queries.jsonl")]),
     }
+    filings = os.path.join(shared, "financebench-dev")  # near misses: other companies' filings, not in the lake
+    out["financebench-dev"] = (filings, [os.path.join(HERE, "filings", "financebench_negatives.jsonl")])
     js = os.path.join(HERE, "jssearch")
     if os.path.isdir(os.path.join(js, "node_modules")):  # npm install --prefix bench/jssearch --ignore-scripts
         out["jssearch"] = (js, [os.path.join(js, "negatives.jsonl")])
