@@ -18,11 +18,25 @@ have it, and the member's text is read where it is defined. A member the
 type documents itself (an implementation whose documentation is its own,
 not the trait's summary with its "Read more" link) is kept whole.
 
+A module's page lists its items (``<dl class="item-table">``), each with
+the first line of the item's own page: each list is read as one line,
+"Documented on their pages: Difference, Drain, IndexSet, ...".
+
 Javadoc marks a method that overrides or implements one without documenting
 it ("Description copied from interface: ``Comparable``", then the
 interface's description again): that copy is read as its pointer line,
 "Documented on Comparable.", the method's signature and its "Specified by"
 and "Overrides" notes kept.
+
+Javadoc also opens each class page with summary tables (Method Summary,
+Field Summary, ...): one row per member, its signature and the first
+sentence of its description, which the member's own entry below says
+again. A package's page lists its classes so, each with the first sentence
+of its class's page. Each such table is read as one line naming its
+members, "Documented below: add, addAll, clone, ...", or "Documented on
+their pages: ArrayUtils, BooleanUtils, ...", so a search for what a
+member does finds the member's entry, not a summary row of twenty
+overloads (``ArrayUtils``' summary of ``indexOf``).
 
 Doxygen lists, in a class's member summary, every member of each base
 class again (``<tr class="inherit_header ...">`` "Public Member Functions
@@ -144,6 +158,62 @@ def _fold_javadoc(root: Node) -> int:
     return folded
 
 
+#: Javadoc's summary tables: JDK 16+ (``<div class="summary-table">``), JDK 8-15 (``<table class="memberSummary">``,
+#: ``typeSummary``, ``overviewSummary``, ``summary-table``)
+_SUMMARY_TABLES = frozenset({"summary-table", "memberSummary", "typeSummary", "overviewSummary", "packagesSummary"})
+#: the cell that names a row's member (three-column tables), else its first cell (a package's classes)
+_NAME_CELLS = ("col-second", "colSecond", "col-constructor-name", "colConstructorName")
+_FIRST_CELLS = ("col-first", "colFirst")
+
+
+def _header_cell(cell: Node) -> bool:
+    """A summary table's column header (JDK 16+: ``table-header``; before: ``<th scope="col">``)."""
+    return "table-header" in _classes(cell) or (cell.tag == "th" and cell.attrs.get("scope") == "col")
+
+
+def _name_links(table: Node) -> list[Node]:
+    """The links that name a summary's members: ``<a class="member-name-link">`` (JDK 16+), the link in a
+    ``<span class="memberNameLink">`` or ``typeNameLink`` (JDK 8-15, where a member's name shares its cell)."""
+    out = []
+    for node in _elements(table):
+        classes = set(_classes(node))
+        if node.tag == "a" and "member-name-link" in classes:
+            out.append(node)
+        elif node.tag == "span" and classes & {"memberNameLink", "typeNameLink"}:
+            out.extend(_elements(node, "a")[:1])
+    return out
+
+
+def _summary_names(table: Node) -> tuple[list[str], bool]:
+    """The names a Javadoc summary table lists (each once, in order), and whether they are documented on
+    the page itself (their links are to ``#`` anchors)."""
+    links = _name_links(table)
+    if not links:  # a package's classes: the first link of each row's naming cell
+        rows = [c for c in _elements(table) if not _header_cell(c)]
+        cells = [c for c in rows if set(_NAME_CELLS) & set(_classes(c))]
+        cells = cells or [c for c in rows if set(_FIRST_CELLS) & set(_classes(c))]
+        links = [found[0] for found in (_elements(cell, "a") for cell in cells) if found]
+    names = [" ".join(_text(link).split()) for link in links]
+    here = all(link.attrs.get("href", "").startswith("#") for link in links)
+    return list(dict.fromkeys(n for n in names if n)), here
+
+
+def _fold_javadoc_summaries(root: Node) -> int:
+    """Javadoc: each summary table read as one line naming what it lists (see the module's docs)."""
+    folded = 0
+    for table in _elements(root):
+        if not _SUMMARY_TABLES & set(_classes(table)):
+            continue
+        names, here = _summary_names(table)
+        if not names:
+            continue
+        where = "Documented below" if here else "Documented on their pages"
+        table.children = [f"{where}: {', '.join(names)}."]
+        table.tag = "div" if table.tag in ("table", "tbody", "tr") else table.tag
+        folded += 1
+    return folded
+
+
 def _inherited_from(section: Node) -> str:
     """The type a TypeDoc member is inherited from: the first link of its "Inherited from" line."""
     for aside in _elements(section, "aside", "tsd-sources"):
@@ -224,17 +294,58 @@ def _fold_doxygen(root: Node) -> int:
     return folded
 
 
+#: the classes rustdoc gives a link to an item by its kind (a module's item list names each item so)
+_ITEM_KINDS = frozenset(
+    {
+        "mod",
+        "struct",
+        "enum",
+        "trait",
+        "fn",
+        "macro",
+        "type",
+        "constant",
+        "static",
+        "union",
+        "traitalias",
+        "primitive",
+        "keyword",
+        "attr",
+        "derive",
+        "foreigntype",
+    }
+)
+
+
+def _fold_item_tables(root: Node) -> int:
+    """rustdoc: each module's list of items (``item-table``) read as one line naming them."""
+    folded = 0
+    for table in _elements(root):
+        if "item-table" not in _classes(table):
+            continue
+        names = []
+        for link in _elements(table, "a"):
+            name = " ".join(_text(link).split())
+            if name and _ITEM_KINDS.intersection(_classes(link)):  # not a link inside an item's summary
+                names.append(name)
+        if names:
+            table.children = [f"Documented on their pages: {', '.join(dict.fromkeys(names))}."]
+            table.tag = "div"
+            folded += 1
+    return folded
+
+
 def fold_copies(root: Node, generator: str) -> int:
     """Fold what a ``generator``'s page copies from elsewhere into pointer lines, in place (see the module's
     docs); the number of members or blocks folded. rustdoc's, Javadoc's, Doxygen's and TypeDoc's pages are read
     so."""
     if generator.startswith("javadoc"):
-        return _fold_javadoc(root)
+        return _fold_javadoc(root) + _fold_javadoc_summaries(root)
     if generator == "doxygen":
         return _fold_doxygen(root)
     if generator != "rustdoc":
         return _fold_typedoc(root)  # TypeDoc names itself in no <meta>: its pages are known by their classes
-    folded = 0
+    folded = _fold_item_tables(root)
     for listing in _elements(root, "div"):
         which = listing.attrs.get("id", "")
         if which not in COPIED_SECTIONS:

@@ -129,3 +129,94 @@ def test_doxygens_inherited_member_lists_are_one_line_each():
     assert "The circle's radius." in text  # the class's own member stays whole
     # a page of another generator with the same classes is read as written
     assert "Moves the shape" in extract(html.replace("Doxygen 1.9.4", "Sphinx 7")).text
+
+
+def _javadoc17_summary(rows: list[tuple[str, str, str]]) -> str:
+    cells = "".join(
+        f'<div class="col-first even-row-color"><code>{kind}</code></div>'
+        f'<div class="col-second even-row-color"><code><a href="{href}" class="member-name-link">{name}</a>'
+        f"(int[]&nbsp;array)</code></div>"
+        f'<div class="col-last even-row-color"><div class="block">Finds the {name} of a value.</div></div>'
+        for kind, name, href in rows
+    )
+    return (
+        '<section class="method-summary" id="method-summary"><h2>Method Summary</h2>'
+        '<div class="summary-table three-column-summary"><div class="table-header col-first">Modifier and Type</div>'
+        '<div class="table-header col-second">Method</div><div class="table-header col-last">Description</div>'
+        f"{cells}</div></section>"
+    )
+
+
+def test_javadocs_summary_tables_are_one_line_naming_their_members():
+    summary = _javadoc17_summary(
+        [
+            ("static int", "indexOf", "#indexOf(int[])"),
+            ("static int", "indexOf", "#indexOf(int[],int)"),
+            ("static int", "lastIndexOf", "#lastIndexOf(int[])"),
+        ]
+    )
+    html = (
+        '<!DOCTYPE html><html><head><meta name="generator" content="javadoc/ClassWriterImpl"><title>ArrayUtils</title>'
+        f"</head><body><main><h1>Class ArrayUtils</h1>{summary}"
+        '<section class="method-details"><h2>Method Details</h2><section class="detail" id="indexOf(int[])">'
+        '<h3>indexOf</h3><div class="block">Finds the index of the given value in the array.</div></section>'
+        "</section></main></body></html>"
+    )
+    text = extract(html).text
+    assert "Documented below: indexOf, lastIndexOf." in text  # each name once, the column headers not names
+    assert "Finds the indexOf of a value" not in text and "Modifier and Type" not in text
+    assert "Finds the index of the given value in the array." in text  # the member's own entry stays
+    assert "Finds the indexOf of a value" in extract(html.replace("javadoc/ClassWriterImpl", "Sphinx")).text
+
+
+def test_javadoc_8s_package_summary_names_its_classes_documented_elsewhere():
+    table = (
+        '<table class="typeSummary" summary="Class Summary table"><caption><span>Class Summary</span></caption>'
+        '<tr><th class="colFirst" scope="col">Class</th><th class="colLast" scope="col">Description</th></tr>'
+        '<tr class="altColor"><td class="colFirst"><a href="ArrayUtils.html" title="class in lang3">ArrayUtils</a></td>'
+        '<td class="colLast"><div class="block">Operations on arrays.</div></td></tr>'
+        '<tr class="rowColor"><td class="colFirst"><a href="CharUtils.html" title="class in lang3">CharUtils</a></td>'
+        '<td class="colLast"><div class="block">Operations on char primitives.</div></td></tr></table>'
+    )
+    html = (
+        '<html><head><meta name="generator" content="javadoc (1.8.0_292)"><title>lang3</title></head>'
+        f'<body><div class="contentContainer"><h1>Package lang3</h1>{table}</div></body></html>'
+    )
+    root = parse(html)[0]
+    assert fold_copies(root, "javadoc") == 1
+    text = extract(html).text
+    assert "Documented on their pages: ArrayUtils, CharUtils." in text
+    assert "Operations on arrays." not in text
+
+
+def test_javadoc_8s_member_summary_takes_the_names_from_their_links_not_the_type_column():
+    table = (
+        '<table class="memberSummary"><tr><th class="colFirst" scope="col">Modifier and Type</th>'
+        '<th class="colLast" scope="col">Method and Description</th></tr>'
+        '<tr class="altColor"><td class="colFirst"><code>static int</code></td><td class="colLast"><code>'
+        '<span class="memberNameLink"><a href="#indexOf-int:A-int-">indexOf</a></span>(int[] array, int v)</code>'
+        '<div class="block">Finds the index of the given value.</div></td></tr></table>'
+    )
+    html = (
+        '<html><head><meta name="generator" content="javadoc (1.8.0_292)"><title>ArrayUtils</title></head>'
+        f'<body><div class="contentContainer"><h1>Class ArrayUtils</h1>{table}</div></body></html>'
+    )
+    assert "Documented below: indexOf." in extract(html).text
+
+
+def test_a_rustdoc_modules_item_list_names_its_items_documented_on_their_pages():
+    items = (
+        '<h2 id="structs" class="section-header">Structs</h2><dl class="item-table">'
+        '<dt><a class="struct" href="struct.Difference.html">Difference</a></dt>'
+        "<dd>A lazy iterator producing elements in the difference of sets.</dd>"
+        '<dt><a class="struct" href="struct.IndexSet.html">Index<wbr>Set</a></dt>'
+        '<dd>A hash set; see <a href="../map/struct.IndexMap.html"><code>IndexMap</code></a>.</dd></dl>'
+    )
+    html = (
+        '<!DOCTYPE html><html><head><meta name="generator" content="rustdoc"><title>indexmap::set - Rust</title>'
+        f'</head><body><main><section id="main-content"><h1>Module set</h1>{items}</section></main></body></html>'
+    )
+    text = extract(html).text
+    assert "Documented on their pages: Difference, IndexSet." in text  # the link inside a summary is no item
+    assert "A lazy iterator producing" not in text
+    assert "A lazy iterator producing" in extract(html.replace('content="rustdoc"', 'content="Sphinx"')).text
