@@ -110,8 +110,8 @@ class WebLoader(FileSetLoader):
     #: titled by its <h1>; 6: what an API generator copies from elsewhere is a pointer line (rustdoc's trait
     #: members on each implementor, Javadoc's "Description copied from", TypeDoc's inherited members), and
     #: TypeDoc's doc comments (``tsd-comment``) are read, no longer dropped as a comment thread; 7: Doxygen's
-    #: lists of members inherited from a base class are one line each; 8: Javadoc's summary tables are one line
-    #: naming their members (or a package's classes)
+    #: lists of members inherited from a base class are one line each; 8: Javadoc's summary tables, Sphinx's
+    #: autosummary tables and rustdoc's lists of a module's items are one line naming what they list
     revision = "8"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

@@ -45,6 +45,11 @@ member, each ``<tr class="... inherit ...">``): each such list is read as one
 line, "Public Member Functions inherited from geo::Shape: area, name,
 translate.".
 
+Sphinx's ``autosummary`` tables (``<table class="autosummary">``) list a
+module's or class's members, each with the first line of its docstring,
+which the member's own entry (on the page or its own) says again: each is
+read as one line naming them, as Javadoc's summaries are.
+
 TypeDoc marks each inherited member (``<section class="tsd-member
 tsd-is-inherited">``, "Inherited from ``CommanderError.code``"): the
 inherited members of a group are read as one line where the first of them
@@ -335,16 +340,32 @@ def _fold_item_tables(root: Node) -> int:
     return folded
 
 
+def _fold_autosummary(root: Node) -> int:
+    """Sphinx: each ``autosummary`` table read as one line naming the members it links to."""
+    folded = 0
+    for table in _elements(root, "table", "autosummary"):
+        links = [a for a in _elements(table, "a") if "internal" in _classes(a) and a.attrs.get("href")]
+        names = [" ".join(_text(a).split()) for a in links]
+        if not any(names):
+            continue
+        here = all(a.attrs["href"].startswith("#") for a in links)
+        where = "Documented below" if here else "Documented on their pages"
+        table.children = [f"{where}: {', '.join(dict.fromkeys(n for n in names if n))}."]
+        table.tag = "div"
+        folded += 1
+    return folded
+
+
 def fold_copies(root: Node, generator: str) -> int:
     """Fold what a ``generator``'s page copies from elsewhere into pointer lines, in place (see the module's
-    docs); the number of members or blocks folded. rustdoc's, Javadoc's, Doxygen's and TypeDoc's pages are read
-    so."""
+    docs); the number of members or blocks folded. rustdoc's, Javadoc's, Doxygen's, TypeDoc's and Sphinx's pages
+    are read so."""
     if generator.startswith("javadoc"):
         return _fold_javadoc(root) + _fold_javadoc_summaries(root)
     if generator == "doxygen":
         return _fold_doxygen(root)
-    if generator != "rustdoc":
-        return _fold_typedoc(root)  # TypeDoc names itself in no <meta>: its pages are known by their classes
+    if generator != "rustdoc":  # TypeDoc and Sphinx name themselves in no <meta>: their pages are known by classes
+        return _fold_typedoc(root) + _fold_autosummary(root)
     folded = _fold_item_tables(root)
     for listing in _elements(root, "div"):
         which = listing.attrs.get("id", "")

@@ -220,3 +220,28 @@ def test_a_rustdoc_modules_item_list_names_its_items_documented_on_their_pages()
     assert "Documented on their pages: Difference, IndexSet." in text  # the link inside a summary is no item
     assert "A lazy iterator producing" not in text
     assert "A lazy iterator producing" in extract(html.replace('content="rustdoc"', 'content="Sphinx"')).text
+
+
+def test_a_sphinx_autosummary_table_names_the_members_it_links_to():
+    def row(name: str, href: str, summary: str) -> str:
+        return (
+            f'<tr class="row-odd"><td><p><a class="reference internal" href="{href}" title="pkg.{name}">'
+            f'<code class="xref py py-obj docutils literal notranslate"><span class="pre">{name}</span></code></a>'
+            f"(x)</p></td><td><p>{summary}</p></td></tr>"
+        )
+
+    table = (
+        '<table class="autosummary longtable docutils align-default"><tbody>'
+        + row("dumps", "#pkg.dumps", "Serialize an object to a string.")
+        + row("loads", "#pkg.loads", "Read an object back.")
+        + "</tbody></table>"
+    )
+    html = (
+        '<html><head><meta name="generator" content="Docutils 0.19: https://docutils.sourceforge.io/"/>'
+        f'<title>pkg</title></head><body><main><h1>pkg</h1>{table}<dl class="py function"><dt id="pkg.dumps">'
+        '<span class="sig-name descname">dumps</span>(x)</dt><dd><p>Serialize an object to a string, in full.</p>'
+        "</dd></dl></main></body></html>"
+    )
+    text = extract(html).text
+    assert "Documented below: dumps, loads." in text
+    assert "Read an object back." not in text and "Serialize an object to a string, in full." in text
