@@ -8,7 +8,10 @@ off at weight 0:
 
 - **document** (``RetrievalSettings.document_weight``): the words of each
   PDF's path (``filings/AMAZON_2017_10K.pdf``: ``filings``, ``amazon``,
-  ``2017``, ``10``, ``k``) are indexed once per search-table version; a
+  ``2017``, ``10``, ``k``), with the date a filing's period ended where its
+  first page is a filing's cover (one word, ``d20230930``: a file named by
+  its fiscal quarter, ``2023 Q3 MSFT.pdf``, is found by the date a question
+  names), are indexed once per search-table version; a
   query's match with them, the share of its name words' IDF a document's
   path holds, lifts every chunk of that document. Words that name no
   document weigh nothing, and a word every document's path holds weighs
@@ -71,6 +74,16 @@ PAGE_TOP = 2
 
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 _FISCAL = re.compile(r"^fy(\d{2})$")
+_ORDINALS = ("first", "second", "third", "fourth")
+_QUARTER = re.compile(r"\b(first|second|third|fourth)\s+(?:fiscal\s+)?quarter\b", re.IGNORECASE)
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_DATE = re.compile(
+    rf"\b({_MONTH})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})\b|\b(\d{{1,2}})\s+({_MONTH})\.?,?\s+(\d{{4}})\b", re.IGNORECASE
+)
 #: words too common in questions to name a document
 _STOP = frozenset(
     "a an and are as at be by did do does for from has have how in is it its of on or the their this to was "
@@ -78,11 +91,28 @@ _STOP = frozenset(
 )
 
 
+def date_words(text: str) -> list[str]:
+    """One word per full date ``text`` names (``September 30, 2023``, ``30 September 2023``: ``d20230930``): a
+    filing's period as its cover states it, matched whole, so a question about the quarter ended September
+    30, 2023 finds that quarter's report and not every report of 2023 or every September quarter."""
+    out = []
+    for found in _DATE.finditer(text):
+        month = _MONTHS.get((found.group(1) or found.group(5))[:3].lower())
+        day, year = found.group(2) or found.group(4), found.group(3) or found.group(6)
+        if month and 1 <= int(day) <= 31:
+            out.append(f"d{year}{month:02d}{int(day):02d}")
+    return out
+
+
 def name_words(text: str) -> list[str]:
     """The words of a path or a query as the document signal compares them: lower case, split at every
     non-letter and between letters and digits (``AMAZON_2017_10K.pdf``: ``amazon 2017 10 k pdf``), common
-    question words left out; a two-digit fiscal year also gives its four-digit year (``FY22``: ``2022``)."""
-    out = []
+    question words left out; a two-digit fiscal year also gives its four-digit year (``FY22``: ``2022``), and
+    a full date one word of its own (:func:`date_words`), and a quarter named in words its number as a file
+    names it (``the second quarter``: ``q 2``, as in ``NVIDIA_2024Q2_10Q``)."""
+    out = date_words(text)
+    for found in _QUARTER.finditer(text):
+        out += ["q", str(_ORDINALS.index(found.group(1).lower()) + 1)]
     for token in re.findall(r"\w+", text.lower()):
         fiscal = _FISCAL.match(token)
         if fiscal:
@@ -96,14 +126,39 @@ def _path_words(path: str | None) -> frozenset[str]:
     return frozenset(name_words(stem))
 
 
-def _document_words(path: str, kind: str, title: str | None) -> frozenset[str]:
-    """The words that name a document: a PDF's path's, a web page's title's (an SEC filing's registrant, form
-    and fiscal year, :mod:`kbflow.sources.web.xbrl`), none for other kinds."""
+def _document_words(path: str, kind: str, title: str | None, cover: str | None = None) -> frozenset[str]:
+    """The words that name a document: a PDF's path's (and, for a filing, its cover's form and period), a web
+    page's title's (an SEC filing's registrant, form and fiscal year, :mod:`kbflow.sources.web.xbrl`), none
+    for other kinds."""
     if kind in NAMED_BY_PATH:
-        return _path_words(path)
+        return _path_words(path) | frozenset(date_words(cover or ""))
     if kind in NAMED_BY_TITLE and title and _FILING_FORM.search(title):
         return frozenset(name_words(title))
     return frozenset()
+
+
+def _covers(ds) -> dict[str, str]:
+    """``{source + NUL + path: "10-Q, quarterly period ended September 30, 2023"}`` of the PDFs of the Lance
+    dataset ``ds`` whose first page is a filing's cover (:func:`kbflow.sources.web.xbrl.cover_period`): a
+    filing's file name may say its fiscal quarter (``2023 Q3 MSFT.pdf``, Microsoft's fiscal 2024 first quarter)
+    where a question names the date its period ended."""
+    from kbflow.sources.web.xbrl import cover_period
+
+    table = ds.to_table(
+        columns={"source": S.SOURCE_ID, "path": f"{S.LOCATOR}.path", "text": S.TEXT, "position": S.POSITION},
+        filter=f"{S.CONTENT_KIND} = 'pdf' AND {S.LOCATOR}.page = 1",
+    )
+    pages: dict[str, list[tuple[int, str]]] = {}
+    for source, path, text, position in zip(
+        *(table.column(c).to_pylist() for c in ("source", "path", "text", "position")), strict=True
+    ):
+        pages.setdefault(f"{source}\x00{path or ''}", []).append((position or 0, text or ""))
+    out = {}
+    for key, chunks in pages.items():
+        period = cover_period("\n".join(text for _, text in sorted(chunks)).splitlines())
+        if period:
+            out[key] = period
+    return out
 
 
 def _titles(ds, kinds: frozenset[str]) -> dict[str, str]:
@@ -162,9 +217,10 @@ class Groups:
         _, first = np.unique(docs, return_index=True)  # a row of each document, for its kind
         kinds = table.column("kind").take(pa.array(first, type="int64")).to_pylist()
         titles = _titles(ds, NAMED_BY_TITLE) if NAMED_BY_TITLE.intersection(kinds) else {}
+        covers = _covers(ds) if "pdf" in kinds else {}
         names = [name.split("\x00", 1) for name in encoded.dictionary.to_pylist()]
         words = [
-            _document_words(path, kind, titles.get(f"{source}\x00{path}"))
+            _document_words(path, kind, titles.get(f"{source}\x00{path}"), covers.get(f"{source}\x00{path}"))
             for (source, path), kind in zip(names, kinds, strict=True)
         ]
         roles = np.array(file_roles([n[0] for n in names], [n[1] for n in names], kinds), dtype=np.int8)
@@ -259,7 +315,7 @@ def reinforce(
     out = []
     for i, ((cid, score), v, doc, page) in enumerate(zip(fused, norm, docs, pages)):
         bonus = document_weight * name_score.get(int(doc), 0.0)
-        if role_weight and around[i]:
+        if role_weight and around and around[i]:
             bonus -= role_weight
         if page_weight and page >= 0:
             best = by_page[int(page)][: PAGE_TOP + 1]

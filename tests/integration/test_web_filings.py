@@ -9,7 +9,7 @@ import pytest
 from kbflow.sources.web.emphasis import bold_level
 from kbflow.sources.web.extract import extract
 from kbflow.sources.web.rows import MAX_CELL_CHARS, join_cells
-from kbflow.sources.web.xbrl import cover_title, filing_title
+from kbflow.sources.web.xbrl import cover_period, cover_title, filing_title
 
 pytestmark = pytest.mark.unit
 pytest.importorskip("html5lib")
@@ -271,6 +271,14 @@ def test_a_filing_from_before_inline_xbrl_is_titled_by_its_cover_pages_lines():
     assert cover_title(["AMAZON.COM, INC. (Exact name of registrant as specified in its charter)"]) == (
         "AMAZON.COM, INC."
     )
+
+
+def test_a_covers_period_is_read_without_the_registrants_name():
+    # Microsoft's 10-Q cover names no "exact name of registrant" line: its period is still read
+    cover = ["UNITED STATES", "FORM 10-Q", "For the Quarterly Period Ended September 30, 2023", "MICROSOFT CORPORATION"]
+    assert cover_period(cover) == "10-Q, Quarterly Period Ended September 30, 2023"
+    assert cover_period(["For the fiscal year ended January 28, 2023"]) == "fiscal year ended January 28, 2023"
+    assert cover_period(["Consolidated Statements of Operations", "Year ended December 31, 2023"]) is None
 
 
 PDOC = """<html><head><style>

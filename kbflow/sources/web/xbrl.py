@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["COVER_LINES", "FACTS", "cover_title", "filing_facts", "filing_title"]
+__all__ = ["COVER_LINES", "FACTS", "cover_period", "cover_title", "filing_facts", "filing_title"]
 
 #: the cover-page facts a filing's title is made of (the ``name`` of an ``<ix:nonNumeric>``)
 FACTS = frozenset(
@@ -111,3 +111,19 @@ def cover_title(lines: list[str]) -> str | None:
     if not name or len(name) > _MAX_FACT_CHARS:
         return None
     return f"{name} {form}, {period}" if form and period else f"{name} {form or ''}".strip()
+
+
+def cover_period(lines: list[str]) -> str | None:
+    """``Form, period`` from a filing's cover page lines (``10-Q, quarterly period ended September 30, 2023``),
+    the period alone where no form line is found, or ``None`` where no period is: what a filing published as a
+    PDF is about, where its file is named otherwise (``2023 Q3 MSFT.pdf``, a fiscal 2024 report)."""
+    form = period = None
+    for raw in lines[:COVER_LINES]:
+        line = " ".join(raw.lstrip("#").split())
+        if form is None and (m := _FORM.match(line)):
+            form = m.group(1).upper()
+        elif period is None and (m := _PERIOD.match(line)):
+            period = m.group(1)
+    if period is None:
+        return None
+    return f"{form}, {period}" if form else period

@@ -13,7 +13,7 @@ from kbflow.errors import ConfigError
 from kbflow.evaluate.evaluate import config_for
 from kbflow.lake import Lake
 from kbflow.records import Source
-from kbflow.retrieve.signals import name_words, reinforce
+from kbflow.retrieve.signals import date_words, name_words, reinforce
 
 _spec = importlib.util.spec_from_file_location("make_pdf", SAMPLES / "make_pdf.py")
 make_pdf = importlib.util.module_from_spec(_spec)
@@ -24,6 +24,17 @@ def test_name_words_split_paths_and_questions_alike():
     assert name_words("filings/AMAZON_2017_10K.pdf") == ["filings", "amazon", "2017", "10", "k", "pdf"]
     assert name_words("What was Amazon's FY22 10-K capex?") == ["amazon", "s", "2022", "fy", "22", "10", "k", "capex"]
     assert name_words("the of and") == []
+
+
+def test_a_full_date_is_one_word_and_a_quarter_in_words_is_its_number():
+    assert date_words("the quarter ended Sept. 30, 2023 and 1 July 2023, not March 2023") == [
+        "d20230930",
+        "d20230701",
+    ]
+    assert date_words("February 30, 2023") == ["d20230230"] and date_words("May 45, 2023") == []
+    words = name_words("NVIDIA's revenue in the second quarter of fiscal 2024, at October 29, 2023")
+    assert words[:3] == ["d20231029", "q", "2"] and "2024" in words
+    assert "q" not in name_words("the first nine months of 2023")
 
 
 def test_a_named_document_lifts_its_chunks_and_the_others_keep_their_scores():
@@ -93,6 +104,32 @@ def test_a_question_naming_a_filing_prefers_it_and_the_signal_can_be_turned_off(
     assert on[0].score == pytest.approx(off[1].score + 0.5 * off[0].score)  # half the best score: its name matched
     no_year = r.search("What was the revenue or the sales?", k=2, mode="bm25")
     assert no_year[0].citation.locator.path == "ACME_2021_10K.pdf"
+
+
+def test_a_question_naming_the_date_a_filings_period_ended_prefers_that_filing(tmp_path, fast_settings):
+    """A filing's file may name its fiscal quarter (``2023 Q3 MSFT.pdf`` is Microsoft's fiscal 2024 first
+    quarter); the period its cover states is a word of its name, matched whole."""
+    folder = tmp_path / "filings"
+    folder.mkdir()
+    for name, ended, figure in (("ACME_2023Q3_10Q", "September 30, 2022", 5), ("ACME_2024Q1_10Q", "March 31, 2023", 6)):
+        (folder / f"{name}.pdf").write_bytes(
+            make_pdf.build(
+                pages=[
+                    [(13, "FORM 10-Q"), (11, f"For the quarterly period ended {ended}"), (11, "ACME Corp")],
+                    [(11, f"Unearned revenue was {figure} million dollars at the end of the quarter.")],
+                ]
+            )
+        )
+    lake = Lake(fast_settings.lake)
+    lake.update_sources([Source("f", "pdf", str(folder)).to_row()])
+    pipeline.ingest(lake, fast_settings)
+    r = Retriever.open(lake, settings=fast_settings)
+    for ended, path in (("March 31, 2023", "ACME_2024Q1_10Q.pdf"), ("September 30, 2022", "ACME_2023Q3_10Q.pdf")):
+        hits = r.search(f"What was the unearned revenue at {ended}?", k=2, mode="bm25", page_weight=0)
+        assert hits[0].citation.locator.path == path, ended
+        off = r.search(f"What was the unearned revenue at {ended}?", k=4, mode="bm25", page_weight=0, document_weight=0)
+        before = next(h.score for h in off if h.chunk_id == hits[0].chunk_id)
+        assert hits[0].score > before  # lifted by its cover's date, a word the question names
 
 
 def test_a_question_naming_a_filings_registrant_prefers_that_web_page(tmp_path, fast_settings):
