@@ -29,7 +29,9 @@ the lake left out. Per lake and pooled, two rates: right answers at rank 1
 flagged (the goal: at most 2%) and questions without an answer flagged (at
 least 95%). The lakes: the sets above, ``financebench-dev`` (filings; its
 near misses ask the same of companies whose filings the lake does not hold,
-``bench/filings/financebench_negatives.jsonl``), ``jssearch`` (npm packages) and the
+``bench/filings/financebench_negatives.jsonl``), ``tenq`` (twenty 10-Qs,
+``python bench/tenq.py`` first; near misses about other companies' quarters,
+``bench/filings/tenq_negatives.jsonl``), ``jssearch`` (npm packages) and the
 API references of ``bench/apisites`` (``python bench/api_eval.py --build``
 first; judged by member), each with near misses of its own
 (``negatives.jsonl``: questions about libraries the lake does not hold, in
@@ -84,6 +86,9 @@ def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
     }
     filings = os.path.join(shared, "financebench-dev")  # near misses: other companies' filings, not in the lake
     out["financebench-dev"] = (filings, [os.path.join(HERE, "filings", "financebench_negatives.jsonl")])
+    tenq = os.path.join(HERE, "filings", "tenq")
+    if os.path.isdir(os.path.join(tenq, "pdfs")):  # python bench/tenq.py --from CLONE
+        out["tenq"] = (tenq, [os.path.join(HERE, "filings", "tenq_negatives.jsonl")])
     js = os.path.join(HERE, "jssearch")
     if os.path.isdir(os.path.join(js, "node_modules")):  # npm install --prefix bench/jssearch --ignore-scripts
         out["jssearch"] = (js, [os.path.join(js, "negatives.jsonl")])
@@ -96,9 +101,10 @@ def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
 def collect(
     model: str | None, shared: str, home: str | None
 ) -> tuple[list[tuple[str, str, float]], dict, list[tuple[str, float]]]:
-    """``(set, kind, best cosine of the first TOP hits)`` per question (kind: answered, missed or negative), per
-    set the best cosines of kbflow's probe questions (what a lake's own curve is fitted from), and ``(set, best
-    cosine)`` of each question whose first hit is right."""
+    """``(set, kind, best cosine of the first TOP hits, named)`` per question (kind: answered, missed or
+    negative; named: flagged because it names what the lake never mentions, :mod:`kbflow.retrieve.unnamed`),
+    per set the best cosines of kbflow's probe questions (what a lake's own curve is fitted from), and ``(set,
+    best cosine, named)`` of each question whose first hit is right."""
     out, nulls, top1 = [], {}, []
     for name, (root, negatives) in sets(shared).items():
         if not os.path.isdir(root) or not all(os.path.isfile(n) for n in negatives):
@@ -115,15 +121,16 @@ def collect(
         for text, judged in todo:
             hits = retriever.search(text[:1000], k=TOP, symbol_first=False)
             best = max(h.dense_score for h in hits)
+            named = bool(hits.flag and hits.flag.unknown)
             if not judged:
                 kind = "negative"
             elif any(judged.get(doc_of.get(h.chunk_id), 0) > 0 for h in hits):
                 kind = "answered"
                 if judged.get(doc_of.get(hits[0].chunk_id), 0) > 0:
-                    top1.append((name, best))
+                    top1.append((name, best, named))
             else:
                 kind = "missed"
-            out.append((name, kind, best))
+            out.append((name, kind, best, named))
         nulls[name] = probe_cosines(retriever)
         print(f"{name}: {len(todo)} questions", file=sys.stderr)
     api_rows, api_nulls, api_top1 = collect_api(model, home)
@@ -167,11 +174,12 @@ def collect_api(model: str | None, home: str | None) -> tuple[list, dict, list]:
         for text, gold in todo:
             hits = retriever.search(text, k=TOP, symbol_first=False)
             best = max(h.dense_score for h in hits)
+            named = bool(hits.flag and hits.flag.unknown)
             members = [api_eval.member_of(h) for h in hits]
             kind = "negative" if not gold else "answered" if set(members) & gold else "missed"
-            out.append((f"api-{name}", kind, best))
+            out.append((f"api-{name}", kind, best, named))
             if gold and members[0] in gold:
-                top1.append((f"api-{name}", best))
+                top1.append((f"api-{name}", best, named))
         nulls[f"api-{name}"] = probe_cosines(retriever)
         print(f"api-{name}: {len(todo)} questions", file=sys.stderr)
     return out, nulls, top1
@@ -188,8 +196,8 @@ def lake_errors(rows, nulls, margin: float | None) -> dict[str, tuple[float, flo
         else:
             low, high = THRESHOLD_RANGE
             t = min(max(statistics.median(nulls[name]) + margin, low), high)
-        answered = [c for n, k, c in rows if n == name and k == "answered"]
-        negative = [c for n, k, c in rows if n == name and k == "negative"]
+        answered = [c for n, k, c, _ in rows if n == name and k == "answered"]
+        negative = [c for n, k, c, _ in rows if n == name and k == "negative"]
         out[name] = (t, float(np.mean([c < t for c in answered])), float(np.mean([c >= t for c in negative])))
     return out
 
@@ -223,8 +231,8 @@ def report_lakes(rows, nulls) -> None:
     one_curve = []
     for name in sorted(nulls):
         t = fit([r for r in rows if r[0] != name]).threshold
-        answered = [c for n, k, c in rows if n == name and k == "answered"]
-        negative = [c for n, k, c in rows if n == name and k == "negative"]
+        answered = [c for n, k, c, _ in rows if n == name and k == "answered"]
+        negative = [c for n, k, c, _ in rows if n == name and k == "negative"]
         one_curve.append(np.mean([c < t for c in answered]) + np.mean([c >= t for c in negative]))
     print(
         f"  leave one set out: mean error {np.mean(held):.3f} with the margin fitted on the others, "
@@ -240,25 +248,32 @@ def lake_threshold(probes: list[float], margin: float) -> float:
 
 def report_out_of_sample(rows, nulls, top1) -> None:
     """Each lake's curve with the margin fitted on the other lakes, scored on it: right answers at rank 1 flagged
-    and questions without an answer flagged, per lake and pooled (the flag's goals: at most 2%, at least 95%)."""
+    and questions without an answer flagged, per lake and pooled (the flag's goals: at most 2%, at least 95%).
+    A question is flagged where its best cosine is under the curve's midpoint or it names what the lake never
+    mentions (the last column: how many of the flagged were flagged by a name alone)."""
     print("\nthe flag out of sample: each lake's curve, its margin fitted on the other lakes (leave one lake out)")
-    print(f"  {'lake':24s} {'margin':>6s} {'midpoint':>8s} {'rank-1 right flagged':>21s} {'no answer flagged':>18s}")
-    pooled = [0, 0, 0, 0]
+    print(
+        f"  {'lake':24s} {'margin':>6s} {'midpoint':>8s} {'rank-1 right flagged':>21s} {'no answer flagged':>18s}"
+        f" {'by a name':>9s}"
+    )
+    pooled = [0, 0, 0, 0, 0]
     for name in sorted(nulls):
         others = {n: v for n, v in nulls.items() if n != name}
         margin = best_margin([r for r in rows if r[0] != name], others)
         t = lake_threshold(nulls[name], margin)
-        right = [c for n, c in top1 if n == name]
-        negative = [c for n, k, c in rows if n == name and k == "negative"]
-        fired, caught = sum(c < t for c in right), sum(c < t for c in negative)
-        pooled = [pooled[0] + fired, pooled[1] + len(right), pooled[2] + caught, pooled[3] + len(negative)]
+        right = [(c, named) for n, c, named in top1 if n == name]
+        negative = [(c, named) for n, k, c, named in rows if n == name and k == "negative"]
+        fired = sum(c < t or named for c, named in right)
+        caught = sum(c < t or named for c, named in negative)
+        by_name = sum(named and c >= t for c, named in right + negative)
+        pooled = [a + b for a, b in zip(pooled, (fired, len(right), caught, len(negative), by_name))]
         print(
             f"  {name:24s} {margin:6.2f} {t:8.3f} {fired:6d}/{len(right):<4d} ({_pct(fired, len(right)):>6s})"
-            f" {caught:5d}/{len(negative):<4d} ({_pct(caught, len(negative)):>6s})"
+            f" {caught:5d}/{len(negative):<4d} ({_pct(caught, len(negative)):>6s}) {by_name:9d}"
         )
     print(
         f"  {'pooled':24s} {'':6s} {'':8s} {pooled[0]:6d}/{pooled[1]:<4d} ({_pct(pooled[0], pooled[1]):>6s})"
-        f" {pooled[2]:5d}/{pooled[3]:<4d} ({_pct(pooled[2], pooled[3]):>6s})"
+        f" {pooled[2]:5d}/{pooled[3]:<4d} ({_pct(pooled[2], pooled[3]):>6s}) {pooled[4]:9d}"
     )
 
 
@@ -268,7 +283,7 @@ def _pct(part: int, whole: int) -> str:
 
 def fit(rows: list[tuple[str, str, float]]) -> Calibration:
     """Logistic regression (Newton's method, a little L2) of answered vs negative on the best cosine."""
-    train = [(cos, kind == "answered") for _, kind, cos in rows if kind != "missed"]
+    train = [(cos, kind == "answered") for _, kind, cos, *_ in rows if kind != "missed"]
     x = np.array([[1.0, c] for c, _ in train])
     y = np.array([float(a) for _, a in train])
     w = np.zeros(2)
@@ -283,7 +298,7 @@ def fit(rows: list[tuple[str, str, float]]) -> Calibration:
 def score(rows: list[tuple[str, str, float]], calibration: Calibration) -> dict[str, float]:
     flagged = {kind: 0 for kind in ("answered", "missed", "negative")}
     count = dict(flagged)
-    for _, kind, cos in rows:
+    for _, kind, cos, *_ in rows:
         count[kind] += 1
         flagged[kind] += calibration.relevance(cos) < 0.5
     flags = sum(flagged.values())

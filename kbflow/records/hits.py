@@ -145,16 +145,19 @@ class FlagReason:
     """Why a result list is, or is not, flagged "no good match": its best hit's relevance (``confidence``)
     against :data:`LOW_CONFIDENCE`, read off a curve (``curve``: ``"settings"``, ``"lake"`` or ``"model"``)
     whose ``midpoint`` is the cosine at which relevance is 0.5; ``best_cosine`` is that hit's cosine
-    (``None`` for an exact code-name match, certain whatever its cosine)."""
+    (``None`` for an exact code-name match, certain whatever its cosine). ``unknown`` holds the names the
+    question gives that the lake never mentions (:mod:`kbflow.retrieve.unnamed`): any flags the list,
+    whatever its relevance."""
 
     confidence: float
     midpoint: float
     curve: str
     best_cosine: float | None = None
+    unknown: tuple[str, ...] = ()
 
     @property
     def flagged(self) -> bool:
-        return self.confidence < LOW_CONFIDENCE
+        return self.confidence < LOW_CONFIDENCE or bool(self.unknown)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -164,6 +167,7 @@ class FlagReason:
             "best_cosine": self.best_cosine,
             "midpoint": self.midpoint,
             "curve": self.curve,
+            "unknown_names": list(self.unknown),
         }
 
     @classmethod
@@ -174,11 +178,15 @@ class FlagReason:
             float(data["midpoint"]),
             str(data["curve"]),
             None if cosine is None else float(cosine),
+            tuple(str(name) for name in data.get("unknown_names") or ()),
         )
 
     def sentence(self) -> str:
         """The reason in words: ``relevance 0.31 < 0.5: the best hit's cosine 0.41 is under the midpoint 0.52
         of the lake's curve``."""
+        if self.unknown:
+            names = ", ".join(self.unknown)
+            return f"the lake never mentions {names}, which the question names (relevance {self.confidence:.2f})"
         whose = {"settings": "the settings' curve", "lake": "the lake's curve", "model": "the model's curve"}
         curve = whose.get(self.curve, f"the {self.curve} curve")
         sign = "<" if self.flagged else ">="
@@ -229,7 +237,10 @@ class Hits(list):
 
     @property
     def low_confidence(self) -> bool:
-        """Whether the search found no good match: its confidence is below 0.5 (``False`` when unknown)."""
+        """Whether the search found no good match: its confidence is below 0.5, or it names what the lake never
+        mentions (:attr:`flag`; ``False`` when no relevance is known)."""
+        if self.flag is not None:
+            return self.flag.flagged
         return self.confidence is not None and self.confidence < LOW_CONFIDENCE
 
     def as_prompt(self) -> str:

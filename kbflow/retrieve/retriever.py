@@ -62,6 +62,7 @@ from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.request import Request, SearchOptions, filters_for, min_score_for, names_within, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.retrieve.table import SearchTable
+from kbflow.retrieve.unnamed import unknown_names
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
@@ -427,6 +428,8 @@ class Retriever:
         hits = cited_hits(ranking, fused, rows, read, cosine, calibration, query_id)
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
         flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
+        if flag is not None and (unknown := unknown_names(request.query, self.table.holds)):
+            flag = replace(flag, unknown=unknown)
         if min_score is not None:
             kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)
             hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]

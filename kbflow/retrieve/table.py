@@ -119,6 +119,17 @@ class SearchTable:
         row_ids = table.column("_rowid").to_pylist()
         return self.chunk_ids_of(row_ids), row_ids, [1.0 - d for d in table.column("_distance").to_pylist()]
 
+    def holds(self, words: str) -> bool:
+        """Whether the keyword index holds any of ``words`` (in the chunks' text or their names field)."""
+        fts = require("lance.query")
+        for column in (S.SEARCH_TEXT, S.SEARCH_NAMES):
+            found = self.dataset.to_table(
+                columns=["_score"], full_text_query=fts.MatchQuery(words, column), limit=1, with_row_id=True
+            )
+            if found.num_rows:
+                return True
+        return False
+
     def bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]], names_weight: float) -> Leg:
         where = self.where(filters)
         # chunk ids come from row ids in memory (no string column read)

@@ -80,3 +80,27 @@ def test_a_search_says_why_it_is_flagged_or_not(ingested, fast_settings):
         assert data["flagged"] is expect_flagged and data["midpoint"] == flag.midpoint and data["curve"] == "settings"
         assert FlagReason.from_dict(data) == flag
     assert Retriever.open(fast_settings.lake).search("install the pump", k=3).flag is None  # hash:64: no curve
+
+
+def test_a_search_naming_what_the_lake_never_mentions_is_flagged_whatever_its_cosine(ingested, fast_settings):
+    """A near miss (a question about a product the lake does not hold, in the lake's own words) matches pages
+    as well as a right answer does; the name it gives, which the lake never writes, flags it."""
+    from dataclasses import replace
+
+    from kbflow import Retriever
+    from kbflow.records import FlagReason
+    from kbflow.service.core import hits_dict
+
+    settings = replace(fast_settings, retrieval=replace(fast_settings.retrieval, calibration=(-2.0, 10.0)))
+    retriever = Retriever.open(fast_settings.lake, settings=settings)
+    plain = retriever.search("How do I install the pump?", k=3)
+    assert not plain.low_confidence and plain.flag.unknown == ()  # midpoint 0.2: not flagged by its cosine
+    named = retriever.search("How do I install the Grundfos pump?", k=3)
+    assert named.flag.unknown == ("Grundfos",) and named.flag.flagged and named.low_confidence
+    assert named.confidence == named.flag.confidence >= 0.5  # its relevance is as high as ever: the name flags it
+    assert "never mentions Grundfos" in named.flag.sentence()
+    data = hits_dict(named, 1)["flag"]
+    assert data["flagged"] is True and data["unknown_names"] == ["Grundfos"]
+    assert FlagReason.from_dict(data) == named.flag
+    # a name the lake writes (a heading of its guide) flags nothing
+    assert retriever.search("Which legs does Fusion combine in the guide?", k=3).flag.unknown == ()

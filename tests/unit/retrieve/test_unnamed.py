@@ -1,0 +1,37 @@
+"""Names a question gives that the lake never mentions (kbflow.retrieve.unnamed)."""
+
+from __future__ import annotations
+
+from kbflow.retrieve.unnamed import MAX_NAMES, proper_names, unknown_names
+
+
+def test_a_possessive_or_a_capitalized_word_inside_the_sentence_is_a_name():
+    assert proper_names("What were Tesla's automotive revenues in Q2 2023?") == ["Tesla"]
+    assert proper_names("What was AMD’s data center revenue?") == ["AMD"]  # a possessive acronym, curly apostrophe
+    assert proper_names("When did Broadcom complete its acquisition of VMware?") == ["Broadcom", "VMware"]
+    assert proper_names("How much did Coca-Cola pay in dividends?") == ["Coca-Cola"]
+
+
+def test_periods_acronyms_and_a_sentences_first_word_are_not_names():
+    assert proper_names("What is the FY2017 DPO? DPO is defined as 365 times payables over COGS.") == []
+    assert proper_names("How much in USD did it spend in Q3?") == []
+    assert proper_names("Install the pump. Then run it.") == []  # each sentence's first word
+    assert proper_names("install the pump") == []
+    assert proper_names("Here's the question: what's the margin? Let's see") == []  # "'s" as "is" or "us"
+
+
+def test_each_name_is_checked_once_and_only_a_few_are():
+    assert proper_names("Apple's and Apple's sales") == ["Apple"]
+    many = " ".join(f"and Name{chr(97 + i)}x" for i in range(10))
+    assert len(proper_names(f"compare {many}")) == MAX_NAMES
+
+
+def test_unknown_names_are_those_the_lake_holds_no_word_of():
+    lake_words = {"nvidia", "intel", "vmware"}
+
+    def holds(name: str) -> bool:
+        return any(w in lake_words for w in name.lower().replace("-", " ").split())
+
+    assert unknown_names("When did Broadcom complete its acquisition of VMware?", holds) == ("Broadcom",)
+    assert unknown_names("What was NVIDIA's revenue?", holds) == ()
+    assert unknown_names("what was the revenue", holds) == ()
