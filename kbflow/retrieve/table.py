@@ -120,12 +120,13 @@ class SearchTable:
         return self.chunk_ids_of(row_ids), row_ids, [1.0 - d for d in table.column("_distance").to_pylist()]
 
     def holds(self, words: str) -> bool:
-        """Whether the keyword index holds any of ``words`` (in the chunks' text or their names field)."""
+        """Whether one chunk of the keyword index holds every word of ``words`` (in its text, or in its names
+        field)."""
         fts = require("lance.query")
+        every = fts.FullTextOperator.AND
         for column in (S.SEARCH_TEXT, S.SEARCH_NAMES):
-            found = self.dataset.to_table(
-                columns=["_score"], full_text_query=fts.MatchQuery(words, column), limit=1, with_row_id=True
-            )
+            query = fts.MatchQuery(words, column, operator=every)
+            found = self.dataset.to_table(columns=["_score"], full_text_query=query, limit=1, with_row_id=True)
             if found.num_rows:
                 return True
         return False

@@ -12,8 +12,10 @@ question gives: a capitalized word with its possessive (``Tesla's``,
 capitals (``Broadcom`` in "When did Broadcom complete ..."; an acronym such
 as ``USD`` or ``EBIT`` may be a term the question defines, and the first
 word of a sentence is capitalized anyway). Words with digits (``FY2022``,
-``Q3``) are periods, not names. :func:`unknown_names` keeps those of which
-no word is in the lake's keyword index (its text and its names field), and
+``Q3``) are periods, not names. Capitalized words in a row are one name
+(``Home Depot``, ``American Express``: each word is common, the two
+together are not). :func:`unknown_names` keeps those that no chunk of the
+lake's keyword index (its text or its names field) holds every word of, and
 the search is flagged with them (:class:`kbflow.records.FlagReason`).
 """
 
@@ -38,26 +40,52 @@ _CONTRACTED = frozenset(
 MAX_NAMES = 4
 
 
+def _qualifies(word: str, possessive: bool, initial: bool) -> bool:
+    """Whether a capitalized word (its possessive taken off) is a name: a possessive, or a word inside the
+    sentence that is not all capitals."""
+    return possessive or (not initial and any(c.islower() for c in word))
+
+
 def proper_names(question: str) -> list[str]:
-    """The names ``question`` gives, each once, in order (see the module's docs)."""
+    """The names ``question`` gives, each once, in order (see the module's docs); capitalized words in a row
+    are one name (``Home Depot``, ``American Express``)."""
     out: list[str] = []
+    run: list[str] = []
+    named, end = False, -1
+
+    def close() -> None:
+        name = " ".join(run)
+        if run and named and name not in out:
+            out.append(name)
+
     for found in _WORD.finditer(question):
-        word = found.group(0)
-        if found.group("poss"):
-            word = word[: -len(found.group("poss"))]
-            if word.lower() in _CONTRACTED:
-                continue
-        if len(word) < 2 or not word[0].isupper() or any(c.isdigit() for c in word):
-            continue
-        possessive = bool(found.group("poss"))
+        word, poss = found.group(0), found.group("poss")
+        if poss:
+            word = word[: -len(poss)]
+        capital = len(word) >= 2 and word[0].isupper() and not any(c.isdigit() for c in word)
+        if poss and word.lower() in _CONTRACTED:
+            capital = False
         initial = _SENTENCE_END.search(question[: found.start()]) is not None
-        if possessive or (not initial and any(c.islower() for c in word)):
-            if word not in out:
-                out.append(word)
+        joined = run and question[end : found.start()] == " "
+        if not capital or (initial and not poss):
+            close()
+            run, named = [], False
+            end = found.end()
+            continue
+        if not joined:
+            close()
+            run, named = [], False
+        run.append(word)
+        named = named or _qualifies(word, bool(poss), initial)
+        end = found.end()
+        if poss:  # a possessive ends a name
+            close()
+            run, named = [], False
+    close()
     return out[:MAX_NAMES]
 
 
 def unknown_names(question: str, holds: Callable[[str], bool]) -> tuple[str, ...]:
-    """The names ``question`` gives of which the lake holds no word (``holds(name)``: whether the keyword index
-    has any of its words)."""
+    """The names ``question`` gives that the lake does not hold (``holds(name)``: whether one chunk of the
+    keyword index has every word of it)."""
     return tuple(name for name in proper_names(question) if not holds(name))

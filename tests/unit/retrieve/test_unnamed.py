@@ -12,6 +12,13 @@ def test_a_possessive_or_a_capitalized_word_inside_the_sentence_is_a_name():
     assert proper_names("How much did Coca-Cola pay in dividends?") == ["Coca-Cola"]
 
 
+def test_capitalized_words_in_a_row_are_one_name():
+    assert proper_names("What was American Express's net interest income?") == ["American Express"]
+    assert proper_names("What is Home Depot's return on assets?") == ["Home Depot"]
+    assert proper_names("What was AMD's Data Center revenue?") == ["AMD", "Data Center"]  # a possessive ends one
+    assert proper_names("Does Adobe have an improving margin?") == ["Adobe"]  # without the sentence's first word
+
+
 def test_periods_acronyms_and_a_sentences_first_word_are_not_names():
     assert proper_names("What is the FY2017 DPO? DPO is defined as 365 times payables over COGS.") == []
     assert proper_names("How much in USD did it spend in Q3?") == []
@@ -27,11 +34,12 @@ def test_each_name_is_checked_once_and_only_a_few_are():
 
 
 def test_unknown_names_are_those_the_lake_holds_no_word_of():
-    lake_words = {"nvidia", "intel", "vmware"}
+    chunks = [{"nvidia", "intel", "vmware"}, {"american", "airlines"}, {"express", "delivery"}]
 
-    def holds(name: str) -> bool:
-        return any(w in lake_words for w in name.lower().replace("-", " ").split())
+    def holds(name: str) -> bool:  # one chunk holds every word
+        return any(set(name.lower().replace("-", " ").split()) <= chunk for chunk in chunks)
 
     assert unknown_names("When did Broadcom complete its acquisition of VMware?", holds) == ("Broadcom",)
+    assert unknown_names("What was American Express's revenue?", holds) == ("American Express",)
     assert unknown_names("What was NVIDIA's revenue?", holds) == ()
     assert unknown_names("what was the revenue", holds) == ()
