@@ -127,9 +127,9 @@ def _path_words(path: str | None) -> frozenset[str]:
 
 
 def _document_words(path: str, kind: str, title: str | None, cover: str | None = None) -> frozenset[str]:
-    """The words that name a document: a PDF's path's (and, for a filing, its cover's form and period), a web
-    page's title's (an SEC filing's registrant, form and fiscal year, :mod:`kbflow.sources.web.xbrl`), none
-    for other kinds."""
+    """The words that name a document: a PDF's path's (and, for a filing, the date its cover says its period
+    ended, :func:`date_words`), a web page's title's (an SEC filing's registrant, form and fiscal year,
+    :mod:`kbflow.sources.web.xbrl`), none for other kinds."""
     if kind in NAMED_BY_PATH:
         return _path_words(path) | frozenset(date_words(cover or ""))
     if kind in NAMED_BY_TITLE and title and _FILING_FORM.search(title):
