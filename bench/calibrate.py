@@ -31,7 +31,7 @@ least 95%). The lakes: the sets above, ``financebench-dev`` (filings; its
 near misses ask the same of companies whose filings the lake does not hold,
 ``bench/filings/financebench_negatives.jsonl``), ``tenq`` (twenty 10-Qs,
 ``python bench/tenq.py`` first; near misses about other companies' quarters,
-``bench/filings/tenq_negatives.jsonl``), ``jssearch`` (npm packages) and the
+``bench/filings/tenq/negatives.jsonl``), ``jssearch`` (npm packages) and the
 API references of ``bench/apisites`` (``python bench/api_eval.py --build``
 first; judged by member), each with near misses of its own
 (``negatives.jsonl``: questions about libraries the lake does not hold, in
@@ -88,7 +88,7 @@ def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
     out["financebench-dev"] = (filings, [os.path.join(HERE, "filings", "financebench_negatives.jsonl")])
     tenq = os.path.join(HERE, "filings", "tenq")
     if os.path.isdir(os.path.join(tenq, "pdfs")):  # python bench/tenq.py --from CLONE
-        out["tenq"] = (tenq, [os.path.join(HERE, "filings", "tenq_negatives.jsonl")])
+        out["tenq"] = (tenq, [os.path.join(tenq, "negatives.jsonl")])
     js = os.path.join(HERE, "jssearch")
     if os.path.isdir(os.path.join(js, "node_modules")):  # npm install --prefix bench/jssearch --ignore-scripts
         out["jssearch"] = (js, [os.path.join(js, "negatives.jsonl")])

@@ -46,7 +46,7 @@ from kbflow.records import ids
 from kbflow.sources.files import file_hash
 from kbflow.sources.jsonl import iter_records
 
-__all__ = ["BeirDataset", "load_beir"]
+__all__ = ["BeirDataset", "load_beir", "read_negatives"]
 
 
 def _queries(path: str) -> dict[str, str]:
@@ -135,11 +135,11 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
         qrels=qrels,
         unit=unit,
         sources=sources,
-        negatives=_negatives(root, spec),
+        negatives=read_negatives(root, spec),
     )
 
 
-def _negatives(root: str, spec: str) -> list[str]:
+def read_negatives(root: str, spec: str) -> list[str]:
     """The texts of the dataset's questions without an answer in its corpus: ``negatives.jsonl`` in the folder,
     or the file a ``sources.json`` names as ``"negatives"`` (relative to the folder); none without either."""
     path = os.path.join(root, "negatives.jsonl")

@@ -52,10 +52,15 @@ def _folder(tmp_path):
 
 
 def test_a_financebench_folder_is_a_dataset_judged_by_page(tmp_path):
-    dataset = load_beir(str(_folder(tmp_path)))
+    root = _folder(tmp_path)
+    dataset = load_beir(str(root))
     assert dataset.unit == "page" and dataset.sources[0]["type"] == "pdf"
     assert dataset.qrels == {"fb1": {"ACME_2022_10K.pdf#p2": 2}, "fb2": {"BETA_2021_10K.pdf#p2": 2}}
     assert dataset.groups == {"fb1": "metrics-generated", "fb2": "domain-relevant"}
+    assert dataset.negatives == []
+    # questions the filings cannot answer, beside them, are read for the flag as a BEIR folder's are
+    (root / "negatives.jsonl").write_text(json.dumps({"_id": "n1", "text": "What was Gamma's FY2022 revenue?"}) + "\n")
+    assert load_beir(str(root)).negatives == ["What was Gamma's FY2022 revenue?"]
 
 
 def test_kbflow_eval_reports_pages_documents_and_question_types(tmp_path, monkeypatch):
