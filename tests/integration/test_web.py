@@ -430,3 +430,22 @@ def test_an_api_page_with_ten_thousand_copied_members_is_one_pointer_line():
     text = extract(html).text
     assert text.count("Copied.") == 0
     assert "m0, m1, m2" in text and "m9999" in text
+
+
+def test_a_javadoc_summary_of_ten_thousand_members_is_one_line():
+    """Bad input: a Javadoc class page whose Method Summary lists 10,000 members reads as one line naming them
+    (kbflow.sources.web.members), each member's summary sentence left to its own entry."""
+    rows = "".join(
+        f'<div class="col-first"><code>static int</code></div><div class="col-second"><code>'
+        f'<a href="#m{i}(int)" class="member-name-link">m{i}</a>(int&nbsp;x)</code></div>'
+        f'<div class="col-last"><div class="block">Summary of m{i}.</div></div>'
+        for i in range(10_000)
+    )
+    html = (
+        '<!DOCTYPE html><html><head><meta name="generator" content="javadoc/ClassWriterImpl"><title>Huge</title>'
+        '</head><body><main><h1>Class Huge</h1><section class="method-summary"><h2>Method Summary</h2>'
+        f'<div class="summary-table three-column-summary">{rows}</div></section></main></body></html>'
+    )
+    text = extract(html).text
+    assert text.count("Documented below: m0, m1, m2,") == 1 and "m9999." in text
+    assert "Summary of m5." not in text
