@@ -38,6 +38,7 @@ import os
 import shutil
 import subprocess
 import sysconfig
+from dataclasses import replace
 from typing import Any
 
 from kbflow.errors import DatasetError, SourceError
@@ -94,8 +95,8 @@ def load_beir(root: str, split: str = "test") -> BeirDataset:
         raise DatasetError(f"{root}: not a folder; a BEIR dataset is a folder with corpus.jsonl, queries.jsonl, qrels/")
     from kbflow.evaluate.financebench import is_financebench, load_financebench
 
-    if is_financebench(root):
-        return load_financebench(root, split)
+    if is_financebench(root):  # its negatives.jsonl, beside its questions, read as a BEIR folder's
+        return replace(load_financebench(root, split), negatives=read_negatives(root, ""))
     corpus = os.path.join(root, "corpus.jsonl")
     spec = os.path.join(root, "sources.json")
     queries_path = os.path.join(root, f"queries.{split}.jsonl")

@@ -5,11 +5,13 @@ lines: ``financebench_id``, ``question``, ``question_type``, ``evidence``:
 ``[{"doc_name", "evidence_page_num"}]`` with 0-based page numbers) and ``pdfs/``
 (``<doc_name>.pdf``) is a dataset as it is: :func:`load_financebench` reads it as
 one ``pdf`` source judged by page (``<doc_name>.pdf#p<page>``, 1-based), with no
-conversion by hand; a ``negatives.jsonl`` beside them (questions the filings cannot answer, as a BEIR
-folder has them) is read for the "no good match" flag. ``kbflow eval`` then also prints :func:`page_report`: hit@1,
-hit@5, nDCG@10 and MRR@10 per question type, and the share of questions whose
-right document (any page of the gold filing) is in the top 5, so a document
-miss and a page miss are told apart.
+conversion by hand; :func:`~kbflow.evaluate.beir.load_beir` also reads a
+``negatives.jsonl`` beside them (questions the filings cannot answer, as a
+BEIR folder has them) for the "no good match" flag. ``kbflow eval`` then
+also prints :func:`page_report`: hit@1, hit@5, nDCG@10 and MRR@10 per
+question type, and the share of questions whose right document (any page of
+the gold filing) is in the top 5, so a document miss and a page miss are
+told apart.
 """
 
 from __future__ import annotations
@@ -63,7 +65,6 @@ def _gold_pages(row: dict[str, Any], where: str, pdfs: str) -> dict[str, int]:
 
 def load_financebench(root: str, split: str = "test") -> Any:
     """The dataset in ``root`` (see the module docs) as a :class:`~kbflow.evaluate.beir.BeirDataset`."""
-    from kbflow.evaluate.beir import read_negatives
     from kbflow.evaluate.dataset import BeirDataset
     from kbflow.sources.files import file_hash
 
@@ -93,7 +94,6 @@ def load_financebench(root: str, split: str = "test") -> Any:
         unit="page",
         sources=[{"id": "filings", "type": "pdf", "path": pdfs, "options": {}}],
         groups=groups,
-        negatives=read_negatives(root, ""),
     )
 
 
