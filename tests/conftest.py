@@ -28,7 +28,7 @@ if "KBFLOW_CACHE" not in os.environ:
 #: the keys of a hit's JSON object (``kbflow search --json``, REST) and of its citation
 HIT_KEYS = {
     "rank", "score", "relevance", "dense_score", "bm25_score", "dense_rank", "bm25_rank", "fused_rank",
-    "chunk_id", "content_kind", "scope", "query_id", "text", "citation", "also_in",
+    "chunk_id", "content_kind", "scope", "query_id", "text", "citation", "also_in", "role",
 }  # fmt: skip
 CITATION_KEYS = {"source_id", "source_type", "uri", "title", "content_hash", "chunk_hash", "locator", "label"}
 

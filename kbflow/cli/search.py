@@ -13,6 +13,7 @@ from kbflow.cli.options import _lake_option, _settings, for_terminal
 from kbflow.config import BACKENDS, MODES
 from kbflow.lake.sql import sql_str
 from kbflow.retrieve.fusion import FUSIONS
+from kbflow.retrieve.roles import describe
 
 
 def hit_places(hit: Any) -> str:
@@ -162,6 +163,8 @@ def search(
         click.echo(for_terminal(line))
         snippet = " ".join(hit.text.split())
         click.echo(for_terminal(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}"))
+        if hit.role:
+            click.echo(f"    ({describe(hit.role)})")
         if hit.also_in:
             click.echo(for_terminal(f"    also in: {hit_places(hit)}"))
 

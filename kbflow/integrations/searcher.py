@@ -89,6 +89,7 @@ def hit_metadata(hit: Hit, hits: Hits) -> dict[str, Any]:
         "rank": hit.rank,
         "scope": hit.scope,
         "content_kind": hit.content_kind,
+        "role": hit.role,
         "low_confidence": hits.low_confidence,
         "confidence": hits.confidence,
         "query_id": hits.query_id,

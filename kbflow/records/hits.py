@@ -61,6 +61,12 @@ class Hit:
     #: the other places the same text appears (after whitespace normalization): copies of this hit that the
     #: search did not show again (:mod:`kbflow.retrieve.distinct`), best-ranked first
     also_in: tuple[Citation, ...] = ()
+    #: where the hit's file stands around the code of its source, which ranks it a little below the code
+    #: (:mod:`kbflow.retrieve.roles`): ``"prose"`` (a README, ``docs/``), ``"test"``, ``"typings"`` (``.d.ts``,
+    #: ``.pyi``), ``"build"`` (a ``dist/`` file beside the sources it was built from) or ``"translations"``;
+    #: ``None`` for the code itself, for every file of a source that holds no code, and where the search
+    #: ran with ``role_weight=0``
+    role: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``kbflow search --json`` object (and a REST hit): :meth:`from_dict` reads it back."""
@@ -80,6 +86,7 @@ class Hit:
             "text": self.text,
             "citation": self.citation.to_dict(),
             "also_in": [c.to_dict() for c in self.also_in],
+            "role": self.role,
         }
 
     @classmethod
@@ -130,7 +137,7 @@ class Hit:
 
 
 _OPTIONAL_HIT_FIELDS = (
-    "dense_rank", "bm25_rank", "fused_rank", "dense_score", "bm25_score", "relevance", "query_id"
+    "dense_rank", "bm25_rank", "fused_rank", "dense_score", "bm25_score", "relevance", "query_id", "role"
 )  # fmt: skip
 
 
@@ -267,6 +274,7 @@ class Hits(list):
                 "chunk_id": h.chunk_id,
                 "text": h.text,
                 "also_in": [c.render() for c in h.also_in],
+                "role": h.role,
             }
             for h in self
         ]

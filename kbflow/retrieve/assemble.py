@@ -36,9 +36,12 @@ def cited_hits(
     cosine: Mapping[str, float],
     calibration: Calibration | None,
     query_id: str | None,
+    roles: Sequence[str | None] = (),
 ) -> list[Hit]:
     """One hit per ``(chunk id, score)`` of ``fused``, best first, from its search-table row in ``rows`` (the
-    rows of its copies in ``read``)."""
+    rows of its copies in ``read``); ``roles``: each one's file's role beside code, where known
+    (:meth:`kbflow.retrieve.signals.Groups.roles_of`)."""
+    roles = list(roles) or [None] * len(fused)
     positions = {leg: {cid: n for n, cid in enumerate(ids, start=1)} for leg, ids in ranking.legs.items()}
     defined = _defined(ranking)
     bm25 = ranking.leg_scores.get("bm25", {})
@@ -59,8 +62,9 @@ def cited_hits(
             relevance=1.0 if cid in defined else relevance(calibration, cosine.get(cid)),
             query_id=query_id,
             also_in=tuple(Citation.from_row(read[c]) for c in ranking.also_in.get(cid, ())),
+            role=role,
         )
-        for rank, ((cid, score), row) in enumerate(zip(fused, rows, strict=True), start=1)
+        for rank, ((cid, score), row, role) in enumerate(zip(fused, rows, roles, strict=True), start=1)
     ]
 
 

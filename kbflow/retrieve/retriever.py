@@ -425,7 +425,10 @@ class Retriever:
         cosine = self._cosines(ranking, [cid for cid, _ in fused])
         calibration = self.calibration
         query_id = usage.new_id() if self.settings.retrieval.log_queries else None
-        hits = cited_hits(ranking, fused, rows, read, cosine, calibration, query_id)
+        # a hit says its file's role where the role signal ranked it by it
+        ranked_by_role = bool(fused) and request.settings.role_weight > 0
+        roles = self.table.groups.roles_of([row_of[cid] for cid, _ in fused]) if ranked_by_role else []
+        hits = cited_hits(ranking, fused, rows, read, cosine, calibration, query_id, roles)
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
         flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
         if flag is not None and (unknown := unknown_names(request.query, self.table.holds)):

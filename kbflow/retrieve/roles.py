@@ -36,13 +36,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["AROUND", "CODE", "ROLES", "file_roles"]
+__all__ = ["AROUND", "CODE", "ROLES", "describe", "file_roles"]
 
 #: role codes, in :data:`ROLES` order
 ROLES = ("code", "prose", "test", "typings", "build", "translations")
 CODE, PROSE, TEST, TYPINGS, BUILD, TRANSLATIONS = range(len(ROLES))
 #: the roles ranked below the code
 AROUND = frozenset({PROSE, TEST, TYPINGS, BUILD, TRANSLATIONS})
+#: what a hit says of its file, for each role ranked below the code
+_SAYS = {
+    "prose": "prose beside the code",
+    "test": "a test",
+    "typings": "typings without bodies",
+    "build": "a build beside its sources",
+    "translations": "translations",
+}
 
 _TEST = re.compile(
     r"(?:^|/)(?:[Tt]ests?|TESTS?|__tests__|[Ss]pecs?|[Tt]esting)/|(?:^|/)[a-z][a-z0-9]*Tests?/"
@@ -88,3 +96,9 @@ def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Seque
         else:
             out.append(CODE)
     return out
+
+
+def describe(role: str) -> str:
+    """What a search shows for a hit whose file has ``role`` (``Hit.role``): ``"a build beside its sources,
+    ranked below the code"``."""
+    return f"{_SAYS.get(role, role)}, ranked below the code"

@@ -56,7 +56,7 @@ import numpy as np
 
 from kbflow import schema as S
 from kbflow._lazy import require
-from kbflow.retrieve.roles import AROUND, file_roles
+from kbflow.retrieve.roles import AROUND, ROLES, file_roles
 
 __all__ = ["NAMED_BY_PATH", "PAGE_TOP", "Groups", "name_words", "reinforce"]
 
@@ -238,6 +238,12 @@ class Groups:
         if len(rows) and not np.array_equal(self.rows[where], rows):
             raise KeyError("a row id that is not in this version")
         return self.docs[where], self.pages[where]
+
+    def roles_of(self, row_ids: Sequence[int]) -> list[str | None]:
+        """The role (:data:`~kbflow.retrieve.roles.ROLES`) of each row's file where it stands around code (a
+        README, a test, a build beside its sources), else ``None``: what a hit says of its file."""
+        docs, _ = self.of(row_ids)
+        return [ROLES[r] if r in AROUND else None for r in self.roles[docs].tolist()]
 
     def rescore(
         self,

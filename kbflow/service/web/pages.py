@@ -17,6 +17,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.config import MODES
 from kbflow.records import Hit, Hits, render
+from kbflow.retrieve.roles import describe
 from kbflow.service.http import status_of
 from kbflow.sources.base import loader_names
 
@@ -134,6 +135,11 @@ def _latency_chart(points: list[tuple[str, float]], width: int = 640, height: in
     )
 
 
+def _role(hit: Hit) -> str:
+    """Where a hit's file stands around code (a test, a build beside its sources), which ranks it lower."""
+    return f"<div class='muted role'>{_e(describe(hit.role))}</div>" if hit.role else ""
+
+
 def _also_in(hit: Hit) -> str:
     """The other places a hit's text appears, as a line under it (empty when there are none)."""
     if not hit.also_in:
@@ -196,7 +202,7 @@ def search_page(form: str, q: str, hits: Hits | None = None, version: int | None
         rows.append(
             f"<tr class=hit><td>{h.rank}</td><td>{h.score:.4f}<br><span class=muted>{relevance}</span></td>"
             f"<td class=muted>{ranks}</td><td><a class=cite href='{_e(link)}'>{_e(h.citation.render())}</a>"
-            f"<div class=hit-text>{render.highlight(h.text[:600], q)}</div>{_also_in(h)}</td></tr>"
+            f"<div class=hit-text>{render.highlight(h.text[:600], q)}</div>{_role(h)}{_also_in(h)}</td></tr>"
         )
     table = (
         "<table id=hits><tr><th>#</th><th>score<br>relevance</th><th>legs</th><th>citation and text</th></tr>"

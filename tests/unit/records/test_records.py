@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 from conftest import CITATION_KEYS, HIT_KEYS
 
@@ -52,6 +53,8 @@ def test_hit_json_shape_and_prompt_wrapping():
     assert set(d) == HIT_KEYS
     assert d["relevance"] is None and d["dense_score"] is None  # built by hand: no scores measured
     assert Hit.from_dict(json.loads(json.dumps(d))) == hit  # what a Client reads back
+    built = replace(hit, role="build")  # a dist/ file beside its sources says so, and a Client reads it back
+    assert Hit.from_dict(json.loads(json.dumps(built.to_dict()))).role == "build"
     assert set(d["citation"]) == CITATION_KEYS
     prompt = hit.as_prompt()
     (block,) = parse_blocks(prompt)  # the text cannot close the block early

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kbflow.retrieve.roles import AROUND, BUILD, CODE, PROSE, TEST, TRANSLATIONS, TYPINGS, file_roles
+from kbflow.retrieve.roles import AROUND, BUILD, CODE, PROSE, ROLES, TEST, TRANSLATIONS, TYPINGS, describe, file_roles
 
 
 def _roles(files: list[tuple[str, str, str]]) -> dict[str, int]:
@@ -63,3 +63,21 @@ def test_a_source_without_code_keeps_its_documents_and_a_package_published_as_it
     # the same path is read per source: the docs source's README is its content, uuid's stands around its code
     sources, paths = ("docs", "uuid", "uuid"), ("README.md", "README.md", "dist/v4.js")
     assert file_roles(sources, paths, ("doc", "doc", "code")) == [CODE, PROSE, CODE]
+
+
+def test_a_hit_says_where_its_file_stands_on_the_page_and_in_the_cli():
+    from kbflow.records import Citation, Hit, Locator
+    from kbflow.service.web.pages import _role
+
+    cite = Citation("uuid", "repo", "/u", Locator("code", path="dist/v4.js", line_start=1, line_end=9))
+    built = Hit(1, 1.0, "c", "t", cite, "code", "global", role="build")
+    assert describe("build") == "a build beside its sources, ranked below the code"
+    assert "a build beside its sources" in _role(built)
+    assert _role(Hit(1, 1.0, "c", "t", cite, "code", "global")) == ""  # the code itself says nothing
+    assert {describe(ROLES[r]) for r in AROUND} == {  # every role ranked below the code has its words
+        "prose beside the code, ranked below the code",
+        "a test, ranked below the code",
+        "typings without bodies, ranked below the code",
+        "a build beside its sources, ranked below the code",
+        "translations, ranked below the code",
+    }

@@ -193,3 +193,12 @@ def test_a_question_about_code_gets_the_function_before_the_readme_that_names_it
     assert on.index(("pkg", "lib/check.js")) < on.index(("pkg", "README.md"))
     assert on.index(("pkg", "lib/check.js")) < on.index(("pkg", "test/range.js"))
     assert on[0] == ("docs", "README.md")  # the documents' own README keeps its score
+    # each hit says where its file stands: the code and a folder of documents say nothing
+    roles = {(h.citation.source_id, h.citation.locator.path): h.role for h in r.search(question, k=4, mode="bm25")}
+    assert roles == {
+        ("docs", "README.md"): None,
+        ("pkg", "lib/check.js"): None,
+        ("pkg", "README.md"): "prose",
+        ("pkg", "test/range.js"): "test",
+    }
+    assert all(h.role is None for h in r.search(question, k=4, mode="bm25", role_weight=0))  # not ranked by it
