@@ -172,6 +172,74 @@ def test_all_pages_keeps_every_page_and_reloads_the_source(tmp_path):
     assert loader.fingerprint(keep_all) != loader.fingerprint(Source("site", "web", str(site)))
 
 
+def _doc(title: str, head: str, body_class: str, body: str) -> str:
+    return (
+        f"<html><head><title>{title}</title>{head}</head><body class='{body_class}'><main>{body}</main></body></html>"
+    )
+
+
+_NUMBERED = "<pre><span>001</span>/*<br><span>002</span> * Licensed to you<br><span>003</span> */</pre>"
+GENERATED_SOURCES = {
+    # rustdoc: cargo doc writes src/<crate>/ beside every crate's pages
+    "src/demo/lib.rs.html": _doc(
+        "lib.rs - source", '<meta name="generator" content="rustdoc">', "rustdoc src", _NUMBERED
+    ),
+    "demo/index.html": _doc(
+        "demo - Rust",
+        '<meta name="generator" content="rustdoc">',
+        "rustdoc mod crate",
+        "<h1>Crate demo</h1><p>Shapes.</p>",
+    ),
+    # Javadoc (JDK 17+) and JDK 8, which names no generator on its source pages
+    "api/src-html/org/x/Foo.html": _doc(
+        "Source code", '<meta name="generator" content="javadoc/SourceToHTMLConverter">', "source-page", _NUMBERED
+    ),
+    "api/src-html/org/x/Bar.html": _doc("Source code", "", "", _NUMBERED),
+    "api/org/x/Foo.html": _doc(
+        "Foo",
+        '<meta name="generator" content="javadoc/ClassWriterImpl">',
+        "class-declaration-page",
+        "<h1>Class Foo</h1>",
+    ),
+    # Doxygen's file listings, beside the file's own documentation
+    "html/tstring_8h_source.html": _doc(
+        "log4cplus: tstring.h Source File", '<meta name="generator" content="Doxygen 1.9.8">', "", _NUMBERED
+    ),
+    "html/tstring_8h.html": _doc(
+        "log4cplus: tstring.h File Reference", '<meta name="generator" content="Doxygen 1.9.8">', "", "<p>Strings.</p>"
+    ),
+    # Sphinx's viewcode
+    "_modules/requests/api.html": _doc(
+        "requests.api", "", "", "<h1>Source code for requests.api</h1><pre>def get(url): ...</pre>"
+    ),
+    "blog/source-code.html": _doc("Source code", "", "", "<h1>Source code</h1><p>Where we keep it.</p>"),
+}
+
+
+def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
+    """rustdoc's src/, Javadoc's src-html/, Doxygen's *_source.html and Sphinx's _modules/ are the code with its
+    lines numbered, not its documentation: left out with their reason; the generators' own pages stay."""
+    from kbflow.sources.base import get_loader
+    from kbflow.sources.web.conventions import ALL_PAGES_OPTION
+
+    for rel, html in GENERATED_SOURCES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(html)
+    loader = get_loader("web")
+    units = list(loader.load(Source("site", "web", str(tmp_path))))
+    kept = ["api/org/x/Foo.html", "blog/source-code.html", "demo/index.html", "html/tstring_8h.html"]
+    assert sorted(u.unit_key for u in units) == kept
+    reasons = {i.path: i.reason for i in loader.issues}
+    assert reasons["src/demo/lib.rs.html"].startswith("rustdoc's view of a source file, every line numbered")
+    assert reasons["api/src-html/org/x/Foo.html"].startswith("Javadoc's view of a source file")
+    assert reasons["api/src-html/org/x/Bar.html"].startswith("Javadoc's view of a source file")
+    assert reasons["html/tstring_8h_source.html"].startswith("Doxygen's view of a source file")
+    assert reasons["_modules/requests/api.html"].startswith("Sphinx's view of a source file")
+    assert all("--all-pages" in r and not i.failed for i in loader.issues for r in [i.reason])
+    keep_all = Source("site", "web", str(tmp_path), options={ALL_PAGES_OPTION: True})
+    assert len(list(loader.load(keep_all))) == len(GENERATED_SOURCES)
+
+
 @pytest.mark.parametrize(
     "href, rel, expected",
     [

@@ -111,8 +111,10 @@ class WebLoader(FileSetLoader):
     #: members on each implementor, Javadoc's "Description copied from", TypeDoc's inherited members), and
     #: TypeDoc's doc comments (``tsd-comment``) are read, no longer dropped as a comment thread; 7: Doxygen's
     #: lists of members inherited from a base class are one line each; 8: Javadoc's summary tables, Sphinx's
-    #: autosummary tables and rustdoc's lists of a module's items are one line naming what they list
-    revision = "8"
+    #: autosummary tables and rustdoc's lists of a module's items are one line naming what they list; 9: an API
+    #: generator's views of source files (rustdoc's ``src/``, Javadoc's ``src-html/``, Doxygen's
+    #: ``*_source.html``, Sphinx's ``_modules/``) are left out
+    revision = "9"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

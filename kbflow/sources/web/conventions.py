@@ -1,5 +1,5 @@
 """The conventions a site uses to say a page is not for search: robots ``noindex``, redirect stubs, canonicals,
-its generated index and search pages.
+its generated index and search pages, an API generator's views of source files.
 
 A documentation site as its authors publish it holds pages nobody should find
 in a search: the print page that repeats every chapter (robots ``noindex``),
@@ -9,9 +9,22 @@ generated index and search pages, which name themselves in their own
 ``<link rel="index">`` or ``<link rel="search">`` (Sphinx's ``genindex.html``
 lists every symbol of the site, so it would match every query that names
 one). Search engines honour the first three, and a site's own search box
-skips its index; kbflow leaves all of them out at load, listed
-with its reason, unless the source sets :data:`ALL_PAGES_OPTION`
-(``kbflow add ... --all-pages``).
+skips its index.
+
+API generators also write each source file as a page of its own, every line
+numbered: rustdoc's ``src/`` (``<body class="rustdoc src">``, which ``cargo
+doc`` writes for every crate it documents), Javadoc's ``src-html/``
+(``<body class="source-page">``, generator ``javadoc/SourceToHTMLConverter``),
+Doxygen's ``*_source.html`` ("tstring.h Source File") and Sphinx's
+``_modules/`` (viewcode's "Source code for requests.api"). They are the
+code, not its documentation: read as web text, every line carries its number
+("001/* 002 * Licensed to ..."), and a question about what a member does
+finds a run of numbered lines instead of the member's entry. The member's
+entry links to its lines; the code itself is searched as code by a ``repo``
+source over the sources.
+
+kbflow leaves all of them out at load, listed with its reason, unless the
+source sets :data:`ALL_PAGES_OPTION` (``kbflow add ... --all-pages``).
 """
 
 from __future__ import annotations
@@ -22,7 +35,7 @@ from collections.abc import Collection
 
 from kbflow.sources.web.extract import WebPage
 
-__all__ = ["ALL_PAGES_OPTION", "canonical_rel", "left_out"]
+__all__ = ["ALL_PAGES_OPTION", "canonical_rel", "left_out", "source_view"]
 
 #: the source option that keeps every page, whatever the site says of it
 ALL_PAGES_OPTION = "all_pages"
@@ -49,6 +62,22 @@ def canonical_rel(href: str | None, rel: str, rels: Collection[str]) -> str | No
     return max(matches, key=len) if matches else None
 
 
+def source_view(page: WebPage, rel: str) -> str | None:
+    """The API generator whose view of a source file page ``rel`` is (``None``: it is no such view)."""
+    if page.generator == "rustdoc" and "src" in page.body_classes:
+        return "rustdoc"
+    where = "/" + rel
+    if page.generator.startswith("javadoc/sourcetohtml") or "source-page" in page.body_classes:
+        return "Javadoc"
+    if "/src-html/" in where and page.title == "Source code":  # JDK 8 names no generator on these pages
+        return "Javadoc"
+    if page.generator == "doxygen" and (page.title or "").endswith(" Source File"):
+        return "Doxygen"
+    if "/_modules/" in where and page.text.lstrip("# ").startswith("Source code for "):
+        return "Sphinx"
+    return None
+
+
 def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
     """Why page ``rel`` of a source whose pages are ``rels`` is not for search (``None``: it is)."""
     directives = {d.strip() for d in (page.robots or "").split(",")}
@@ -62,4 +91,10 @@ def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
     for kind, href in sorted(page.site_pages.items()):
         if href.strip().startswith("#") or canonical_rel(href, rel, rels) == rel:
             return f"the site's {kind} page (its own rel={kind} link names it: Sphinx's genindex, search); {_HINT}"
+    generator = source_view(page, rel)
+    if generator is not None:
+        return (
+            f"{generator}'s view of a source file, every line numbered (the code, not its documentation; "
+            f"a repo source over the sources searches it as code); {_HINT}"
+        )
     return None

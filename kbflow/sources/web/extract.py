@@ -237,6 +237,11 @@ class WebPage:
     #: where the page's ``<link rel="index">`` and ``<link rel="search">`` point, as written (the site's index
     #: and search pages, e.g. Sphinx's ``genindex.html`` and ``search.html``)
     site_pages: dict[str, str] = field(default_factory=dict)
+    #: the generator its ``<meta name="generator">`` names, lower case, without a version (``rustdoc``,
+    #: ``doxygen``, ``javadoc/sourcetohtmlconverter``; ``""``: none)
+    generator: str = ""
+    #: the classes of its ``<body>`` (rustdoc's source view: ``rustdoc src``)
+    body_classes: tuple[str, ...] = ()
 
     def layout(self) -> str:
         return json.dumps({"blocks": self.blocks, "dropped": self.dropped}, separators=(",", ":"))
@@ -428,6 +433,8 @@ def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dic
         redirect=refresh.group(1).strip(" '\"") if refresh else None,
         canonical=meta.get("canonical") or None,
         site_pages={rel: meta[f"rel-{rel}"] for rel in ("index", "search") if f"rel-{rel}" in meta},
+        generator=_generator(meta),
+        body_classes=tuple(meta.get("body-class", "").split()),
     )
 
 

@@ -49,7 +49,7 @@ class Node:
 
 def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str, str], styles: list[str]) -> None:
     """Keep what ``element`` says about the page: ``og:`` and canonical links, robots, generator, refresh, title,
-    styles."""
+    styles, the body's classes."""
     if tag == "meta" and attrs.get("property") in ("og:url", "og:title"):
         meta[attrs["property"]] = attrs.get("content", "")
     elif tag == "meta" and attrs.get("name", "").lower() in ("robots", "googlebot"):
@@ -67,6 +67,8 @@ def _head_element(tag: str, attrs: dict[str, str], element: Any, meta: dict[str,
         meta["title"] = (element.text or "") + meta.get("title", "")
     elif tag == "style":
         styles.append(element.text or "")
+    elif tag == "body":
+        meta["body-class"] = attrs.get("class", "")
 
 
 class Parsed(NamedTuple):
