@@ -141,6 +141,12 @@ def search(
     # the search's log row is written now, by the command, not by an exit hook while the interpreter and
     # Lance's runtime shut down (a failing write there, on a read-only lake, could crash the process)
     usage.flush(retriever.lake)
+    _print_hits(hits, as_json, as_prompt)
+
+
+def _print_hits(hits: Any, as_json: bool, as_prompt: bool) -> None:
+    """What `kbflow search` prints: one JSON object per hit, the agents' prompt, or the lines a person reads (the
+    glossary's words, the flag and why, then each hit's citation, text, role and other places)."""
     if as_json:
         flag = {"flag": hits.flag.to_dict()} if hits.flag is not None else {}  # why the list is flagged, or not
         for hit in hits:

@@ -413,7 +413,31 @@ class Retriever:
             request = replace(request, settings=request.settings.override(rerank_depth=k))
         ranking = self._rank(request, vector)
         t_take = time.perf_counter()
-        ranked, row_of = ranking.legs, ranking.row_of
+        query_id = usage.new_id() if self.settings.retrieval.log_queries else None
+        hits = self._cited(request, ranking, query_id)
+        calibration = self.calibration
+        confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
+        flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
+        if flag is not None and (unknown := unknown_names(request.query, self.table.holds)):
+            flag = replace(flag, unknown=unknown)
+        if min_score is not None:
+            kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)
+            hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]
+        out = Hits(hits, query=request.query, mode=request.settings.mode)
+        out.legs = ranking.legs
+        out.expansion = ranking.expansion
+        out.confidence = confidence
+        out.flag = flag
+        out.timings = {**ranking.timings, "take": (time.perf_counter() - t_take) * 1000.0}
+        out.latency_ms = (time.perf_counter() - t0) * 1000.0
+        if query_id is not None:
+            out.query_id = query_id
+            self._log(out, query_id, k, options, origin, caller)
+        return out
+
+    def _cited(self, request: Request, ranking: Ranking, query_id: str | None) -> list[Hit]:
+        """The ranking's hits with their texts, citations, copies' citations, cosines, relevance and roles."""
+        row_of = ranking.row_of
         fused = list(zip(ranking.ids, ranking.scores))
         # one take for the hits and their copies not read while grouping (Lance row ids of the pinned version)
         copies = [c for cid, _ in fused for c in ranking.also_in.get(cid, ())]
@@ -423,42 +447,29 @@ class Retriever:
             read.update(self.table.read(missing, row_of))
         rows = [dict(read[cid]) for cid, _ in fused]
         cosine = self._cosines(ranking, [cid for cid, _ in fused])
-        calibration = self.calibration
-        query_id = usage.new_id() if self.settings.retrieval.log_queries else None
         # a hit says its file's role where the role signal ranked it by it
         ranked_by_role = bool(fused) and request.settings.role_weight > 0
         roles = self.table.groups.roles_of([row_of[cid] for cid, _ in fused]) if ranked_by_role else []
-        hits = cited_hits(ranking, fused, rows, read, cosine, calibration, query_id, roles)
-        confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
-        flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
-        if flag is not None and (unknown := unknown_names(request.query, self.table.holds)):
-            flag = replace(flag, unknown=unknown)
-        if min_score is not None:
-            kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)
-            hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]
-        out = Hits(hits, query=request.query, mode=request.settings.mode)
-        out.legs = ranked
-        out.expansion = ranking.expansion
-        out.confidence = confidence
-        out.flag = flag
-        out.timings = {**ranking.timings, "take": (time.perf_counter() - t_take) * 1000.0}
-        out.latency_ms = (time.perf_counter() - t0) * 1000.0
-        if query_id is not None:
-            out.query_id = query_id
-            filters = {name: options.get(name) for name in ("kinds", "source_types", "source_ids")}
-            filters["scope"] = scopes.normalize(options["scope"]) if options.get("scope") is not None else None
-            usage.log_query(
-                self.lake,
-                out,
-                query_id=query_id,
-                origin=origin or self.origin,
-                caller=caller,
-                filters=filters,
-                k=k,
-                version=self.version,
-                tag=self.tag,
-            )
-        return out
+        return cited_hits(ranking, fused, rows, read, cosine, self.calibration, query_id, roles)
+
+    def _log(
+        self, hits: Hits, query_id: str, k: int, options: Mapping[str, Any], origin: str | None, caller: str | None
+    ) -> None:
+        """Add the search for ``k`` hits to the lake's query log as row ``query_id`` (buffered:
+        :mod:`kbflow.usage`), with its filters."""
+        filters = {name: options.get(name) for name in ("kinds", "source_types", "source_ids")}
+        filters["scope"] = scopes.normalize(options["scope"]) if options.get("scope") is not None else None
+        usage.log_query(
+            self.lake,
+            hits,
+            query_id=query_id,
+            origin=origin or self.origin,
+            caller=caller,
+            filters=filters,
+            k=k,
+            version=self.version,
+            tag=self.tag,
+        )
 
     def cite(
         self,
