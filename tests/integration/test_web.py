@@ -230,11 +230,13 @@ def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
     kept = ["api/org/x/Foo.html", "blog/source-code.html", "demo/index.html", "html/tstring_8h.html"]
     assert sorted(u.unit_key for u in units) == kept
     reasons = {i.path: i.reason for i in loader.issues}
-    assert reasons["src/demo/lib.rs.html"].startswith("rustdoc's view of a source file, every line numbered")
-    assert reasons["api/src-html/org/x/Foo.html"].startswith("Javadoc's view of a source file")
-    assert reasons["api/src-html/org/x/Bar.html"].startswith("Javadoc's view of a source file")
-    assert reasons["html/tstring_8h_source.html"].startswith("Doxygen's view of a source file")
-    assert reasons["_modules/requests/api.html"].startswith("Sphinx's view of a source file")
+    assert reasons["src/demo/lib.rs.html"].startswith(
+        "rustdoc's page of a source file: the code, not its documentation"
+    )
+    assert reasons["api/src-html/org/x/Foo.html"].startswith("Javadoc's page of a source file")
+    assert reasons["api/src-html/org/x/Bar.html"].startswith("Javadoc's page of a source file")
+    assert reasons["html/tstring_8h_source.html"].startswith("Doxygen's page of a source file")
+    assert reasons["_modules/requests/api.html"].startswith("Sphinx's page of a source file")
     assert all("--all-pages" in r and not i.failed for i in loader.issues for r in [i.reason])
     keep_all = Source("site", "web", str(tmp_path), options={ALL_PAGES_OPTION: True})
     assert len(list(loader.load(keep_all))) == len(GENERATED_SOURCES)

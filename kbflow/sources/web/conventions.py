@@ -11,17 +11,19 @@ lists every symbol of the site, so it would match every query that names
 one). Search engines honour the first three, and a site's own search box
 skips its index.
 
-API generators also write each source file as a page of its own, every line
-numbered: rustdoc's ``src/`` (``<body class="rustdoc src">``, which ``cargo
-doc`` writes for every crate it documents), Javadoc's ``src-html/``
-(``<body class="source-page">``, generator ``javadoc/SourceToHTMLConverter``),
+API generators also write each source file as a page of its own: rustdoc's
+``src/`` (``<body class="rustdoc src">``, which ``cargo doc`` writes for
+every crate it documents), Javadoc's ``src-html/`` (``<body
+class="source-page">``, generator ``javadoc/SourceToHTMLConverter``),
 Doxygen's ``*_source.html`` ("tstring.h Source File") and Sphinx's
 ``_modules/`` (viewcode's "Source code for requests.api"). They are the
-code, not its documentation: read as web text, every line carries its number
-("001/* 002 * Licensed to ..."), and a question about what a member does
-finds a run of numbered lines instead of the member's entry. The member's
-entry links to its lines; the code itself is searched as code by a ``repo``
-source over the sources.
+code, not its documentation: each holds every docstring again beside its
+code (rustdoc's and Javadoc's with each line's number read into the text,
+"001/* 002 * Licensed to ..."), so a question about what a member does
+finds a run of source lines instead of the member's entry. On Debian's
+Commons Lang Javadoc they are half of the chunks. The member's entry links
+to its lines; the code itself is searched as code by a ``repo`` source
+over the sources.
 
 kbflow leaves all of them out at load, listed with its reason, unless the
 source sets :data:`ALL_PAGES_OPTION` (``kbflow add ... --all-pages``).
@@ -94,7 +96,7 @@ def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
     generator = source_view(page, rel)
     if generator is not None:
         return (
-            f"{generator}'s view of a source file, every line numbered (the code, not its documentation; "
-            f"a repo source over the sources searches it as code); {_HINT}"
+            f"{generator}'s page of a source file: the code, not its documentation (a repo source over the "
+            f"sources searches it as code); {_HINT}"
         )
     return None
