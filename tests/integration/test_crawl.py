@@ -148,6 +148,15 @@ def test_links_prefix_and_keys():
     page = '<base href="/b/"><a href="x.html#top">x</a><a href="http://o.org/y">y</a><a rel="nofollow" href="z">z</a>'
     assert page_links(page, "http://s.org/a/") == ["http://s.org/b/x.html", "http://o.org/y"]
     assert page_links('<meta name="robots" content="noindex, nofollow"><a href="x">x</a>', "http://s.org/") == []
+    # a generator's page of a source file is left out of a source: no crawl spends a request on one
+    sources = (
+        '<a class="src" href="../src/demo/lib.rs.html#10">Source</a>'  # rustdoc
+        '<a href="../../src-html/org/x/Foo.html#line-42">Foo</a>'  # Javadoc
+        '<a class="reference internal" href="_modules/requests/api.html#get">[source]</a>'  # Sphinx viewcode
+        '<a href="tstring_8h_source.html">Go to the source code of this file.</a>'  # Doxygen
+        '<a href="src/guide.html">A guide under src/</a>'
+    )
+    assert page_links(sources, "http://s.org/d/a/b/") == ["http://s.org/d/a/b/src/guide.html"]
     assert prefix_of("http://S.org/docs/intro.html") == "http://s.org/docs/"
     assert rel_of("http://s.org/docs/", "http://s.org/docs/") == "index.html"
     assert rel_of("http://s.org/docs/a/../b.html", "http://s.org/docs/") == "b.html"

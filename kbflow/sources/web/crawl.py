@@ -10,6 +10,9 @@ from the start page, at most ``depth`` text links deep. The crawl
   ``nofollow`` is read but its links are not followed, and one marked
   ``noindex`` is left out like any page the site marks not for search
   (:mod:`.conventions`);
+- follows no link to an API generator's page of a source file (rustdoc's
+  "Source", Javadoc's ``src-html/``: :mod:`.links`), which a source leaves
+  out;
 - waits ``delay`` seconds between requests (1 by default);
 - counts depth in the links of a page's text only: the site's navigation
   (its table of contents and sidebars, frames and iframes, ``<link

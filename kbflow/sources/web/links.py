@@ -13,6 +13,13 @@ navigation bar), a frame, a ``<link rel>`` and an ``<a rel="next">`` or
 ``prev`` are navigation; a link in the text is not. A crawl counts depth in
 text links only, so a book whose chapters form a chain (each page linking
 the next) is read whole at any depth.
+
+A link to an API generator's page of a source file is not followed: those
+pages are left out of a source (:mod:`.conventions`), and rustdoc links one
+from every item ("Source", ``<a class="src">``), Javadoc from every member
+(``src-html/``), Sphinx's viewcode from every entry (``_modules/``) and
+Doxygen from every file (``*_source.html``), so a crawl would spend its
+page budget on them.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ NAV_RELS = frozenset(
 _NAV_NAME = re.compile(
     r"(?:^|[-_ ])(?:nav|navbar|sidebar|sidebars|toc|toctree|menu|navigation|subnav|topnav)(?:[-_ ]|$)"
 )
+#: the path of an API generator's page of a source file (Javadoc, Sphinx's viewcode, Doxygen)
+_SOURCE_VIEW = re.compile(r"(?:^|/)(?:src-html|_modules)/|_source\.html$")
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 )
@@ -63,7 +72,7 @@ class _Links(html.parser.HTMLParser):
         rel = set(values.get("rel", "").lower().split())
         if tag == "base" and values.get("href") and self.base is None:
             self.base = values["href"]
-        elif tag == "a" and values.get("href") and "nofollow" not in rel:
+        elif tag == "a" and values.get("href") and "nofollow" not in rel and not _to_source(values):
             self.found.append((values["href"], self._in_nav() or bool(rel & {"next", "prev", "previous"})))
         elif tag == "link" and values.get("href") and rel & NAV_RELS:
             self.found.append((values["href"], True))
@@ -85,6 +94,13 @@ class _Links(html.parser.HTMLParser):
             if self._open[i][0] == tag:
                 del self._open[i:]
                 return
+
+
+def _to_source(values: dict[str, str]) -> bool:
+    """Whether an ``<a>`` goes to a generator's page of a source file (rustdoc's ``Source``: ``class="src"``)."""
+    if "src" in values.get("class", "").split():
+        return True
+    return bool(_SOURCE_VIEW.search(urlsplit(values["href"].strip()).path))
 
 
 def links_of(text: str, url: str) -> list[Link]:
