@@ -75,7 +75,7 @@ def test_langchain_documents_carry_the_hits_and_their_citations():
     assert [d.id for d in docs] == expected(4)
     assert [d.id for d in retriever.invoke(QUERY, k=2)] == expected(2)
     first = docs[0]
-    assert set(first.metadata) >= {"citation", "score", "relevance", "low_confidence", "scope", "label"}
+    assert set(first.metadata) >= {"citation", "score", "relevance", "low_confidence", "scope", "label", "role"}
     assert first.metadata["scope"] == "acme" and first.metadata["citation"]["label"] == first.metadata["label"]
     assert resolve(citation_from_metadata(first.metadata), lake=Lake(lake_uri())) == first.page_content
     # options by name, as Retriever.search takes them
