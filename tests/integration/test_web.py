@@ -490,6 +490,19 @@ def test_a_doxygen_pages_tooltips_are_hidden_as_its_stylesheet_hides_them():
     assert "Definition: pump.h:3" in extract(f"<html><head></head>{body}</html>").text
 
 
+def test_rustdocs_expand_description_label_is_hidden_as_its_stylesheet_hides_it():
+    """rustdoc labels each description's toggle "Expand description" (``<summary class="hideme">``), which its
+    stylesheet hides while the description is shown: every type's first chunk said it."""
+    body = (
+        '<body><main><h1>Trait MutableKeys</h1><details class="toggle top-doc" open><summary class="hideme">'
+        "<span>Expand description</span></summary><div class=docblock><p>Opt-in mutable access to keys.</p></div>"
+        "</details></main></body>"
+    )
+    rustdoc = extract(f'<html><head><meta name="generator" content="rustdoc"></head>{body}</html>')
+    assert rustdoc.text == "# Trait MutableKeys\n\nOpt-in mutable access to keys."
+    assert "Expand description" in extract(f"<html><head></head>{body}</html>").text  # another generator's class
+
+
 def test_an_api_page_with_ten_thousand_copied_members_is_one_pointer_line():
     """Bad input: a rustdoc page whose trait implementation copies 10,000 members reads as one line naming
     them, not 10,000 copies (kbflow.sources.web.members)."""

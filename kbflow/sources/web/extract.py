@@ -249,8 +249,12 @@ class WebPage:
 
 #: rules of a generator's own stylesheet that hide text, for the pages that name it (``<meta name="generator">``):
 #: kbflow reads no linked stylesheet, and these hide on every page (Doxygen's hover tooltips, ``.ttc``, closing
-#: each source page; its search frames' "Loading... Searching... No Matches" statuses)
-_GENERATOR_CSS = {"doxygen": ".ttc, .SRStatus { display: none }\n"}
+#: each source page; its search frames' "Loading... Searching... No Matches" statuses; rustdoc's "Expand
+#: description" label of a description shown open, which its stylesheet hides)
+_GENERATOR_CSS = {
+    "doxygen": ".ttc, .SRStatus { display: none }\n",
+    "rustdoc": "summary.hideme { display: none }\n",
+}
 
 
 def _generator(meta: dict[str, str]) -> str:
