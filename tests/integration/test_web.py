@@ -490,6 +490,19 @@ def test_a_doxygen_pages_tooltips_are_hidden_as_its_stylesheet_hides_them():
     assert "Definition: pump.h:3" in extract(f"<html><head></head>{body}</html>").text
 
 
+def test_a_short_main_that_holds_the_pages_title_is_the_article():
+    """A short API page (rustdoc's module of two items) is its <main>, not its body: no "Skip to main content"
+    link, no sidebar heading naming the page a second time."""
+    html = (
+        '<html><body><a class="skip-main-content" href="#main-content">Skip to main content</a>'
+        '<div class="sidebar"><h2><a href="#">Module set</a></h2><p>Crate indexmap</p></div>'
+        "<main><h1>Module set</h1><p>A hash set implemented using IndexMap.</p></main></body></html>"
+    )
+    assert extract(html).text == "# Module set\n\nA hash set implemented using IndexMap."
+    untitled = html.replace("<h1>Module set</h1>", "")  # a short <main> without the page's title: the body
+    assert extract(untitled).text.startswith("Skip to main content")
+
+
 def test_rustdocs_expand_description_label_is_hidden_as_its_stylesheet_hides_it():
     """rustdoc labels each description's toggle "Expand description" (``<summary class="hideme">``), which its
     stylesheet hides while the description is shown: every type's first chunk said it."""

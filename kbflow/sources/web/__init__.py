@@ -113,7 +113,8 @@ class WebLoader(FileSetLoader):
     #: lists of members inherited from a base class are one line each; 8: Javadoc's summary tables, Sphinx's
     #: autosummary tables and rustdoc's lists of a module's items are one line naming what they list; 9: an API
     #: generator's views of source files (rustdoc's ``src/``, Javadoc's ``src-html/``, Doxygen's
-    #: ``*_source.html``, Sphinx's ``_modules/``) are left out, rustdoc's "Expand description" labels hidden
+    #: ``*_source.html``, Sphinx's ``_modules/``) are left out, rustdoc's "Expand description" labels hidden, a
+    #: short <main> that holds the page's <h1> is its article (not the body with its sidebar)
     revision = "9"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None

@@ -329,12 +329,16 @@ class _Reading:
         return out
 
     def article(self, root_node: Node) -> Node:
-        """The ``<article>`` or ``<main>`` with the most text (over 200 characters), else the body."""
+        """The ``<article>`` or ``<main>`` with the most text (over 200 characters), else the one that holds the
+        page's ``<h1>`` (a short page of an API reference: rustdoc's module of two items), else the body."""
         mains = self.find(root_node, lambda n: n.tag in ("article", "main") or n.attrs.get("role") == "main")
         bodies = self.find(root_node, lambda n: n.tag == "body")
         best = max(mains, key=self.text_len, default=None)
         if best is not None and self.text_len(best) > 200:
             return best
+        titled = [m for m in mains if _holds_h1(m) and self.text_len(m) > 0]
+        if len(titled) == 1:
+            return titled[0]
         return bodies[0] if bodies else root_node
 
     def flush(self, parts: list[str], node: Node, pre: bool) -> None:
