@@ -2,7 +2,8 @@
 
 Javadoc writes every class's source again as a page (``src-html/``), rustdoc
 writes ``src/`` beside every crate ``cargo doc`` documents, Doxygen writes
-``*_source.html``: the code with every line numbered. kbflow leaves them out
+``*_source.html``, Sphinx's viewcode ``_modules/``: the code again, beside
+each member's entry. kbflow leaves them out
 (:mod:`kbflow.sources.web.conventions`); ``--all-pages`` keeps them. This
 bench ingests one such folder twice, into two fresh lakes under ``--root``:
 every page kept (``all_pages``), then as kbflow reads it by default, and

@@ -69,10 +69,10 @@ def source_view(page: WebPage, rel: str) -> str | None:
     if page.generator == "rustdoc" and "src" in page.body_classes:
         return "rustdoc"
     where = "/" + rel
-    if page.generator.startswith("javadoc/sourcetohtml") or "source-page" in page.body_classes:
+    if page.generator.startswith("javadoc/sourcetohtml"):
         return "Javadoc"
-    if "/src-html/" in where and page.title == "Source code":  # JDK 8 names no generator on these pages
-        return "Javadoc"
+    if "/src-html/" in where and ("source-page" in page.body_classes or page.title == "Source code"):
+        return "Javadoc"  # JDK 8 names no generator on these pages
     if page.generator == "doxygen" and (page.title or "").endswith(" Source File"):
         return "Doxygen"
     if "/_modules/" in where and page.text.lstrip("# ").startswith("Source code for "):

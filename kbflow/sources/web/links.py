@@ -41,6 +41,8 @@ _NAV_NAME = re.compile(
 )
 #: the path of an API generator's page of a source file (Javadoc, Sphinx's viewcode, Doxygen)
 _SOURCE_VIEW = re.compile(r"(?:^|/)(?:src-html|_modules)/|_source\.html$")
+#: where rustdoc's "Source" links go: ``../src/<crate>/<file>.rs.html``
+_RUSTDOC_SOURCE = re.compile(r"(?:^|/)src/.+\.html$")
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 )
@@ -97,10 +99,12 @@ class _Links(html.parser.HTMLParser):
 
 
 def _to_source(values: dict[str, str]) -> bool:
-    """Whether an ``<a>`` goes to a generator's page of a source file (rustdoc's ``Source``: ``class="src"``)."""
-    if "src" in values.get("class", "").split():
+    """Whether an ``<a>`` goes to a generator's page of a source file (rustdoc's ``Source``: ``class="src"``, to
+    ``src/``)."""
+    path = urlsplit(values["href"].strip()).path
+    if "src" in values.get("class", "").split() and _RUSTDOC_SOURCE.search(path):
         return True
-    return bool(_SOURCE_VIEW.search(urlsplit(values["href"].strip()).path))
+    return bool(_SOURCE_VIEW.search(path))
 
 
 def links_of(text: str, url: str) -> list[Link]:
