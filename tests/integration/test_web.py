@@ -242,6 +242,68 @@ def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
     assert len(list(loader.load(keep_all))) == len(GENERATED_SOURCES)
 
 
+def _rustdoc_item(title: str) -> str:
+    return (
+        f'<html><head><meta name="generator" content="rustdoc"><title>{title}</title></head><body class="rustdoc fn">'
+        '<main><section id="main-content"><h1>Function <span class="fn">unit</span></h1>'
+        '<pre class="rust item-decl"><code>pub fn unit() -&gt; Circle</code></pre><details class="toggle top-doc" open>'
+        '<summary class="hideme"><span>Expand description</span></summary><div class="docblock"><p>Make a circle '
+        "whose radius is one unit, centred on the origin of the plane.</p></div></details></section></main>"
+        "</body></html>"
+    )
+
+
+RUSTDOC_REEXPORTS = {
+    # the definition, and its page again under the crate's root (#[doc(inline)] pub use shapes::unit)
+    "demo/shapes/fn.unit.html": _rustdoc_item("unit in demo::shapes - Rust"),
+    "demo/fn.unit.html": _rustdoc_item("unit in demo - Rust"),
+    # a struct defined in a private module and re-exported: its old path is a redirect stub
+    "demo/hidden/struct.Square.html": (
+        '<html><head><meta http-equiv="refresh" content="0;URL=../../demo/struct.Square.html"><title>Redirection'
+        '</title></head><body><p>Redirecting to <a href="../../demo/struct.Square.html">struct.Square</a></p>'
+        "</body></html>"
+    ),
+    # the crate's page: a `pub use` list and a list of items
+    "demo/index.html": (
+        '<html><head><meta name="generator" content="rustdoc"><title>demo - Rust</title></head>'
+        '<body class="rustdoc mod crate"><main><section id="main-content"><h1>Crate <span>demo</span></h1>'
+        '<div class="docblock"><p>Shapes on a plane, drawn and measured.</p></div><h2 id="reexports">Re-exports</h2>'
+        '<dl class="item-table reexports"><dt id="reexport.Circle"><code>pub use shapes::<a class="struct" '
+        'href="shapes/struct.Circle.html">Circle</a>;</code></dt></dl><h2 id="functions">Functions</h2>'
+        '<dl class="item-table"><dt><a class="fn" href="fn.unit.html">unit</a></dt><dd>Make a unit circle.</dd></dl>'
+        "</section></main></body></html>"
+    ),
+}
+
+
+def test_a_rustdoc_re_export_reads_as_a_pointer_or_as_one_hit_with_its_definition(tmp_path, fast_settings):
+    """rustdoc's re-exports: a module's `pub use` list is one line naming them, a re-export from a private module
+    leaves a redirect stub (left out), and an inlined re-export (the item's page again under a second path) is one
+    hit, the other path in ``also_in``."""
+    from kbflow import Lake, Retriever, pipeline
+    from kbflow.sources.base import get_loader
+
+    site = tmp_path / "doc"
+    for rel, html in RUSTDOC_REEXPORTS.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(html)
+    index = extract(RUSTDOC_REEXPORTS["demo/index.html"]).text
+    assert "## Re-exports\n\nDocumented on their pages: Circle." in index
+    assert "Documented on their pages: unit." in index and "Make a unit circle" not in index
+    loader = get_loader("web")
+    assert sorted(u.unit_key for u in loader.load(Source("demo", "web", str(site)))) == [
+        "demo/fn.unit.html", "demo/index.html", "demo/shapes/fn.unit.html",
+    ]  # fmt: skip
+    assert loader.issues[0].reason.startswith("a redirect stub")
+    lake = Lake(fast_settings.lake)
+    lake.update_sources([Source("demo", "web", str(site)).to_row()])
+    pipeline.ingest(lake, fast_settings)
+    hits = Retriever.open(lake, settings=fast_settings).search("make a circle whose radius is one unit", k=3)
+    (hit,) = [h for h in hits if "centred on the origin" in h.text]  # one hit for the two pages
+    assert hit.citation.locator.path == "demo/fn.unit.html"  # the shorter path shows it
+    assert [c.locator.path for c in hit.also_in] == ["demo/shapes/fn.unit.html"]
+
+
 @pytest.mark.parametrize(
     "href, rel, expected",
     [
