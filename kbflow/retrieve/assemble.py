@@ -1,6 +1,8 @@
 """A ranking turned into cited hits: each hit's citation, leg ranks, scores and relevance, and the list's flag.
 
-:func:`cited_hits` reads what the search step left (the fused ranking, each
+:func:`hits_of` reads the hits' rows from the search table (their texts,
+their copies' citations, the cosines the dense leg did not give, their
+files' roles); :func:`cited_hits` reads what the search step left (the fused ranking, each
 leg's order, the rows taken from the search table, the query's cosines) and
 makes one :class:`~kbflow.records.Hit` per ranked chunk: its citation and its
 copies' (``also_in``), where each leg ranked it, and its relevance, from the
@@ -19,8 +21,9 @@ from kbflow import schema as S
 from kbflow.records import Citation, FlagReason, Hit
 from kbflow.retrieve.confidence import Calibration
 from kbflow.retrieve.ranking import Ranking
+from kbflow.retrieve.table import SearchTable
 
-__all__ = ["cited_hits", "flag_reason", "relevance"]
+__all__ = ["cited_hits", "cosines_of", "flag_reason", "hits_of", "relevance"]
 
 
 def relevance(calibration: Calibration | None, cosine: float | None) -> float | None:
@@ -66,6 +69,42 @@ def cited_hits(
         )
         for rank, ((cid, score), row, role) in enumerate(zip(fused, rows, roles, strict=True), start=1)
     ]
+
+
+def hits_of(
+    table: SearchTable,
+    ranking: Ranking,
+    calibration: Calibration | None,
+    query_id: str | None,
+    role_weight: float,
+) -> list[Hit]:
+    """The ranking's hits, read from the search ``table``: texts and citations (one take for the hits and their
+    copies not read while grouping), cosines, relevance, and each file's role where ``role_weight`` ranked by it."""
+    row_of = ranking.row_of
+    fused = list(zip(ranking.ids, ranking.scores))
+    copies = [c for cid, _ in fused for c in ranking.also_in.get(cid, ())]
+    read = dict(ranking.rows)
+    missing = [c for c in [cid for cid, _ in fused] + copies if c not in read]
+    if missing:
+        read.update(table.read(missing, row_of))
+    rows = [dict(read[cid]) for cid, _ in fused]
+    cosine = cosines_of(table, ranking, [cid for cid, _ in fused])
+    roles = table.groups.roles_of([row_of[cid] for cid, _ in fused]) if fused and role_weight > 0 else []
+    return cited_hits(ranking, fused, rows, read, cosine, calibration, query_id, roles)
+
+
+def cosines_of(table: SearchTable, ranking: Ranking, ids: list[str]) -> dict[str, float]:
+    """The cosine similarity of the query to each of ``ids``: the dense leg's score, computed from the ``table``
+    for the hits it did not return (none in ``bm25`` mode)."""
+    known = ranking.leg_scores.get("dense")
+    if known is None or ranking.query_vector is None:
+        return {}
+    out = {cid: known[cid] for cid in ids if cid in known}
+    missing = [cid for cid in ids if cid not in known]
+    if missing:
+        values = table.cosines(ranking.query_vector, [ranking.row_of[cid] for cid in missing])
+        out.update(zip(missing, (float(v) for v in values)))
+    return out
 
 
 def _defined(ranking: Ranking) -> set[str]:

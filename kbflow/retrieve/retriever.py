@@ -55,7 +55,7 @@ from kbflow.records import (
     scopes,
 )
 from kbflow.retrieve import ranking as ranking_step
-from kbflow.retrieve.assemble import cited_hits, flag_reason
+from kbflow.retrieve.assemble import flag_reason, hits_of
 from kbflow.retrieve.confidence import Calibration, calibration_for, stored_curve
 from kbflow.retrieve.glossary import load_glossary
 from kbflow.retrieve.ranking import Ranking
@@ -254,19 +254,6 @@ class Retriever:
         """The query's embedding by this retriever's model (loaded on the first call)."""
         return self.embedder.embed_query(text)
 
-    def _cosines(self, ranking: Ranking, ids: list[str]) -> dict[str, float]:
-        """The cosine similarity of the query to each of ``ids``: the dense leg's score, computed for the hits
-        it did not return (none in ``bm25`` mode)."""
-        known = ranking.leg_scores.get("dense")
-        if known is None or ranking.query_vector is None:
-            return {}
-        out = {cid: known[cid] for cid in ids if cid in known}
-        missing = [cid for cid in ids if cid not in known]
-        if missing:
-            values = self.table.cosines(ranking.query_vector, [ranking.row_of[cid] for cid in missing])
-            out.update(zip(missing, (float(v) for v in values)))
-        return out
-
     def search(
         self,
         query: str,
@@ -414,8 +401,8 @@ class Retriever:
         ranking = self._rank(request, vector)
         t_take = time.perf_counter()
         query_id = usage.new_id() if self.settings.retrieval.log_queries else None
-        hits = self._cited(request, ranking, query_id)
         calibration = self.calibration
+        hits = hits_of(self.table, ranking, calibration, query_id, request.settings.role_weight)
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
         flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
         if flag is not None and (unknown := unknown_names(request.query, self.table.holds)):
@@ -434,23 +421,6 @@ class Retriever:
             out.query_id = query_id
             self._log(out, query_id, k, options, origin, caller)
         return out
-
-    def _cited(self, request: Request, ranking: Ranking, query_id: str | None) -> list[Hit]:
-        """The ranking's hits with their texts, citations, copies' citations, cosines, relevance and roles."""
-        row_of = ranking.row_of
-        fused = list(zip(ranking.ids, ranking.scores))
-        # one take for the hits and their copies not read while grouping (Lance row ids of the pinned version)
-        copies = [c for cid, _ in fused for c in ranking.also_in.get(cid, ())]
-        read = dict(ranking.rows)
-        missing = [c for c in [cid for cid, _ in fused] + copies if c not in read]
-        if missing:
-            read.update(self.table.read(missing, row_of))
-        rows = [dict(read[cid]) for cid, _ in fused]
-        cosine = self._cosines(ranking, [cid for cid, _ in fused])
-        # a hit says its file's role where the role signal ranked it by it
-        ranked_by_role = bool(fused) and request.settings.role_weight > 0
-        roles = self.table.groups.roles_of([row_of[cid] for cid, _ in fused]) if ranked_by_role else []
-        return cited_hits(ranking, fused, rows, read, cosine, self.calibration, query_id, roles)
 
     def _log(
         self, hits: Hits, query_id: str, k: int, options: Mapping[str, Any], origin: str | None, caller: str | None

@@ -292,8 +292,10 @@ def test_a_rustdoc_re_export_reads_as_a_pointer_or_as_one_hit_with_its_definitio
     assert "Documented on their pages: unit." in index and "Make a unit circle" not in index
     loader = get_loader("web")
     assert sorted(u.unit_key for u in loader.load(Source("demo", "web", str(site)))) == [
-        "demo/fn.unit.html", "demo/index.html", "demo/shapes/fn.unit.html",
-    ]  # fmt: skip
+        "demo/fn.unit.html",
+        "demo/index.html",
+        "demo/shapes/fn.unit.html",
+    ]
     assert loader.issues[0].reason.startswith("a redirect stub")
     lake = Lake(fast_settings.lake)
     lake.update_sources([Source("demo", "web", str(site)).to_row()])
