@@ -31,7 +31,10 @@ It is a chunking setting (``ChunkSettings.context``): ``kbflow eval --sweep``
 compares with and without it (sweep key ``context``).
 
 The keyword leg indexes more than what is embedded: :func:`search_texts` adds
-the words of camelCase identifiers (:mod:`kbflow.text.terms`), and
+the words of camelCase identifiers (:mod:`kbflow.text.terms`), the figures
+of every chunk but code as words that say their value at two and three
+significant digits (:mod:`kbflow.text.figures`: "1,187" matches a
+question's "$1.2 billion"), and
 :func:`search_names` gives each chunk a second, boosted field: where it is
 (code path and symbol, document path and heading path).
 """
@@ -43,6 +46,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.records import Locator, RawUnit
+from kbflow.text.figures import figure_words
 from kbflow.text.terms import identifier_words
 
 __all__ = [
@@ -58,7 +62,7 @@ __all__ = [
 #: the header is cut to this many characters (a title should not crowd out the chunk)
 MAX_HEADER_CHARS = 300
 #: how :func:`search_texts` makes the text indexed for BM25 (bumped when it changes)
-SEARCH_TEXT_REVISION = "4"
+SEARCH_TEXT_REVISION = "5"
 
 
 def _join(*parts: str | None) -> str:
@@ -138,10 +142,12 @@ def embed_texts(rows: Any) -> list[str]:
 
 def search_texts(rows: Any) -> list[str]:
     """What the keyword leg indexes for each chunk row: what is embedded, then the words of its identifiers
-    with a case change (``makeRecord`` -> ``make record``, :mod:`kbflow.text.terms`)."""
+    with a case change (``makeRecord`` -> ``make record``, :mod:`kbflow.text.terms`), then, but in code, the
+    words of its figures (``1,187`` -> ``1187 n12x2 n119x1``, :mod:`kbflow.text.figures`)."""
     out = []
-    for text in embed_texts(rows):
-        words = identifier_words(text)
+    kinds = rows.column(S.CONTENT_KIND).to_pylist()
+    for text, kind in zip(embed_texts(rows), kinds):
+        words = " ".join(w for w in (identifier_words(text), "" if kind == "code" else figure_words(text)) if w)
         out.append(f"{text}\n{words}" if words else text)
     return out
 

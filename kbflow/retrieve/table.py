@@ -22,6 +22,7 @@ from kbflow.index.search import VECTOR_INDEX
 from kbflow.lake.sql import sql_in
 from kbflow.retrieve.dense import ChunkIds, ExactIndex
 from kbflow.retrieve.signals import Groups
+from kbflow.text.figures import query_figure_words
 from kbflow.text.terms import identifier_words
 
 __all__ = ["ANN_MIN_EF", "Leg", "SearchTable"]
@@ -134,7 +135,8 @@ class SearchTable:
     def bm25(self, query: str, depth: int, filters: Mapping[str, Sequence[str]], names_weight: float) -> Leg:
         where = self.where(filters)
         # chunk ids come from row ids in memory (no string column read)
-        words = identifier_words(query)  # as the index has them (kbflow.text.terms)
+        # identifiers' words and figures' values, as the index has them (kbflow.text.terms, kbflow.text.figures)
+        words = " ".join(w for w in (identifier_words(query), query_figure_words(query)) if w)
         terms = f"{query} {words}" if words else query
         fts = require("lance.query")
 
