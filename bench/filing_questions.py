@@ -22,6 +22,11 @@ from the test fixtures of the dgunning/edgartools repository
 and ``data/xbrl/datafiles/aeon/``; the files are not kept here). Questions
 written by hand by the kbflow team on 2026-11-27 while reading them.
 
+``--questions bench/filings/figures.jsonl`` asks 16 questions of the same
+filings that each state a figure in another scale or rounding than the page
+("$107.6 billion" for the table cell "107,556", in millions), for the figure
+words of the keyword leg (``kbflow.text.figures``).
+
 The same judging serves any site: ``--questions bench/sphinx/requests.jsonl``
 asks 16 questions over the documentation of psf/requests as Sphinx builds it
 (``sphinx-build docs OUT`` in a checkout, the default theme; ``add OUT --type
