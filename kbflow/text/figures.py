@@ -104,12 +104,12 @@ def figure_words(text: str) -> str:
     """The word of each figure's value in an indexed text (:data:`DIGITS` significant digits), as written
     and, with a scale word, in units; each word once, at most :data:`MAX_FIGURES`."""
     seen: dict[str, None] = {}
-    for value, scale, _money in _figures(text):
+    for n, (value, scale, _money) in enumerate(_figures(text)):
         for shift in dict.fromkeys((0, scale)):
             rounded = _rounded(value.scaleb(shift), DIGITS)
             if rounded is not None:
                 seen.setdefault(_word(*rounded), None)
-        if len(seen) >= MAX_FIGURES:
+        if len(seen) >= MAX_FIGURES or n >= 4 * MAX_FIGURES:  # bounded however many figures repeat
             break
     return " ".join(list(seen)[:MAX_FIGURES])
 

@@ -75,3 +75,7 @@ def test_figure_words_are_tokens_the_index_keeps_whole():
     # letters and digits only: Lance's tokenizer cuts at anything else
     for word in figure_words("0.55 (1,187) $13.2 billion 9,996").split():
         assert word.isalnum()
+
+
+def test_a_text_of_one_figure_repeated_is_read_in_bounded_time():
+    assert figure_words("$1.2 billion " * 100_000).split() == ["n12xm1", "n12x8"]
