@@ -277,6 +277,30 @@ def report_out_of_sample(rows, nulls, top1) -> None:
     )
 
 
+def report_frontier(rows, nulls, top1) -> None:
+    """The trade of one margin for every lake: right answers at rank 1 flagged against questions without an
+    answer flagged, pooled, for each margin, with the lakes that break each goal there (more than 2% of
+    their right answers flagged; fewer than 95% of their negatives flagged)."""
+    print("\nthe trade, one margin for every lake (pooled; the lakes that break each goal at that margin)")
+    for margin in np.round(np.arange(0.16, 0.33, 0.02), 2):
+        fired = caught = n_right = n_neg = 0
+        loud, quiet = [], []
+        for name in sorted(nulls):
+            t = lake_threshold(nulls[name], margin)
+            right = [c < t or named for n, c, named in top1 if n == name]
+            negative = [c < t or named for n, k, c, named in rows if n == name and k == "negative"]
+            fired, caught = fired + sum(right), caught + sum(negative)
+            n_right, n_neg = n_right + len(right), n_neg + len(negative)
+            if right and sum(right) > 0.02 * len(right):
+                loud.append(f"{name} {_pct(sum(right), len(right))}")
+            if negative and sum(negative) < 0.95 * len(negative):
+                quiet.append(f"{name} {_pct(sum(negative), len(negative))}")
+        print(
+            f"  margin {margin:.2f}: right flagged {_pct(fired, n_right):>6s}, no answer flagged "
+            f"{_pct(caught, n_neg):>6s} | over 2%: {', '.join(loud) or '-'} | under 95%: {', '.join(quiet) or '-'}"
+        )
+
+
 def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
@@ -353,6 +377,7 @@ def main() -> int:
     if shipped is not None:
         report_lakes(rows, nulls)
     report_out_of_sample(rows, nulls, top1)
+    report_frontier(rows, nulls, top1)
     print(f"\nretrieval.calibration = [{fitted.intercept}, {fitted.slope}]")
     return 0
 
