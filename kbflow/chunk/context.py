@@ -32,9 +32,9 @@ compares with and without it (sweep key ``context``).
 
 The keyword leg indexes more than what is embedded: :func:`search_texts` adds
 the words of camelCase identifiers (:mod:`kbflow.text.terms`), the figures
-of every chunk but code as words that say their value at two and three
-significant digits (:mod:`kbflow.text.figures`: "1,187" matches a
-question's "$1.2 billion"), and
+of every chunk but code as words that say their value at two significant
+digits (:mod:`kbflow.text.figures`: "1,187" matches a question's "$1.2
+billion"), and
 :func:`search_names` gives each chunk a second, boosted field: where it is
 (code path and symbol, document path and heading path).
 """
@@ -143,7 +143,7 @@ def embed_texts(rows: Any) -> list[str]:
 def search_texts(rows: Any) -> list[str]:
     """What the keyword leg indexes for each chunk row: what is embedded, then the words of its identifiers
     with a case change (``makeRecord`` -> ``make record``, :mod:`kbflow.text.terms`), then, but in code, the
-    words of its figures (``1,187`` -> ``1187 n12x2 n119x1``, :mod:`kbflow.text.figures`)."""
+    words of its figures' values (``1,187`` -> ``n12x2``, :mod:`kbflow.text.figures`)."""
     out = []
     kinds = rows.column(S.CONTENT_KIND).to_pylist()
     for text, kind in zip(embed_texts(rows), kinds):
