@@ -59,7 +59,8 @@ import numpy as np  # noqa: E402
 
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import eval_lake_uri, ingest_dataset, judged_docs  # noqa: E402
+from kbflow.evaluate.evaluate import judged_docs  # noqa: E402
+from kbflow.evaluate.lakes import eval_lake_uri, ingest_dataset  # noqa: E402
 from kbflow.retrieve.confidence import CALIBRATIONS, NULL_MARGIN, THRESHOLD_RANGE, Calibration  # noqa: E402
 from kbflow.retrieve.probes import PROBES  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402

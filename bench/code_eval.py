@@ -45,7 +45,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate_dataset  # noqa: E402
+from kbflow.evaluate.configs import config_for  # noqa: E402
+from kbflow.evaluate.evaluate import evaluate_dataset  # noqa: E402
+from kbflow.evaluate.lakes import eval_lake_uri  # noqa: E402
 from kbflow.evaluate.paired import paired_runs  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")

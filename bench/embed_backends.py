@@ -61,7 +61,8 @@ from kbflow.config import BACKENDS, DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # 
 from kbflow.embed.base import get_embedder  # noqa: E402
 from kbflow.embed.onnx import BATCH_SIZE  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import config_for, evaluate_dataset  # noqa: E402
+from kbflow.evaluate.configs import config_for  # noqa: E402
+from kbflow.evaluate.evaluate import evaluate_dataset  # noqa: E402
 
 SHARED = os.path.join(os.path.dirname(HERE), "..", "shared", "datasets")
 SETS = ("cranfield", "cosqa")

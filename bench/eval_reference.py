@@ -35,15 +35,9 @@ import numpy as np  # noqa: E402
 from kbflow import schema as S  # noqa: E402
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import (  # noqa: E402
-    DOCS_PER_QUERY,
-    as_run,
-    config_for,
-    eval_lake_uri,
-    evaluate,
-    ingest_dataset,
-    ranked_docs,
-)
+from kbflow.evaluate.configs import config_for  # noqa: E402
+from kbflow.evaluate.evaluate import DOCS_PER_QUERY, as_run, evaluate, ranked_docs  # noqa: E402
+from kbflow.evaluate.lakes import eval_lake_uri, ingest_dataset  # noqa: E402
 from kbflow.evaluate.metrics import score_run  # noqa: E402
 from kbflow.index.search import index_stopwords  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402

@@ -28,8 +28,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from code_eval import SETS, SHARED, load_set  # noqa: E402
 
 from kbflow.config import Settings  # noqa: E402
-from kbflow.evaluate.evaluate import eval_lake_uri, ingest_dataset  # noqa: E402
 from kbflow.evaluate.headroom import fusion_headroom, fusion_variants  # noqa: E402
+from kbflow.evaluate.lakes import eval_lake_uri, ingest_dataset  # noqa: E402
 
 ALL_SETS = {**SETS, "cosqa-dev": ("{shared}/cosqa", "dev"), "financebench": ("{shared}/financebench-dev", "test")}
 

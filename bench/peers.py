@@ -71,7 +71,9 @@ from kbflow.chunk.context import embed_keys, embed_texts  # noqa: E402
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings  # noqa: E402
 from kbflow.embed.base import get_embedder  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import as_run, config_for, evaluate_dataset, ingest_dataset, settings_for  # noqa: E402
+from kbflow.evaluate.configs import config_for, settings_for  # noqa: E402
+from kbflow.evaluate.evaluate import as_run, evaluate_dataset  # noqa: E402
+from kbflow.evaluate.lakes import ingest_dataset  # noqa: E402
 from kbflow.evaluate.metrics import score_run  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 

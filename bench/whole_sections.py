@@ -36,7 +36,8 @@ sys.path.append(HERE)  # peers.py's word-piece count, after every package
 from kbflow import schema as S  # noqa: E402
 from kbflow.config import Settings  # noqa: E402
 from kbflow.evaluate.beir import load_beir  # noqa: E402
-from kbflow.evaluate.evaluate import config_for, evaluate_dataset  # noqa: E402
+from kbflow.evaluate.configs import config_for  # noqa: E402
+from kbflow.evaluate.evaluate import evaluate_dataset  # noqa: E402
 
 MODES = ("hybrid", "dense", "bm25")
 

@@ -35,15 +35,9 @@ from kbflow.config import Settings
 from kbflow.config.env import env
 from kbflow.errors import DatasetError
 from kbflow.evaluate.beir import load_beir
-from kbflow.evaluate.evaluate import (
-    eval_lake_uri,
-    evaluate,
-    group_key,
-    group_tag,
-    ingest_groups,
-    settings_for,
-    snapshot_lake,
-)
+from kbflow.evaluate.configs import group_key, ingest_groups, settings_for
+from kbflow.evaluate.evaluate import evaluate
+from kbflow.evaluate.lakes import eval_lake_uri, group_tag, snapshot_lake
 from kbflow.evaluate.report import markdown_table, plot_runs
 from kbflow.evaluate.runs import config_key, load_runs, save_runs
 from kbflow.evaluate.sweep import config_labels, load_sweep

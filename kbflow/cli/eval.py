@@ -14,7 +14,7 @@ from kbflow.retrieve.fusion import FUSIONS
 
 def _configs(settings, sweep_file: str | None, mode: str, overrides: dict) -> list[dict]:
     """The configurations to evaluate: the sweep file's grid, or each mode asked with the options given."""
-    from kbflow.evaluate.evaluate import config_for
+    from kbflow.evaluate.configs import config_for
     from kbflow.evaluate.sweep import load_sweep
 
     if sweep_file:
@@ -103,7 +103,7 @@ def _print_runs(runs, lake, dataset, swept: bool, as_json: bool, tag, limit) -> 
 
 def _table(runs, vs: dict[str, str] | None = None) -> list[str]:
     """One line per run; with ``vs`` (a sweep) each run's nDCG@10 difference from the best and its p-value."""
-    from kbflow.evaluate.evaluate import slug
+    from kbflow.evaluate.configs import slug
 
     head = (
         f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} "
@@ -148,7 +148,7 @@ def _num(metrics, name: str) -> str:
 
 def _reranker(config) -> str:
     """``name@depth`` of a configuration's cross-encoder (its folder's last part), or ``-``."""
-    from kbflow.evaluate.evaluate import slug
+    from kbflow.evaluate.configs import slug
 
     model = config.get("reranker")
     return f"{slug(model)}@{config.get('rerank_depth')}"[-10:] if model else "-"
@@ -271,7 +271,8 @@ def eval_command(
     """
     from kbflow.config import Settings
     from kbflow.evaluate.beir import load_beir
-    from kbflow.evaluate.evaluate import eval_lake_uri, evaluate_dataset
+    from kbflow.evaluate.evaluate import evaluate_dataset
+    from kbflow.evaluate.lakes import eval_lake_uri
 
     dataset = load_beir(dataset_dir, split=split)
     settings = Settings.coerce(None, lake=eval_lake or eval_lake_uri(dataset))

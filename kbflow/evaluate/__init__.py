@@ -36,7 +36,9 @@ __all__ = [
 
 _MODULES = {
     "kbflow.evaluate.beir": ("BeirDataset", "load_beir"),
-    "kbflow.evaluate.evaluate": ("config_for", "eval_lake_uri", "evaluate", "evaluate_dataset", "ingest_dataset"),
+    "kbflow.evaluate.configs": ("config_for",),
+    "kbflow.evaluate.evaluate": ("evaluate", "evaluate_dataset"),
+    "kbflow.evaluate.lakes": ("eval_lake_uri", "ingest_dataset"),
     "kbflow.evaluate.headroom": ("Headroom", "fusion_headroom", "fusion_variants"),
     "kbflow.evaluate.metrics": ("METRICS", "score_run"),
     "kbflow.evaluate.paired": ("PairedTest", "paired_runs", "paired_test"),
@@ -61,8 +63,10 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from kbflow.evaluate.beir import BeirDataset, load_beir
-    from kbflow.evaluate.evaluate import config_for, eval_lake_uri, evaluate, evaluate_dataset, ingest_dataset
+    from kbflow.evaluate.configs import config_for
+    from kbflow.evaluate.evaluate import evaluate, evaluate_dataset
     from kbflow.evaluate.headroom import Headroom, fusion_headroom, fusion_variants
+    from kbflow.evaluate.lakes import eval_lake_uri, ingest_dataset
     from kbflow.evaluate.metrics import METRICS, score_run
     from kbflow.evaluate.paired import PairedTest, paired_runs, paired_test
     from kbflow.evaluate.runs import EvalRun, QueryDelta, compare, load_runs, save_runs

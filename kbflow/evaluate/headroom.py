@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 from kbflow.config import MAX_QUERY_CHARS, RetrievalSettings, Settings
 from kbflow.errors import ConfigError, DatasetError, QueryError
 from kbflow.evaluate.beir import BeirDataset
-from kbflow.evaluate.evaluate import as_run, config_for, judged_docs, rank_options, ranked_docs, ranking_k
+from kbflow.evaluate.configs import config_for, rank_options
+from kbflow.evaluate.evaluate import as_run, judged_docs, ranked_docs, ranking_k
 from kbflow.evaluate.metrics import score_run
 from kbflow.evaluate.paired import paired_test
 from kbflow.lake.lake import Lake

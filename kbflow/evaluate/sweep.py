@@ -37,7 +37,7 @@ from typing import Any
 from kbflow._lazy import require
 from kbflow.config import DEFAULT_BACKEND, DEFAULT_MODEL, Settings
 from kbflow.errors import ConfigError, DatasetError
-from kbflow.evaluate.evaluate import CONFIG_KEYS, config_for, slug
+from kbflow.evaluate.configs import CONFIG_KEYS, config_for, slug
 from kbflow.evaluate.runs import config_key
 from kbflow.records import ids
 

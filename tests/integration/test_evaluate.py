@@ -191,7 +191,8 @@ def test_a_sources_dataset_is_scored_by_page_with_context_and_tables_switches(tm
     dataset = load_beir(str(data))
     assert dataset.unit == "page" and dataset.corpus is None and dataset.sources[0]["id"] == "manual"
     from kbflow.config import Settings
-    from kbflow.evaluate.evaluate import config_for, evaluate_dataset
+    from kbflow.evaluate.configs import config_for
+    from kbflow.evaluate.evaluate import evaluate_dataset
     from kbflow.evaluate.sweep import config_label
 
     settings = Settings.coerce(None, model="hash:64")

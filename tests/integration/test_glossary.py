@@ -11,7 +11,7 @@ import pytest
 from kbflow import Retriever, pipeline
 from kbflow.config import RetrievalSettings, Settings
 from kbflow.errors import ConfigError, QueryError
-from kbflow.evaluate.evaluate import config_for
+from kbflow.evaluate.configs import config_for
 from kbflow.lake import Lake
 from kbflow.records import Source
 from kbflow.retrieve.glossary import expanded_query, load_glossary, parse_glossary

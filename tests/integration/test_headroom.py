@@ -9,8 +9,10 @@ from support import write_beir
 from kbflow.config import RetrievalSettings, Settings
 from kbflow.errors import ConfigError
 from kbflow.evaluate.beir import load_beir
-from kbflow.evaluate.evaluate import config_for, evaluate, ingest_dataset
+from kbflow.evaluate.configs import config_for
+from kbflow.evaluate.evaluate import evaluate
 from kbflow.evaluate.headroom import DEFAULT, LEGS, fusion_headroom, fusion_variants
+from kbflow.evaluate.lakes import ingest_dataset
 
 DOCS = [
     ("d1", "Rank fusion", "Reciprocal rank fusion adds one over k plus rank for every leg of a hybrid search."),

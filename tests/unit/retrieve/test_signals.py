@@ -10,7 +10,7 @@ from conftest import SAMPLES
 from kbflow import Retriever, pipeline
 from kbflow.config import RetrievalSettings
 from kbflow.errors import ConfigError
-from kbflow.evaluate.evaluate import config_for
+from kbflow.evaluate.configs import config_for
 from kbflow.lake import Lake
 from kbflow.records import Source
 from kbflow.retrieve.signals import date_words, name_words, reinforce
