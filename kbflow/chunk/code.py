@@ -36,17 +36,9 @@ import re
 from dataclasses import dataclass, replace
 
 from kbflow.chunk.base import Chunker, Piece, count_tokens, line_span, line_starts, register_chunker
-from kbflow.chunk.grammars import (
-    BINDINGS,
-    LANGUAGES,
-    LangSpec,
-    available,
-    bound_function,
-    parser,
-    prototype_aliases,
-    unit_name,
-)
+from kbflow.chunk.grammars import LANGUAGES, LangSpec, available, parser
 from kbflow.chunk.lines import line_windows
+from kbflow.chunk.unit_names import BINDINGS, bound_function, prototype_aliases, unit_name
 from kbflow.records import RawUnit
 
 
@@ -216,7 +208,7 @@ class _Cutter:
         self.flush(run, scope, path, owner)
 
     def aliases_of(self, block) -> dict[str, str]:
-        """The prototype aliases of ``block`` (:func:`~kbflow.chunk.grammars.prototype_aliases`), once per block."""
+        """The prototype aliases of ``block`` (:func:`~kbflow.chunk.unit_names.prototype_aliases`), once per block."""
         key = (block.start_byte, block.end_byte) if block is not None else (-1, -1)
         if key not in self.aliases:
             self.aliases[key] = prototype_aliases(block)
