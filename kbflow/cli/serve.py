@@ -155,6 +155,7 @@ def mcp(ctx, no_log) -> None:
 
     service = _service(ctx, no_log)
     service.retriever()
+    usage.write_at_once()  # an agent kills its server seconds after closing the pipe: no row waits for a batch
     signal.signal(signal.SIGTERM, stop)
     try:
         run_stdio(service)

@@ -21,6 +21,7 @@ from kbflow.usage.log import (
     parse_since,
     prune,
     read_log,
+    write_at_once,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "parse_since",
     "prune",
     "read_log",
+    "write_at_once",
 ]

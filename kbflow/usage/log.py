@@ -15,7 +15,10 @@ background thread appends to the lake in batches (every
 :data:`FLUSH_SECONDS`, or at :data:`FLUSH_ROWS` rows, and when the process
 exits or a server stops gracefully), one Lance commit per table per batch. A
 process killed outright (``kill -9``, a power cut) loses at most the rows of
-the last :data:`FLUSH_SECONDS`.
+the last :data:`FLUSH_SECONDS`. A process whose client may kill it seconds
+after its last answer (``kbflow mcp``: an agent closes the pipe, then sends
+SIGTERM and SIGKILL) calls :func:`write_at_once`, and each row's write then
+starts as soon as it is buffered.
 
 Rows are kept :attr:`Settings.log_days <kbflow.config.Settings.log_days>`
 days (90 unless configured; 0 keeps them all): :func:`prune` drops older ones,
@@ -55,6 +58,7 @@ __all__ = [
     "log_query",
     "oldest",
     "prune",
+    "write_at_once",
 ]
 
 log = logging.getLogger("kbflow.usage")
@@ -143,6 +147,16 @@ def _start_thread() -> None:
 
 
 _stop = threading.Event()
+_at_once = threading.Event()
+
+
+def write_at_once(on: bool = True) -> None:
+    """Start writing each row as soon as it is buffered, not after :data:`FLUSH_SECONDS` (``on=False``: back to
+    batches). For a process its client may stop seconds after the last answer: one Lance commit per search."""
+    if on:
+        _at_once.set()
+    else:
+        _at_once.clear()
 
 
 def _run() -> None:
@@ -176,7 +190,7 @@ atexit.register(_at_exit)
 
 def _enqueue(lake: Lake, table: str, rows: Sequence[dict[str, Any]]) -> None:
     try:
-        if _buffer(lake).add(table, rows) >= FLUSH_ROWS:
+        if _buffer(lake).add(table, rows) >= FLUSH_ROWS or _at_once.is_set():
             _wake.set()
     except Exception as exc:  # pragma: no cover - a log never fails a search
         log.warning("%s: could not buffer %s rows (%s)", lake.uri, table, exc)

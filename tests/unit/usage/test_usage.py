@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 
 import pytest
 from click.testing import CliRunner
@@ -141,3 +142,34 @@ def test_keys_cli(lake_path):
     assert "revoked" in runner.invoke(main, ["--lake", lake_path, "keys", "list"]).stdout
     bad = runner.invoke(main, ["--lake", lake_path, "keys", "create", "--scope", "a//b"])
     assert bad.exit_code == 1 and "empty part" in bad.output
+
+
+class _CountingEvent(threading.Event):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sets = 0
+
+    def set(self) -> None:
+        self.sets += 1
+        super().set()
+
+
+def test_write_at_once_wakes_the_writer_for_every_row(monkeypatch):
+    from kbflow.usage import log as usage_log
+
+    class OneRow:
+        def add(self, table, rows):
+            return len(rows)  # far under FLUSH_ROWS: a batch would wait for the timer
+
+    wake = _CountingEvent()
+    monkeypatch.setattr(usage_log, "_wake", wake)
+    monkeypatch.setattr(usage_log, "_buffer", lambda lake: OneRow())
+    usage_log._enqueue(None, S.QUERY_LOG, [{}])
+    assert wake.sets == 0
+    usage.write_at_once()
+    try:
+        usage_log._enqueue(None, S.QUERY_LOG, [{}])
+        usage_log._enqueue(None, S.QUERY_LOG, [{}])
+    finally:
+        usage.write_at_once(False)
+    assert wake.sets == 2
