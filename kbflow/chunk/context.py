@@ -19,7 +19,9 @@ table  ``file.pdf p.12 table 1``, then the page's heading, then the
        header row when the chunk does not start with it
 code   ``source/path — Class.method`` (the source's id, then the
        path, where the path does not start with it: a package whose
-       files are named alone, ``dist/validate.js``, is named too),
+       files are named alone, ``dist/validate.js``, is named too), and
+       a symbol with a case change also in words, ``Dayjs.startOf
+       (start of)``: the model reads ``startOf`` as one rare word),
        then the enclosing definition's signature when the chunk does
        not show it, or a label ("class body without its methods",
        "the module's docstring")
@@ -108,6 +110,8 @@ def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None
         head = unit.title
     elif kind == "code":
         head = _join(_code_place(unit.source_id, locator.path), locator.symbol)
+        words = identifier_words(locator.symbol or "")  # minVersion -> "min version", as a reader says it
+        head = f"{head} ({words})" if words and head else head
     elif kind == "record":
         title = (unit.title or "").strip()
         head = title if title and not text.lstrip().startswith(title) else None

@@ -44,8 +44,9 @@ MAX_RERANK_DEPTH = 1000
 #: 3: web chunks carry their heading path; 5: a document's pieces under ``min_tokens`` join a neighbour;
 #: 6: reStructuredText's and AsciiDoc's headings, and Markdown front matter's title, make sections; 7: JavaScript
 #: functions assigned to names are units, and a ``/** ... */`` block leads into the unit below it across blank lines;
-#: 8: a code chunk's context header names its source, ``uuid/dist/validate.js``)
-CHUNKER_REVISION = 8
+#: 8: a code chunk's context header names its source, ``uuid/dist/validate.js``; 9: and says a camelCase symbol in
+#: words, ``minVersion (min version)``)
+CHUNKER_REVISION = 9
 
 
 @dataclass(frozen=True)

@@ -258,6 +258,12 @@ def test_the_context_header_of_code_chunks():
     # a path that starts with the source's id already names it once
     named = RawUnit("pkg", "pkg/m.py", text, "code", Locator(kind="code", path="pkg/m.py"), language="python")
     assert chunk_unit(named, ChunkSettings(code_max_tokens=120))[0].context == "pkg/m.py — long_function"
+    # a camelCase symbol is also said in words, as the model reads words
+    js = "function minVersion(range) {\n  return range.set[0]\n}\n"
+    camel = RawUnit(
+        "semver", "ranges/min.js", js, "code", Locator(kind="code", path="ranges/min.js"), language="javascript"
+    )
+    assert chunk_unit(camel, ChunkSettings())[0].context == "semver/ranges/min.js — minVersion (min version)"
 
 
 def _record(words: int) -> RawUnit:
