@@ -24,6 +24,7 @@ from kbflow.retrieve.request import Request
 from kbflow.retrieve.rerank import Reranker
 from kbflow.retrieve.symbols import defining, symbol_first
 from kbflow.retrieve.table import Leg, SearchTable
+from kbflow.retrieve.units import pool_units
 from kbflow.text.terms import query_identifiers
 
 __all__ = ["QueryEmbedder", "Ranking", "fuse_legs", "rank", "rerank", "searched_text"]
@@ -164,6 +165,13 @@ def fuse_legs(
         weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight}
         scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
         fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
+        if fused:  # a code unit cut into chunks counts as one: fused again with each unit's best scores
+            if row_of is None:
+                row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+            order = [cid for cid, _ in fused]
+            pooled = pool_units(scored, order, table.groups.units_of([row_of[cid] for cid in order]))
+            if pooled is not scored:
+                fused = fuse(pooled, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
     if (settings.document_weight or settings.page_weight or settings.role_weight) and fused:
         if row_of is None:
             row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}

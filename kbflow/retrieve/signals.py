@@ -176,6 +176,18 @@ def _titles(ds, kinds: frozenset[str]) -> dict[str, str]:
     return out
 
 
+def _unit_codes(table, documents) -> np.ndarray:
+    """A code per row of a code unit (its document and symbol: the chunks of one split function share it);
+    ``-1`` for every other row (prose, a file's code outside any definition)."""
+    pa = require("pyarrow")
+    pc = require("pyarrow.compute")
+    symbol = table.column("symbol")
+    is_unit = pc.fill_null(pc.and_(pc.equal(table.column("kind"), "code"), pc.is_valid(symbol)), False)
+    key = pc.binary_join_element_wise(documents, pc.fill_null(symbol, ""), pa.scalar("\x00"))
+    codes = pc.dictionary_encode(key.combine_chunks()).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.where(is_unit.to_numpy(zero_copy_only=False), codes, -1)
+
+
 @dataclass
 class Groups:
     """Each row's document and page for one pinned search-table version, and each document's path words.
@@ -191,6 +203,7 @@ class Groups:
     words: list[frozenset[str]]  # document code -> its path's words
     idf: dict[str, float]  # word -> its IDF over the documents' paths
     roles: np.ndarray  # int8 document code -> its role in its repository (:mod:`kbflow.retrieve.roles`)
+    units: np.ndarray  # int64 code unit per row (a file's symbol: the chunks of one split function), -1: none
 
     @classmethod
     def load(cls, ds) -> Groups:
@@ -203,6 +216,7 @@ class Groups:
                 "kind": S.CONTENT_KIND,
                 "path": f"{S.LOCATOR}.path",
                 "page": f"{S.LOCATOR}.page",
+                "symbol": f"{S.LOCATOR}.symbol",
             },
             with_row_id=True,
         )
@@ -229,7 +243,8 @@ class Groups:
         df = Counter(w for ws in words for w in ws)
         n = sum(1 for ws in words if ws)
         idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
-        return cls(rows[order], docs[order], pages[order], words, idf, roles)
+        units = _unit_codes(table, key)
+        return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order])
 
     def of(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """The document and page codes of these Lance row ids."""
@@ -238,6 +253,13 @@ class Groups:
         if len(rows) and not np.array_equal(self.rows[where], rows):
             raise KeyError("a row id that is not in this version")
         return self.docs[where], self.pages[where]
+
+    def units_of(self, row_ids: Sequence[int]) -> list[int]:
+        """The code unit of each of these Lance row ids (``-1`` where the row is no code unit's: see
+        :mod:`kbflow.retrieve.units`)."""
+        rows = np.asarray(row_ids, dtype=np.uint64)
+        where = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
+        return self.units[where].tolist()
 
     def roles_of(self, row_ids: Sequence[int]) -> list[str | None]:
         """The role (:data:`~kbflow.retrieve.roles.ROLES`) of each row's file where it stands around code (a

@@ -93,8 +93,8 @@ class SearchTable:
 
     @property
     def groups(self) -> Groups:
-        """Each row's document and page, and the documents' path words (loaded on first use of a document or
-        page signal, :mod:`kbflow.retrieve.signals`)."""
+        """Each row's document, page and code unit, and the documents' path words (loaded on first use of a
+        signal, :mod:`kbflow.retrieve.signals`, or of a hybrid fusion, :mod:`kbflow.retrieve.units`)."""
         if self._groups is None:
             with self._load_lock:
                 if self._groups is None:

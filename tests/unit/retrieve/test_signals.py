@@ -8,6 +8,7 @@ import pytest
 from conftest import SAMPLES
 
 from kbflow import Retriever, pipeline
+from kbflow import schema as S
 from kbflow.config import RetrievalSettings
 from kbflow.errors import ConfigError
 from kbflow.evaluate.configs import config_for
@@ -202,3 +203,33 @@ def test_a_question_about_code_gets_the_function_before_the_readme_that_names_it
         ("pkg", "test/range.js"): "test",
     }
     assert all(h.role is None for h in r.search(question, k=4, mode="bm25", role_weight=0))  # not ranked by it
+
+
+def test_the_chunks_of_one_split_function_are_one_code_unit(tmp_path, fast_settings):
+    """Groups reads each row's code unit (its file and symbol): the chunks of a function cut in several share one;
+    another function has its own; prose and a file's code outside any definition have none (-1)."""
+    repo = tmp_path / "pkg"
+    repo.mkdir()
+    body = "".join(f"  total = total + step({i}) * weigh('item number {i}', options)\n" for i in range(120))
+    (repo / "long.js").write_text(
+        "const limits = { low: 1, high: 9 }\n\n"
+        f"function long(options) {{\n  let total = 0\n{body}  return total\n}}\n\n"
+        "function short(a, b) {\n  return a + b\n}\n"
+    )
+    (repo / "README.md").write_text("# pkg\n\nAdds up the weighed steps of every item.\n")
+    lake = Lake(fast_settings.lake)
+    lake.update_sources([Source("pkg", "repo", str(repo)).to_row()])
+    pipeline.ingest(lake, fast_settings)
+    r = Retriever.open(lake, settings=fast_settings)
+    table = r.dataset.to_table(columns=[S.LOCATOR], with_row_id=True)
+    rows = table.column("_rowid").to_pylist()
+    where = [(loc.get("path"), loc.get("symbol")) for loc in table.column(S.LOCATOR).to_pylist()]
+    units = dict(zip(rows, r.table.groups.units_of(rows)))
+    by_place: dict = {}
+    for row, place in zip(rows, where):
+        by_place.setdefault(place, set()).add(units[row])
+    long_units = by_place[("long.js", "long")]
+    assert len(long_units) == 1 and next(iter(long_units)) >= 0
+    assert sum(place == ("long.js", "long") for place in where) > 1  # the function was cut
+    assert by_place[("long.js", "short")] != long_units and -1 not in by_place[("long.js", "short")]
+    assert by_place[("README.md", None)] == {-1}
