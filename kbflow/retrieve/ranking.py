@@ -157,6 +157,8 @@ def fuse_legs(
     search ``table``. The step of :func:`rank` between the legs and reranking; ``legs`` are
     ``{"dense" and/or "bm25": (chunk ids, Lance row ids, scores), best first}``; ``row_of`` maps their chunk ids to
     row ids where the caller has that map already."""
+    if row_of is None:
+        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
     if settings.mode != "hybrid":
         ids, _, scores = legs[settings.mode]
         fused = list(zip(ids, scores))
@@ -166,15 +168,11 @@ def fuse_legs(
         scored = {leg: (ids, scores) for leg, (ids, _, scores) in legs.items()}
         fused = fuse(scored, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
         if fused:  # a code unit cut into chunks counts as one: fused again with each unit's best scores
-            if row_of is None:
-                row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
             order = [cid for cid, _ in fused]
             pooled = pool_units(scored, order, table.groups.units_of([row_of[cid] for cid in order]))
             if pooled is not scored:
                 fused = fuse(pooled, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
     if (settings.document_weight or settings.page_weight or settings.role_weight) and fused:
-        if row_of is None:
-            row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
         rows = [row_of[cid] for cid, _ in fused]
         fused = table.groups.rescore(
             fused, rows, query, settings.document_weight, settings.page_weight, settings.role_weight

@@ -190,11 +190,12 @@ def _unit_codes(table, documents) -> np.ndarray:
 
 @dataclass
 class Groups:
-    """Each row's document and page for one pinned search-table version, and each document's path words.
+    """Each row's document, page and code unit for one pinned search-table version, and each document's path
+    words.
 
-    ``docs[i]`` and ``pages[i]`` are the codes of the row with the ``i``-th
-    smallest Lance row id (``rows``); a page code is ``-1`` where the row has
-    no page (not a PDF).
+    ``docs[i]``, ``pages[i]`` and ``units[i]`` are the codes of the row with
+    the ``i``-th smallest Lance row id (``rows``); a page code is ``-1`` where
+    the row has no page (not a PDF), a unit code where it is no code unit's.
     """
 
     rows: np.ndarray  # uint64, sorted
@@ -246,20 +247,23 @@ class Groups:
         units = _unit_codes(table, key)
         return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order])
 
-    def of(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """The document and page codes of these Lance row ids."""
+    def _where(self, row_ids: Sequence[int]) -> np.ndarray:
+        """The positions of these Lance row ids in :attr:`rows` (KeyError for one not in this version)."""
         rows = np.asarray(row_ids, dtype=np.uint64)
         where = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
         if len(rows) and not np.array_equal(self.rows[where], rows):
             raise KeyError("a row id that is not in this version")
+        return where
+
+    def of(self, row_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The document and page codes of these Lance row ids."""
+        where = self._where(row_ids)
         return self.docs[where], self.pages[where]
 
     def units_of(self, row_ids: Sequence[int]) -> list[int]:
         """The code unit of each of these Lance row ids (``-1`` where the row is no code unit's: see
         :mod:`kbflow.retrieve.units`)."""
-        rows = np.asarray(row_ids, dtype=np.uint64)
-        where = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
-        return self.units[where].tolist()
+        return self.units[self._where(row_ids)].tolist()
 
     def roles_of(self, row_ids: Sequence[int]) -> list[str | None]:
         """The role (:data:`~kbflow.retrieve.roles.ROLES`) of each row's file where it stands around code (a
