@@ -203,9 +203,10 @@ class RetrievalSettings:
         whose file name says so (``AMAZON_2017_10K.pdf``); 0: off
         (:mod:`kbflow.retrieve.signals`).
     page_weight:
-        How much the chunks of one PDF page reinforce each other (each gets
-        the normalized scores of its page's two best other candidates); 0:
-        off.
+        How much the chunks of one page reinforce each other (each gets the
+        normalized scores of its page's two best other candidates): a PDF's
+        page, a web page or a Markdown or text document (not a record, nor
+        the prose around a repository's code); 0: off.
     role_weight:
         How far the files around a repository's code (its README and other
         documents, tests, typings, a ``dist/`` build beside the sources) rank

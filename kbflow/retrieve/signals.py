@@ -28,10 +28,16 @@ off at weight 0:
   pages are not named by their titles: that cost the Rust Reference's
   questions 0.017 nDCG@10 (``bench/sites/reference``; the Cargo book's
   gained 0.002).
-- **page** (``RetrievalSettings.page_weight``): the chunks of one PDF page
+- **page** (``RetrievalSettings.page_weight``): the chunks of one page
   reinforce each other: each gets the scores of its page's best other
   candidates (:data:`PAGE_TOP` of them), so a page whose statement title,
-  row labels and figures all match outranks a single lucky chunk.
+  row labels and figures all match outranks a single lucky chunk. A page is
+  a PDF's page, and a web page or a Markdown or text document
+  (:data:`WHOLE_PAGES`) is one page whole: a chapter whose sections all
+  speak of the question outranks one whose single section shares its words.
+  Records are not pages (a JSONL file's records share its path), and
+  neither is the prose around code (a README's chunks lifting each other
+  would undo the role signal below).
 - **role** (``RetrievalSettings.role_weight``): in a source that holds code,
   the files around the code (README, tests, typings, a build beside the
   sources, translations; :mod:`kbflow.retrieve.roles`) lose a share of the
@@ -58,7 +64,7 @@ from kbflow import schema as S
 from kbflow._lazy import require
 from kbflow.retrieve.roles import AROUND, ROLES, file_roles
 
-__all__ = ["NAMED_BY_PATH", "PAGE_TOP", "Groups", "name_words", "reinforce"]
+__all__ = ["NAMED_BY_PATH", "PAGE_TOP", "WHOLE_PAGES", "Groups", "name_words", "reinforce"]
 
 #: the content kinds whose documents the document signal names by their path (the others' paths are searched
 #: by the keyword leg's names field)
@@ -71,6 +77,11 @@ _FILING_FORM = re.compile(r"\b(?:10-K|10-Q|20-F|40-F|8-K|6-K|S-1|S-4|F-1|DEF 14A
 
 #: a chunk gets the normalized scores of this many of its page's best other candidates
 PAGE_TOP = 2
+#: the content kinds whose documents are pages of their own: a web page, a Markdown or text document (a
+#: record or a ticket's post shares its path with the others of its file, and a PDF has its own pages)
+WHOLE_PAGES = frozenset({"web", "doc"})
+#: the page number a document that is one page takes in its page code (beyond any PDF's pages)
+_WHOLE = (1 << 24) - 1
 
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 _FISCAL = re.compile(r"^fy(\d{2})$")
@@ -195,7 +206,8 @@ class Groups:
 
     ``docs[i]``, ``pages[i]`` and ``units[i]`` are the codes of the row with
     the ``i``-th smallest Lance row id (``rows``); a page code is ``-1`` where
-    the row has no page (not a PDF), a unit code where it is no code unit's.
+    the row is on no page (a record, code, prose around code), a unit code
+    where it is no code unit's. A web page or a document is one page.
     """
 
     rows: np.ndarray  # uint64, sorted
@@ -240,6 +252,9 @@ class Groups:
         ]
         roles = np.array(file_roles([n[0] for n in names], [n[1] for n in names], kinds), dtype=np.int8)
         page = pc.fill_null(table.column("page"), -1).to_numpy().astype(np.int64)
+        # a web page or a document is one page, but not where it stands around code (a README ranks below it)
+        whole = pc.is_in(table.column("kind"), pa.array(sorted(WHOLE_PAGES))).to_numpy(zero_copy_only=False)
+        page = np.where(whole & ~np.isin(roles[docs], sorted(AROUND)), _WHOLE, page)
         pages = np.where(page >= 0, docs.astype(np.int64) * (1 << 24) + page, -1)
         df = Counter(w for ws in words for w in ws)
         n = sum(1 for ws in words if ws)

@@ -233,3 +233,44 @@ def test_the_chunks_of_one_split_function_are_one_code_unit(tmp_path, fast_setti
     assert sum(place == ("long.js", "long") for place in where) > 1  # the function was cut
     assert by_place[("long.js", "short")] != long_units and -1 not in by_place[("long.js", "short")]
     assert by_place[("README.md", None)] == {-1}
+
+
+def test_a_document_or_web_page_is_one_page_but_prose_around_code_and_records_are_not(tmp_path, fast_settings):
+    """Groups gives every chunk of a document (and of a web page) its document's page, so the page signal
+    lets them reinforce each other; a README beside code, code and the records of a JSONL file get none (-1)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    section = "Each section of the long guide speaks of caching responses and their expiry times.\n\n"
+    (docs / "guide.md").write_text("# Guide\n\n" + "".join(f"## Part {i}\n\n{section * 12}" for i in range(3)))
+    (docs / "short.md").write_text("# Short\n\nOne section about something else.\n")
+    repo = tmp_path / "pkg"
+    repo.mkdir()
+    (repo / "cache.py").write_text("def expire(entry):\n    return entry.age > entry.ttl\n")
+    (repo / "README.md").write_text("# pkg\n\nCaches responses until they expire.\n")
+    records = tmp_path / "notes.jsonl"
+    records.write_text('{"_id": "a", "text": "Caching responses."}\n{"_id": "b", "text": "Expiry times."}\n')
+    lake = Lake(fast_settings.lake)
+    lake.update_sources(
+        [
+            Source("docs", "docs", str(docs)).to_row(),
+            Source("pkg", "repo", str(repo)).to_row(),
+            Source("notes", "jsonl", str(records)).to_row(),
+        ]
+    )
+    assert all(report.status == "new" for report in pipeline.ingest(lake, fast_settings).sources)
+    r = Retriever.open(lake, settings=fast_settings)
+    table = r.dataset.to_table(columns=[S.SOURCE_ID, S.LOCATOR], with_row_id=True)
+    rows = table.column("_rowid").to_pylist()
+    places = [
+        (s, loc.get("path"))
+        for s, loc in zip(table.column(S.SOURCE_ID).to_pylist(), table.column(S.LOCATOR).to_pylist())
+    ]
+    _, pages = r.table.groups.of(rows)
+    by_place: dict = {}
+    for place, page in zip(places, pages.tolist()):
+        by_place.setdefault(place, set()).add(page)
+    guide = by_place[("docs", "guide.md")]
+    assert sum(p == ("docs", "guide.md") for p in places) > 1 and len(guide) == 1 and -1 not in guide
+    assert by_place[("docs", "short.md")] != guide and -1 not in by_place[("docs", "short.md")]
+    assert by_place[("pkg", "README.md")] == {-1} and by_place[("pkg", "cache.py")] == {-1}
+    assert {page for (source, _), page in zip(places, pages.tolist()) if source == "notes"} == {-1}
