@@ -10,7 +10,9 @@ ends). A section the model can read whole (up to ``whole_tokens``: by default
 a fifth over the budget, 240, just under the default model's 256 word pieces)
 stays one chunk: splitting it would only embed more texts, each with less of
 the section to go on. A section holding nothing but its heading joins the
-next section, so no chunk is a bare heading; and where a longer section is
+next section, or the section above it where no subsection of it follows and
+that section lies under the same parent (TypeDoc's "Returns this" closing a
+member's entry) or nothing follows at all, so no chunk is a bare heading; and where a longer section is
 cut, a piece under ``small`` tokens (``ChunkSettings.min_tokens``: a
 record's title over a long body, a last sentence) joins its neighbour when
 the two stay within ``whole``, so no chunk is a bare title either.
@@ -217,18 +219,26 @@ def document_spans(
             current.append(block)
     if current:
         sections.append((path, current))
-    # a bare heading joins the next section (its path is the deeper one)
+    # a bare heading joins the next section (its path is the deeper one), or the section above it where
+    # no subsection of it follows and that section lies under its parent (TypeDoc's "Returns Command"
+    # closing a member's entry, a last heading with nothing below it)
     merged: list[tuple[str, list[Block]]] = []
     carry: list[Block] = []
-    for path, blks in sections:
+    for i, (path, blks) in enumerate(sections):
         blks = carry + blks
         carry = []
-        if all(b.kind == "heading" for b in blks) and (path, blks) is not sections[-1]:
-            carry = blks
-            continue
+        if all(b.kind == "heading" for b in blks):
+            below = sections[i + 1][0] if i + 1 < len(sections) else None
+            parent = path.rpartition(" > ")[0]
+            above = merged[-1][0] if merged else None
+            beside = bool(parent) and above is not None and (above == parent or above.startswith(f"{parent} > "))
+            if above is not None and (below is None or beside) and not (below or "").startswith(f"{path} > "):
+                merged[-1] = (merged[-1][0], merged[-1][1] + blks)
+                continue
+            if below is not None:
+                carry = blks
+                continue
         merged.append((path, blks))
-    if carry:
-        merged.append((sections[-1][0], carry))
 
     out: list[tuple[int, int, str]] = []
     for path, blks in merged:

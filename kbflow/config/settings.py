@@ -45,8 +45,9 @@ MAX_RERANK_DEPTH = 1000
 #: 6: reStructuredText's and AsciiDoc's headings, and Markdown front matter's title, make sections; 7: JavaScript
 #: functions assigned to names are units, and a ``/** ... */`` block leads into the unit below it across blank lines;
 #: 8: a code chunk's context header names its source, ``uuid/dist/validate.js``; 9: and says a camelCase symbol in
-#: words, ``minVersion (min version)``)
-CHUNKER_REVISION = 9
+#: words, ``minVersion (min version)``; 10: a bare heading with no subsection below it joins the section above
+#: it where that lies under its parent, or is the last)
+CHUNKER_REVISION = 10
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,47 @@ def test_a_small_piece_stays_where_joining_it_would_pass_the_whole_budget():
     assert all(count_tokens(text[s:e]) <= 200 for s, e, _ in spans)
 
 
+TYPEDOC = """# Class Command
+
+## Methods
+
+### action
+
+action(fn): this
+
+Register a callback to run when the command is invoked.
+
+#### Parameters
+
+fn: (...args: any[]) => void
+
+#### Returns this
+
+### alias
+
+alias(alias): this
+
+#### Returns Command
+"""
+
+
+def test_a_bare_heading_with_nothing_below_it_closes_the_section_above():
+    # TypeDoc's "Returns this" ends the entry of `action`: it joins that entry, not the next member's; a last
+    # heading with nothing below it joins the section above instead of standing alone as a chunk
+    spans = document_spans(TYPEDOC, budget=200)
+    paths = [p for _, _, p in spans]
+    assert paths == [
+        "Class Command > Methods > action",
+        "Class Command > Methods > action > Parameters",
+        "Class Command > Methods > alias",
+    ]
+    assert text_of(TYPEDOC, spans[1]).endswith("#### Returns this")
+    assert text_of(TYPEDOC, spans[2]) == "### alias\n\nalias(alias): this\n\n#### Returns Command"
+    # a bare heading with its subsections below it still opens the next section
+    assert text_of(TYPEDOC, spans[0]).startswith("# Class Command\n\n## Methods\n\n### action")
+    assert [p for _, _, p in document_spans("# Only a title\n", budget=200)] == ["Only a title"]
+
+
 def text_of(text: str, span: tuple[int, int, str]) -> str:
     return text[span[0] : span[1]]
 
