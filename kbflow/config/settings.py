@@ -210,9 +210,11 @@ class RetrievalSettings:
         the prose around a repository's code); 0: off.
     role_weight:
         How far the files around a repository's code (its README and other
-        documents, tests, typings, a ``dist/`` build beside the sources) rank
-        below the code: each of their chunks loses this share of the best
-        candidate's score (:mod:`kbflow.retrieve.roles`); 0: off.
+        documents, tests, typings, a ``dist/`` build beside the sources), and
+        a site's pages translated into a language folder that mirrors it,
+        rank below the code or the originals: each of their chunks loses this
+        share of the best candidate's score (:mod:`kbflow.retrieve.roles`);
+        0: off.
     glossary:
         Query expansion: a query that names a glossary term ("operating
         margin", "capex", "PP&E") is searched with the words the documents

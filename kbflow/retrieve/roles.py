@@ -29,6 +29,16 @@ a folder of Markdown is all prose, and its prose is its content.
 - ``translations``: code under ``locale/``, ``locales/``, ``i18n/``,
   ``l10n/`` or ``translations/``: a language's month names and plural
   rules, whose words match every question about what they translate.
+
+One role reaches a source without code too: a site or folder of documents
+that also ships its pages translated, each language in a folder named by it
+(``es/``, ``zh-CN/``, ``pt_BR/``) holding the source's own pages again
+(Rust by Example ships four: 788 of its 985 pages). A language folder whose
+pages mostly have a twin at the source's root (the same path without the
+folder; at least :data:`MIN_TWINS`, and at least half its pages) is
+``translations``: its pages rank a share below the originals, whose code
+and names they repeat. A folder that merely has a short name (``fn/``,
+``api/``) mirrors nothing and keeps its pages' rank.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["AROUND", "CODE", "ROLES", "describe", "file_roles"]
+__all__ = ["AROUND", "CODE", "MIN_TWINS", "ROLES", "describe", "file_roles"]
 
 #: role codes, in :data:`ROLES` order
 ROLES = ("code", "prose", "test", "typings", "build", "translations")
@@ -49,7 +59,7 @@ _SAYS = {
     "test": "a test",
     "typings": "typings without bodies",
     "build": "a build beside its sources",
-    "translations": "translations",
+    "translations": "a translation",
 }
 
 _TEST = re.compile(
@@ -60,11 +70,29 @@ _TEST = re.compile(
 _TYPINGS = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
 _BUILD = re.compile(r"(?:^|/)(?:dist|build|out)/")
 _TRANSLATIONS = re.compile(r"(?:^|/)(?:locales?|i18n|l10n|translations)/", re.IGNORECASE)
+#: a folder named by a language tag: ``es``, ``zh-CN``, ``pt_BR``, ``zh-Hans``, ``es-419``
+_LANGUAGE = re.compile(r"^[a-z]{2,3}(?:[-_](?:[A-Za-z]{2}|[A-Z][a-z]{3}|\d{3}))?$")
+#: a language folder mirrors its source where at least this many of its pages (and half of them) have a twin
+MIN_TWINS = 3
 
 
 def _module(path: str) -> str:
     """A file's module: its name without folders and extensions (``dist/esm/index.min.js``: ``index``)."""
     return path.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def _translated(sources: Sequence[str], paths: Sequence[str | None]) -> set[tuple[str, str]]:
+    """``(source, folder)`` of each language folder that mirrors its source: at least :data:`MIN_TWINS` of its
+    files, and at least half, have a twin at the source's root (the same path without the folder)."""
+    files = {(source, path or "") for source, path in zip(sources, paths, strict=True)}
+    counts: dict[tuple[str, str], list[int]] = {}
+    for source, path in files:
+        folder, slash, rest = path.partition("/")
+        if slash and _LANGUAGE.match(folder):
+            count = counts.setdefault((source, folder), [0, 0])
+            count[0] += 1
+            count[1] += (source, rest) in files
+    return {key for key, (n, twins) in counts.items() if twins >= MIN_TWINS and 2 * twins >= n}
 
 
 def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Sequence[str]) -> list[int]:
@@ -78,11 +106,12 @@ def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Seque
             has_code.add(source)
             if not _BUILD.search(path or ""):
                 modules.add((source, _module(path or "")))
+    translated = _translated(sources, paths)
     out = []
     for source, path, kind in zip(sources, paths, kinds, strict=True):
         path = path or ""
         if source not in has_code:
-            out.append(CODE)
+            out.append(TRANSLATIONS if (source, path.partition("/")[0]) in translated else CODE)
         elif kind != "code":
             out.append(PROSE)
         elif _TEST.search(path):
@@ -101,4 +130,5 @@ def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Seque
 def describe(role: str) -> str:
     """What a search shows for a hit whose file has ``role`` (``Hit.role``): ``"a build beside its sources,
     ranked below the code"``."""
-    return f"{_SAYS.get(role, role)}, ranked below the code"
+    below = "the original" if role == "translations" else "the code"
+    return f"{_SAYS.get(role, role)}, ranked below {below}"

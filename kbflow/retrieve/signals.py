@@ -41,7 +41,8 @@ off at weight 0:
 - **role** (``RetrievalSettings.role_weight``): in a source that holds code,
   the files around the code (README, tests, typings, a build beside the
   sources, translations; :mod:`kbflow.retrieve.roles`) lose a share of the
-  best score, so the function ranks above the README that names it.
+  best score, so the function ranks above the README that names it; in a
+  site, so do its pages translated into a language folder that mirrors it.
 
 All three work on the fused scores normalized by the best candidate's (min-max
 from 0, or from the lowest score where one is negative, as a cosine can be),

@@ -65,6 +65,41 @@ def test_a_source_without_code_keeps_its_documents_and_a_package_published_as_it
     assert file_roles(sources, paths, ("doc", "doc", "code")) == [CODE, PROSE, CODE]
 
 
+def test_a_sites_translated_pages_rank_below_their_originals_and_a_short_folder_name_is_no_language():
+    # Rust by Example's way: every page again under es/, ja/, zh-CN/; a chapter folder fn/ mirrors nothing
+    pages = [
+        "index.html",
+        "hello.html",
+        "fn.html",
+        "fn/closures.html",
+        "fn/methods.html",
+        "flow.html",
+        "api/index.html",
+    ]
+    for lang in ("es", "zh-CN", "pt_BR"):
+        pages += [f"{lang}/{p}" for p in ("index.html", "hello.html", "fn.html", "fn/closures.html")]
+    pages += ["it/only-here.html", "it/also-here.html", "ja/index.html", "ja/hello.html"]  # too few twins
+    roles = dict(zip(pages, file_roles(["site"] * len(pages), pages, ["web"] * len(pages))))
+    assert {p for p, r in roles.items() if r == TRANSLATIONS} == {
+        f"{lang}/{p}"
+        for lang in ("es", "zh-CN", "pt_BR")
+        for p in ("index.html", "hello.html", "fn.html", "fn/closures.html")
+    }
+    assert roles["fn/closures.html"] == roles["api/index.html"] == roles["it/only-here.html"] == CODE
+    # a folder that has twins for fewer than half its pages is a section of its own, not a translation
+    half = ["a.html", "b.html", "c.html"] + [
+        f"de/{p}" for p in ("a.html", "b.html", "c.html", "x.html", "y.html", "z.html", "w.html")
+    ]
+    assert TRANSLATIONS not in file_roles(["s"] * len(half), half, ["doc"] * len(half))
+    # each source is read alone: another source's root is no twin
+    assert (
+        file_roles(
+            ["a", "a", "a", "b", "b", "b"], ["x.md", "y.md", "z.md", "es/x.md", "es/y.md", "es/z.md"], ["doc"] * 6
+        )
+        == [CODE] * 6
+    )
+
+
 def test_a_hit_says_where_its_file_stands_on_the_page_and_in_the_cli():
     from kbflow.records import Citation, Hit, Locator
     from kbflow.service.web.pages import _role
@@ -79,5 +114,5 @@ def test_a_hit_says_where_its_file_stands_on_the_page_and_in_the_cli():
         "a test, ranked below the code",
         "typings without bodies, ranked below the code",
         "a build beside its sources, ranked below the code",
-        "translations, ranked below the code",
+        "a translation, ranked below the original",
     }
