@@ -12,10 +12,11 @@ stays one chunk: splitting it would only embed more texts, each with less of
 the section to go on. A section holding nothing but its heading joins the
 next section, or the section above it where no subsection of it follows and
 that section lies under the same parent (TypeDoc's "Returns this" closing a
-member's entry) or nothing follows at all, so no chunk is a bare heading; and where a longer section is
-cut, a piece under ``small`` tokens (``ChunkSettings.min_tokens``: a
-record's title over a long body, a last sentence) joins its neighbour when
-the two stay within ``whole``, so no chunk is a bare title either.
+member's entry) or nothing follows at all, so no chunk is a bare heading.
+Where a longer section is cut, a piece under ``small`` tokens
+(``ChunkSettings.min_tokens``: a record's title over a long body, a last
+sentence) joins its neighbour when the two stay within ``whole``, so no
+chunk is a bare title either.
 Each chunk records its ``heading_path`` (``Install > From source``) and its
 char offsets into the unit text.
 """
