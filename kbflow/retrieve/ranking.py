@@ -75,6 +75,11 @@ def _ordered(leg: Leg) -> Leg:
     return [ids[i] for i in order], [row_ids[i] for i in order], [scores[i] for i in order]
 
 
+def _weighs_signals(settings: RetrievalSettings) -> bool:
+    """Whether :func:`fuse_legs` reads the document, page or role signal (its weights)."""
+    return bool(settings.document_weight or settings.page_weight or settings.role_weight)
+
+
 def searched_text(request: Request) -> tuple[str, str]:
     """``(text, expansion)``: what both legs search for ``request``, its query with the glossary's expansion of
     the terms it names (:func:`kbflow.retrieve.glossary.expanded_query`), and that expansion."""
@@ -103,6 +108,8 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
     if settings.mode not in ("hybrid", "dense"):
         vector = None
     elif vector is None:
+        # a new process's first search: the vectors and the groups load while the model embeds the query
+        table.warm(groups=settings.mode == "hybrid" or _weighs_signals(settings))
         vector = embed(searched)
         lap("embed")
     # sequential, dense first: running the keyword leg in a thread beside the model made
@@ -172,7 +179,7 @@ def fuse_legs(
             pooled = pool_units(scored, order, table.groups.units_of([row_of[cid] for cid in order]))
             if pooled is not scored:
                 fused = fuse(pooled, weights=weights, rrf_k=settings.rrf_k, window=settings.min_depth)
-    if (settings.document_weight or settings.page_weight or settings.role_weight) and fused:
+    if _weighs_signals(settings) and fused:
         rows = [row_of[cid] for cid, _ in fused]
         fused = table.groups.rescore(
             fused, rows, query, settings.document_weight, settings.page_weight, settings.role_weight

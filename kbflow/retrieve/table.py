@@ -1,6 +1,7 @@
 """The search table of one version as the retriever reads it: its row count, its in-memory vectors, chunk ids
-and document groups (each loaded once, on first use, whatever the thread), the two legs that search it, and its
-hit rows read by chunk id (:meth:`SearchTable.read`).
+and document groups (each loaded once, on first use, whatever the thread, or started in the background by
+:meth:`SearchTable.warm` while a first query is embedded), the two legs that search it, and its hit rows read by
+chunk id (:meth:`SearchTable.read`).
 
 - :meth:`SearchTable.dense`: the nearest vectors, exact (in memory, up to
   ``settings.retrieval.exact_max_rows`` rows or without an ANN index) or by
@@ -46,7 +47,8 @@ class SearchTable:
         self._exact_index: ExactIndex | None = None
         self._chunk_ids: ChunkIds | None = None
         self._groups: Groups | None = None
-        self._load_lock = threading.Lock()  # searches from several threads load the vectors once
+        # one lock per part, so searches from several threads load each part once and two parts can load at once
+        self._locks = {part: threading.Lock() for part in ("exact_index", "chunk_ids", "groups")}
 
     def read(self, chunk_ids: Sequence[str], row_of: Mapping[str, int]) -> dict[str, dict[str, Any]]:
         """``{chunk id: decoded hit row}`` (its text and hit payload) of ``chunk_ids``, in one take; ``row_of``
@@ -77,7 +79,7 @@ class SearchTable:
         if self._exact_index is not None:
             return self._exact_index.chunk_id_of(row_ids)
         if self._chunk_ids is None:
-            with self._load_lock:
+            with self._locks["chunk_ids"]:
                 if self._chunk_ids is None:
                     self._chunk_ids = ChunkIds.load(self.dataset)
         return self._chunk_ids.of(row_ids)
@@ -86,7 +88,7 @@ class SearchTable:
     def exact_index(self) -> ExactIndex:
         """The in-memory vectors of this version (loaded on first use)."""
         if self._exact_index is None:
-            with self._load_lock:
+            with self._locks["exact_index"]:
                 if self._exact_index is None:
                     self._exact_index = ExactIndex.load(self.dataset)
         return self._exact_index
@@ -96,10 +98,30 @@ class SearchTable:
         """Each row's document, page and code unit, and the documents' path words (loaded on first use of a
         signal, :mod:`kbflow.retrieve.signals`, or of a hybrid fusion, :mod:`kbflow.retrieve.units`)."""
         if self._groups is None:
-            with self._load_lock:
+            with self._locks["groups"]:
                 if self._groups is None:
                     self._groups = Groups.load(self.dataset)
         return self._groups
+
+    def warm(self, groups: bool) -> None:
+        """Start loading, each in a thread of its own, what a search with a dense leg is about to read and this
+        version has not loaded: the in-memory vectors where the dense leg is exact, and the groups where
+        ``groups`` (the search fuses or weighs a signal). They then load while the query is embedded, so a new
+        process's first search waits for the slowest of the three, not for their sum. The parts' properties
+        wait for a load in flight."""
+        parts = (["exact_index"] if self.exact else []) + (["groups"] if groups else [])
+        for part in parts:
+            if getattr(self, f"_{part}") is None and not self._locks[part].locked():
+                loader = threading.Thread(target=self._load_quietly, args=(part,), name=f"kbflow-load-{part}")
+                loader.daemon = True  # a process that exits before its search reads the part does not wait for it
+                loader.start()
+
+    def _load_quietly(self, part: str) -> None:
+        """Load ``part`` (a property's name); an error is left for the search that reads it to raise."""
+        try:
+            getattr(self, part)
+        except Exception:  # the search's own read of the part raises it again, in its own thread
+            pass
 
     @staticmethod
     def where(filters: Mapping[str, Sequence[str]]) -> str | None:

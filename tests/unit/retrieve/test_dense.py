@@ -94,3 +94,23 @@ def test_top_k_is_the_best_finite_rows_best_first_ties_by_row():
     assert top_k(scores, 10).tolist() == [2, 4, 0, 3]  # masked rows never come back, however deep
     assert top_k(scores, 0).tolist() == [] and top_k(np.full(3, -np.inf), 2).tolist() == []
     assert top_k(np.array([1.0, 1.0, 1.0]), 2).tolist() == [0, 1]
+
+
+def test_load_makes_every_stored_row_a_unit_vector_and_keeps_zero_rows(tmp_path):
+    lance = pytest.importorskip("lance")
+    from kbflow import schema as S
+    from kbflow.retrieve.dense import FILTER_COLUMNS
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((50, 8)).astype(np.float32) * 5
+    vectors[7] = 0.0
+    columns = {
+        S.CHUNK_ID: pa.array([f"c{i}" for i in range(50)]),
+        S.VECTOR: pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), 8),
+        **{name: pa.array(["x"] * 50) for name in FILTER_COLUMNS},
+    }
+    ds = lance.write_dataset(pa.table(columns), str(tmp_path / "t.lance"))
+    index = ExactIndex.load(ds)
+    norms = np.linalg.norm(index.vectors, axis=1)
+    assert np.allclose(np.delete(norms, 7), 1.0, atol=1e-6) and norms[7] == 0.0
+    assert np.allclose(index.vectors[3], vectors[3] / np.linalg.norm(vectors[3]), atol=1e-6)

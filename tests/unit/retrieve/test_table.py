@@ -1,0 +1,53 @@
+"""One search-table version as the retriever reads it: its parts load once, in the background while a first
+query is embedded, and a failed background load surfaces in the search that needed it."""
+
+import threading
+
+import pytest
+
+from kbflow.retrieve import signals
+from kbflow.retrieve.retriever import Retriever
+from kbflow.retrieve.table import SearchTable
+
+
+def _loaders() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("kbflow-load-")]
+
+
+def test_warm_loads_the_vectors_and_groups_in_threads_once(ingested, fast_settings):
+    r = Retriever.open(ingested.uri, settings=fast_settings)
+    table = SearchTable(r.table.dataset, fast_settings)
+    assert table.exact and table._exact_index is None and table._groups is None
+    table.warm(groups=False)
+    exact = table.exact_index  # waits for the load in flight, or loads it
+    assert table._groups is None  # not asked for
+    table.warm(groups=True)
+    groups = table.groups
+    for thread in _loaders():
+        thread.join()
+    table.warm(groups=True)  # everything is loaded: no thread starts
+    assert not _loaders()
+    assert table.exact_index is exact and table.groups is groups
+    assert exact.chunk_ids.to_pylist() == r.table.exact_index.chunk_ids.to_pylist()
+    assert groups.rows.tolist() == r.table.groups.rows.tolist()
+
+
+def test_a_first_search_ranks_as_a_warm_one(ingested, fast_settings):
+    cold = Retriever.open(ingested.uri, settings=fast_settings)
+    first = [h.chunk_id for h in cold.search("install the widget", k=5)]
+    assert cold.table._exact_index is not None and cold.table._groups is not None
+    again = [h.chunk_id for h in cold.search("install the widget", k=5)]
+    assert first == again and first
+
+
+def test_a_failed_background_load_is_raised_by_the_search_that_needs_it(ingested, fast_settings, monkeypatch):
+    def broken(ds):
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(signals.Groups, "load", staticmethod(broken))
+    r = Retriever.open(ingested.uri, settings=fast_settings)
+    with pytest.raises(OSError, match="the disk went away"):
+        r.search("install the widget", k=5)
+    assert r.table._groups is None
+    monkeypatch.undo()
+    assert r.search("install the widget", k=5)  # the next search loads them
