@@ -13,6 +13,9 @@ Queries are embedded by the real default model at query time. Prints per size:
 - p50/p95 per mode, and with filters;
 - the split of a hybrid query's time (``Hits.timings``: embed, dense leg,
   BM25 leg, fusion, row take; medians);
+- hybrid p50 with the keyword leg in a helper thread beside the dense
+  leg's scan of the vectors in memory, against the two legs in turn
+  (interleaved; the default from ``kbflow.retrieve.ranking.PARALLEL_LEGS_MIN_ROWS``);
 - ``Retriever.search_many`` against one ``search`` per query: queries/s;
 - from 250k rows (the ANN index): recall@10 of the dense leg against an exact
   scan of every vector, for query vectors drawn like the chunks';
@@ -229,6 +232,29 @@ def signals(r: Retriever, queries: list[str]) -> None:
     )
 
 
+def legs_beside(r: Retriever, queries: list[str]) -> None:
+    """Hybrid p50 with the keyword leg in a helper thread beside the dense leg's scan (the default from
+    ``ranking.PARALLEL_LEGS_MIN_ROWS`` rows) and with the legs in turn, interleaved query by query."""
+    from kbflow.retrieve import ranking
+
+    default = ranking.PARALLEL_LEGS_MIN_ROWS
+    beside, in_turn = [], []
+    try:
+        for q in queries:
+            ranking.PARALLEL_LEGS_MIN_ROWS = 0
+            beside.append(r.search(q, k=10).latency_ms)
+            ranking.PARALLEL_LEGS_MIN_ROWS = r.rows + 1
+            in_turn.append(r.search(q, k=10).latency_ms)
+    finally:
+        ranking.PARALLEL_LEGS_MIN_ROWS = default
+    a, b = statistics.median(beside), statistics.median(in_turn)
+    used = "used" if r.exact and r.rows >= default else "not used"
+    print(
+        f"  legs: hybrid p50 {a:6.1f} ms with the keyword leg beside the dense scan, {b:6.1f} ms in turn "
+        f"({a / b:.2f}x, interleaved; {used} at {r.rows:,} rows by default, from {default:,})"
+    )
+
+
 def floor(r: Retriever, queries: list[str], work: str) -> None:
     """Hybrid p50 against the query's embedding alone and against LanceDB's native hybrid search on the same
     texts and vectors (a table of their own under ``work``), interleaved query by query."""
@@ -441,6 +467,7 @@ def main() -> None:
         print(f"  dense leg: {dense_leg}; first dense query {first * 1000:.0f} ms")
         modes(r, queries, args.pdf)
         signals(r, queries)
+        legs_beside(r, queries)
         if args.vs:
             versus(r, queries, args.vs)
         batch_rate(r, queries)

@@ -228,7 +228,9 @@ class Hits(list):
         #: the ``query_log`` row of this search (``None`` when it was not logged)
         self.query_id: str | None = None
         #: milliseconds per step of the search: ``embed`` (the query embedding), ``dense`` and ``bm25``
-        #: (each leg), ``fuse`` (fusion, reranking, code-name lookup), ``take`` (reading the hits' rows)
+        #: (each leg; where the keyword leg ran beside the dense scan, a large table's hybrid search,
+        #: ``bm25`` is what was left to wait for after it), ``fuse`` (fusion, reranking, code-name lookup),
+        #: ``take`` (reading the hits' rows)
         self.timings: dict[str, float] = {}
         #: the words the glossary added to the query both legs searched ("" where the query named no
         #: glossary term; :mod:`kbflow.retrieve.glossary`)
