@@ -14,9 +14,10 @@ user's words, each judged by the member that answers it
 in the hit's heading path) and members that answer it in part.
 
 Printed per set: the gold member in the top 3 (and top 5); questions whose
-top 5 holds a text twice or a near-copy twice (the same text once its
+top 5 holds a text twice, a near-copy twice (the same text once its
 headings, which name the owning type, are taken off: a trait's method as
-documented on two implementors); hits in the top 5 that are a trait's
+documented on two implementors) or one member twice (its signature and
+its "Returns" part as two hits); hits in the top 5 that are a trait's
 member as copied onto an implementor (a rustdoc ``Trait Implementations``,
 ``Auto Trait Implementations`` or ``Blanket Implementations`` section); the
 chunks the reference holds and the time the ingest took.
@@ -186,7 +187,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
     pipeline.ingest(lake, settings, progress=False)
     ingest_s = time.perf_counter() - t0
     retriever = Retriever.open(lake.uri, settings=settings)
-    top3 = top5 = dup_q = near_q = copied_hits = 0
+    top3 = top5 = dup_q = near_q = twice_q = copied_hits = 0
     misses = []
     for qid, text in queries.items():
         gold = {d for d, g in qrels[qid].items() if g > 0}
@@ -199,6 +200,8 @@ def measure(name: str, root: str, settings: Settings) -> dict:
         near = [near_copy_key(h.text) for h in hits]
         dup_q += len(set(keys)) < len(keys)
         near_q += len(set(near)) < len(near)
+        named = [m for m in members if not m.endswith("#")]  # chunks under a member's heading
+        twice_q += len(set(named)) < len(named)
         copied_hits += sum(any(s in (h.citation.locator.heading_path or "") for s in _COPIED) for h in hits)
         if first is None or first >= 3:
             misses.append(f"  {qid} {text!r}: gold {sorted(gold)[:2]}, got {members[:3]}")
@@ -209,6 +212,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
         "gold_top5": top5,
         "repeated_text_questions": dup_q,
         "near_copy_questions": near_q,
+        "member_twice_questions": twice_q,
         "copied_member_hits": copied_hits,
         "ingest_s": round(ingest_s, 1),
         "chunks": retriever.rows,  # the lake holds this one source
@@ -232,7 +236,8 @@ def main() -> int:
         print(
             f"{name}: gold member in top 3 {row['gold_top3']}/{row['questions']}, top 5 {row['gold_top5']} | "
             f"repeated text in a top 5: {row['repeated_text_questions']} questions, a near-copy: "
-            f"{row['near_copy_questions']} | copied members in the top 5s: {row['copied_member_hits']} | "
+            f"{row['near_copy_questions']}, one member twice: {row['member_twice_questions']} | "
+            f"copied members in the top 5s: {row['copied_member_hits']} | "
             f"{row['chunks']:,} chunks, ingest {row['ingest_s']} s"
         )
         for line in row["misses"]:

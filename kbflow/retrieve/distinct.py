@@ -25,7 +25,11 @@ Doxygen, Sphinx), and a long entry is cut into several chunks under one
 heading. A web page's chunks under one heading path (the whole path) whose
 last heading names a member (one identifier, below the page's title) are one
 entry: one hit, the other overloads and parts in ``also_in``
-(:func:`entry_key`).
+(:func:`entry_key`). A generator may head the parts of an entry too
+(TypeDoc's "Parameters", "Returns this", "Example"; rustdoc's "Panics"):
+a chunk under such a part is the entry of the member above it. A chunk of an
+entry is grouped by its entry alone, not by its text: two members' "Returns
+this" parts read the same, and would make their two entries one.
 
 Only the windows read are grouped: a copy ranked far below the ``k``-th
 distinct text is not looked for (the first window is ``max(2k, 20)``
@@ -78,6 +82,16 @@ def copy_key(row: dict[str, Any]) -> str:
 _MEMBER_HEADING = re.compile(r"^[A-Za-z_$~][\w$:.~]*(?:\(\))?$")
 
 
+#: the headings API generators give the parts of one member's entry (TypeDoc's "Parameters", "Returns this",
+#: "Remarks"; rustdoc's "Examples", "Panics"; Sphinx's "Raises"): a chunk under one is part of that member's entry
+_ENTRY_PART = re.compile(
+    r"^(?:parameters|params|arguments|returns?|return (?:type|value)|type parameters|remarks|examples?|throws|"
+    r"raises|exceptions|panics|errors|safety|see(?: also)?|deprecated|overrides|inherited from|"
+    r"implementation of|defined in|since|notes?)\b.*$",
+    re.IGNORECASE,
+)
+
+
 def entry_key(row: dict[str, Any]) -> str | None:
     """The key a web page's chunks share when they stand under one heading path (the whole path, below the
     page's title) whose last heading names a member: a member's overloads, the parts of one long entry. Its
@@ -87,6 +101,8 @@ def entry_key(row: dict[str, Any]) -> str | None:
         return None
     locator = row.get(S.LOCATOR) or {}
     path = [part.strip() for part in str(locator.get("heading_path") or "").split(" > ")]
+    while len(path) > 2 and _ENTRY_PART.match(path[-1]) and _MEMBER_HEADING.match(path[-2]):
+        path.pop()  # "... > name > Returns this" is part of the entry of "name"
     if len(path) < 2 or not _MEMBER_HEADING.match(path[-1]):
         return None
     page = locator.get("url") or locator.get("path") or row.get(S.URI) or ""
@@ -132,7 +148,10 @@ def distinct(fused: Sequence[tuple[str, float]], k: int, read: Reader) -> Distin
         chunk_ids = [cid for cid, _ in fused[pos : pos + window]]
         rows.update(read(chunk_ids))
         for n, cid in enumerate(chunk_ids, start=pos):
-            keys = [key for key in (copy_key(rows[cid]), entry_key(rows[cid])) if key is not None]
+            # a member entry's chunk is grouped by its entry alone: by its text too, it would join another
+            # member's entry whose part reads the same ("Returns this"), and the two entries would be one
+            entry = entry_key(rows[cid])
+            keys = [entry] if entry is not None else [copy_key(rows[cid])]
             group = next((group_of[key] for key in keys if key in group_of), n)
             groups.setdefault(group, []).append(n)
             group_of.update((key, group) for key in keys)

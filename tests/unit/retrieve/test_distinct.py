@@ -165,3 +165,39 @@ def test_a_members_overloads_on_one_page_are_one_entry():
     assert entry_key(rows["ex1"]) != entry_key(rows["ex2"])
     assert entry_key(rows["prose1"]) is None and entry_key({**rows["a1"], "content_kind": "code"}) is None
     assert entry_key(row("abbreviate")) is None  # a page's title alone names no member of it
+
+
+def test_a_members_parts_are_its_entry_and_two_members_parts_that_read_the_same_stay_apart():
+    def row(path: str, text: str, position: int) -> dict:
+        return {
+            "text": text,
+            "uri": "https://x",
+            "locator": {"url": "classes/Command.html", "heading_path": f"Class Command > Methods > {path}"},
+            "position": position,
+            "content_kind": "web",
+            "source_id": "commander",
+        }
+
+    returns = "#### Returns this\n\nthis command for chaining"
+    rows = {
+        "parse_returns": row("parse > Returns this", returns, 41),
+        "parse": row("parse", "### parse\n\nparse(argv?): this\n\nParse argv.", 40),
+        "alias_returns": row("alias > Returns this", returns, 3),
+        "async_returns": row("parseAsync > Returns Promise<Command>", "#### Returns Promise<Command>", 43),
+        "alias": row("alias", "### alias\n\nalias(alias): this\n\nSet an alias.", 2),
+        "async": row("parseAsync > Parameters", "#### Parameters\n\nargv: string[]", 42),
+    }
+    fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
+    out = distinct(fused, 5, lambda cids: {c: rows[c] for c in cids})
+    # each entry once, shown by its first chunk, at its best-ranked part's place and score
+    assert out.fused == [("parse", 1.0), ("alias", 0.8), ("async", 0.7)]
+    assert out.also_in == {"parse": ["parse_returns"], "alias": ["alias_returns"], "async": ["async_returns"]}
+    assert entry_key(rows["parse_returns"]) == entry_key(rows["parse"]) != entry_key(rows["alias_returns"])
+    # a section's "Examples" under a heading that names no member is no member's part
+    prose = {
+        **rows["parse"],
+        "locator": {"url": "guide.html", "heading_path": "Guide > Installing the tool > Examples"},
+    }
+    assert entry_key(prose) != entry_key(
+        {**prose, "locator": {**prose["locator"], "heading_path": "Guide > Installing the tool"}}
+    )
