@@ -25,6 +25,15 @@ Commons Lang Javadoc they are half of the chunks. The member's entry links
 to its lines; the code itself is searched as code by a ``repo`` source
 over the sources.
 
+Javadoc also writes lists of what other pages document: a "Uses of Class"
+page for every class and package (each method elsewhere that takes or
+returns it, with its signature and the first sentence of its description
+again), the index of every member (``index-all.html``), the class trees,
+the lists of all classes and packages, of deprecated members, and its help
+page. It names each in its ``<body>`` class (``class-use-page``,
+``index-page``, ``tree-page`` ...): they are copies, as Sphinx's genindex is,
+and on Debian's Commons Lang the "Uses of" pages alone are 223 of 507.
+
 kbflow leaves all of them out at load, listed with its reason, unless the
 source sets :data:`ALL_PAGES_OPTION` (``kbflow add ... --all-pages``).
 """
@@ -32,16 +41,39 @@ source sets :data:`ALL_PAGES_OPTION` (``kbflow add ... --all-pages``).
 from __future__ import annotations
 
 import posixpath
+import re
 import urllib.parse
 from collections.abc import Collection
 
 from kbflow.sources.web.extract import WebPage
+from kbflow.sources.web.links import JAVADOC_LISTS
 
-__all__ = ["ALL_PAGES_OPTION", "canonical_rel", "left_out", "source_view"]
+__all__ = ["ALL_PAGES_OPTION", "JAVADOC_LIST_PAGES", "canonical_rel", "left_out", "source_view"]
 
 #: the source option that keeps every page, whatever the site says of it
 ALL_PAGES_OPTION = "all_pages"
 _HINT = "`kbflow add ... --all-pages` keeps it"
+#: the paths of those lists where Javadoc names no ``<body>`` class (JDK 8-15): the uses, index and trees a crawl
+#: does not follow, and the lists of classes and packages it reads its way through (JDK 8's frames among them)
+_JAVADOC_LIST_PATH = re.compile(
+    JAVADOC_LISTS.pattern
+    + r"|(?:^|/)(?:allclasses(?:-index|-frame|-noframe)?|allpackages-index|overview-frame|package-frame)\.html$"
+)
+#: Javadoc's ``<body>`` classes of its lists of what other pages document (JDK 16 and later)
+JAVADOC_LIST_PAGES = frozenset(
+    {
+        "class-use-page",
+        "package-use-page",
+        "index-page",
+        "split-index-page",
+        "tree-page",
+        "package-tree-page",
+        "all-classes-index-page",
+        "all-packages-index-page",
+        "deprecated-list-page",
+        "help-page",
+    }
+)
 
 
 def canonical_rel(href: str | None, rel: str, rels: Collection[str]) -> str | None:
@@ -93,6 +125,13 @@ def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
     for kind, href in sorted(page.site_pages.items()):
         if href.strip().startswith("#") or canonical_rel(href, rel, rels) == rel:
             return f"the site's {kind} page (its own rel={kind} link names it: Sphinx's genindex, search); {_HINT}"
+    if page.generator.startswith("javadoc") and (
+        JAVADOC_LIST_PAGES.intersection(page.body_classes) or _JAVADOC_LIST_PATH.search("/" + rel)
+    ):
+        return (
+            f"Javadoc's {page.title or 'list'} page: a list of what other pages document, read there (its "
+            f"uses, index, trees and lists of classes); {_HINT}"
+        )
     generator = source_view(page, rel)
     if generator is not None:
         return (
