@@ -216,17 +216,23 @@ GENERATED_SOURCES = {
 }
 
 
+def _load_pages(folder, pages: dict[str, str]):
+    """The web loader and the units it reads of ``pages`` (``{path: html}``) written under ``folder``."""
+    from kbflow.sources.base import get_loader
+
+    for rel, html in pages.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(html)
+    loader = get_loader("web")
+    return loader, list(loader.load(Source("site", "web", str(folder))))
+
+
 def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
     """rustdoc's src/, Javadoc's src-html/, Doxygen's *_source.html and Sphinx's _modules/ are the code with its
     lines numbered, not its documentation: left out with their reason; the generators' own pages stay."""
-    from kbflow.sources.base import get_loader
     from kbflow.sources.web.conventions import ALL_PAGES_OPTION
 
-    for rel, html in GENERATED_SOURCES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(html)
-    loader = get_loader("web")
-    units = list(loader.load(Source("site", "web", str(tmp_path))))
+    loader, units = _load_pages(tmp_path, GENERATED_SOURCES)
     kept = ["api/org/x/Foo.html", "blog/source-code.html", "demo/index.html", "html/tstring_8h.html"]
     assert sorted(u.unit_key for u in units) == kept
     reasons = {i.path: i.reason for i in loader.issues}
@@ -270,13 +276,7 @@ JAVADOC_LISTS = {
 def test_javadocs_lists_of_what_other_pages_document_are_left_out(tmp_path):
     """The uses of each class, the index of every member, the class trees and the lists of classes repeat what
     the class pages document: left out with their reason, in JDK 17's markup and JDK 11's."""
-    from kbflow.sources.base import get_loader
-
-    for rel, html in JAVADOC_LISTS.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(html)
-    loader = get_loader("web")
-    units = list(loader.load(Source("site", "web", str(tmp_path))))
+    loader, units = _load_pages(tmp_path, JAVADOC_LISTS)
     kept = ["blog/class-use/notes.html", "new/constant-values.html", "new/org/x/Foo.html", "old/org/x/Foo.html"]
     assert sorted(u.unit_key for u in units) == kept
     reasons = {i.path: i.reason for i in loader.issues}
