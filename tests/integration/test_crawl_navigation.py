@@ -152,7 +152,7 @@ def test_text_links_count_depth_and_navigation_does_not():
     }  # fmt: skip
 
 
-def test_a_javadoc_page_leads_to_its_classes_not_to_its_lists_of_uses_index_and_trees():
+def test_a_javadoc_or_doxygen_page_leads_to_its_classes_not_to_its_lists_of_members():
     body = (
         '<a href="Foo.html">Foo</a><a href="class-use/Foo.html">Use</a><a href="../../index-all.html">Index</a>'
         '<a href="package-tree.html">Tree</a><a href="../../allclasses-index.html">All Classes</a>'
@@ -164,6 +164,13 @@ def test_a_javadoc_page_leads_to_its_classes_not_to_its_lists_of_uses_index_and_
         assert [link.url for link in links_of(f"<html><head>{head}</head><body>{body}</body></html>", url)] == followed
     # another site's links of those names are followed
     assert len(links_of(f"<html><body>{body}</body></html>", url)) == 7
+    doxygen = (
+        '<html><head><meta name="generator" content="Doxygen 1.9.4"></head><body><a href="annotated.html">Classes'
+        '</a><a href="classgeo_1_1Circle-members.html">All members</a><a href="functions_func_a.html">a</a>'
+        '<a href="classgeo_1_1Circle.html">Circle</a><a href="graph_legend.html">legend</a></body></html>'
+    )
+    found = [link.url.rsplit("/", 1)[1] for link in links_of(doxygen, "http://s.org/dox/index.html")]
+    assert found == ["annotated.html", "classgeo_1_1Circle.html"]
 
 
 def test_depth_still_bounds_text_links(monkeypatch):

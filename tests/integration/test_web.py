@@ -253,6 +253,7 @@ def _javadoc(title: str, jdk: int, body_class: str, body: str, writer: str = "Cl
     return _doc(title, head, body_class if jdk >= 16 else "", body)
 
 
+_DOXYGEN = '<meta name="generator" content="Doxygen 1.9.4">'
 _USES = "<h1>Uses of Class org.x.Foo</h1><p>Methods in org.y that return Foo: Bar.foo() Returns the foo.</p>"
 JAVADOC_LISTS = {
     # JDK 17: each list names itself in its <body> class
@@ -270,20 +271,37 @@ JAVADOC_LISTS = {
     "old/org/x/Foo.html": _javadoc("Foo", 11, "", "<h1>Class Foo</h1><p>An older foo.</p>"),
     # a page under such a path that Javadoc did not write is read
     "blog/class-use/notes.html": _doc("Notes on class use", "", "", "<h1>Class use</h1><p>How we use classes.</p>"),
+    # Doxygen's member lists and indexes, and its class list, beside a class's own page
+    "dox/classgeo_1_1Circle-members.html": _doc(
+        "geo: Member List", _DOXYGEN, "", "<p>This is the complete list of members for geo::Circle: area, name</p>"
+    ),
+    "dox/functions_a.html": _doc("geo: Class Members", _DOXYGEN, "", "<p>- a - area() : geo::Circle</p>"),
+    "dox/annotated.html": _doc("geo: Class List", _DOXYGEN, "", "<p>Circle A round shape</p>"),
+    "dox/classgeo_1_1Circle.html": _doc("geo: geo::Circle Class Reference", _DOXYGEN, "", "<p>A round shape.</p>"),
+    "notes/functions_a.html": _doc("Functions, part a", "", "", "<h1>Functions</h1><p>Our functions.</p>"),
 }
 
 
-def test_javadocs_lists_of_what_other_pages_document_are_left_out(tmp_path):
-    """The uses of each class, the index of every member, the class trees and the lists of classes repeat what
-    the class pages document: left out with their reason, in JDK 17's markup and JDK 11's."""
+def test_javadocs_and_doxygens_lists_of_what_other_pages_document_are_left_out(tmp_path):
+    """Javadoc's uses of each class, its index of every member, its class trees and lists of classes, and
+    Doxygen's member lists, indexes and class list repeat what the class pages document: left out with their
+    reason (Javadoc in JDK 17's markup and JDK 11's)."""
     loader, units = _load_pages(tmp_path, JAVADOC_LISTS)
-    kept = ["blog/class-use/notes.html", "new/constant-values.html", "new/org/x/Foo.html", "old/org/x/Foo.html"]
+    kept = [
+        "blog/class-use/notes.html",
+        "dox/classgeo_1_1Circle.html",
+        "new/constant-values.html",
+        "new/org/x/Foo.html",
+        "notes/functions_a.html",
+        "old/org/x/Foo.html",
+    ]
     assert sorted(u.unit_key for u in units) == kept
     reasons = {i.path: i.reason for i in loader.issues}
     assert set(reasons) == set(JAVADOC_LISTS) - set(kept)
     assert reasons["new/org/x/class-use/Foo.html"].startswith(
         "Javadoc's Uses of Class org.x.Foo page: a list of what other pages document"
     )
+    assert reasons["dox/classgeo_1_1Circle-members.html"].startswith("Doxygen's geo: Member List page: a list of")
     assert all("--all-pages" in r for r in reasons.values())
 
 

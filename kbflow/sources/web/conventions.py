@@ -30,9 +30,14 @@ page for every class and package (each method elsewhere that takes or
 returns it, with its signature and the first sentence of its description
 again), the index of every member (``index-all.html``), the class trees,
 the lists of all classes and packages, of deprecated members, and its help
-page. It names each in its ``<body>`` class (``class-use-page``,
-``index-page``, ``tree-page`` ...): they are copies, as Sphinx's genindex is,
-and on Debian's Commons Lang the "Uses of" pages alone are 223 of 507.
+page. JDK 16 and later name each in its ``<body>`` class
+(``class-use-page``, ``index-page``, ``tree-page`` ...), older ones by its
+path. Doxygen writes a "Member List" of every class with every inherited
+member (``*-members.html``), the indexes of all class and file members
+(``functions_*.html``, ``globals_*.html``), the class list, hierarchy and
+index, the file list and a legend of its graphs. They are copies, as
+Sphinx's genindex is: on Debian's Commons Lang the "Uses of" pages alone are
+223 of 507, on log4cplus' Doxygen the lists are 167 of 451.
 
 kbflow leaves all of them out at load, listed with its reason, unless the
 source sets :data:`ALL_PAGES_OPTION` (``kbflow add ... --all-pages``).
@@ -46,19 +51,28 @@ import urllib.parse
 from collections.abc import Collection
 
 from kbflow.sources.web.extract import WebPage
-from kbflow.sources.web.links import JAVADOC_LISTS
+from kbflow.sources.web.links import LISTS_NOT_FOLLOWED, generator_of
 
 __all__ = ["ALL_PAGES_OPTION", "JAVADOC_LIST_PAGES", "canonical_rel", "left_out", "source_view"]
 
 #: the source option that keeps every page, whatever the site says of it
 ALL_PAGES_OPTION = "all_pages"
 _HINT = "`kbflow add ... --all-pages` keeps it"
-#: the paths of those lists where Javadoc names no ``<body>`` class (JDK 8-15): the uses, index and trees a crawl
-#: does not follow, and the lists of classes and packages it reads its way through (JDK 8's frames among them)
-_JAVADOC_LIST_PATH = re.compile(
-    JAVADOC_LISTS.pattern
-    + r"|(?:^|/)(?:allclasses(?:-index|-frame|-noframe)?|allpackages-index|overview-frame|package-frame)\.html$"
-)
+#: per generator, the paths of its lists of what other pages document: those a crawl does not follow, and those it
+#: reads its way through (the lists of all classes and packages, JDK 8's frames, Doxygen's class and file lists)
+_LIST_PATHS = {
+    "javadoc": re.compile(
+        LISTS_NOT_FOLLOWED["javadoc"].pattern
+        + r"|(?:^|/)(?:allclasses(?:-index|-frame|-noframe)?|allpackages-index|overview-frame|package-frame)\.html$"
+    ),
+    "doxygen": re.compile(
+        LISTS_NOT_FOLLOWED["doxygen"].pattern + r"|(?:^|/)(?:annotated|hierarchy|classes|files|namespaces)\.html$"
+    ),
+}
+_LISTS_SAY = {
+    "javadoc": ("Javadoc", "its uses, index, trees and lists of classes"),
+    "doxygen": ("Doxygen", "its member lists and indexes, class and file lists"),
+}
 #: Javadoc's ``<body>`` classes of its lists of what other pages document (JDK 16 and later)
 JAVADOC_LIST_PAGES = frozenset(
     {
@@ -125,13 +139,14 @@ def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
     for kind, href in sorted(page.site_pages.items()):
         if href.strip().startswith("#") or canonical_rel(href, rel, rels) == rel:
             return f"the site's {kind} page (its own rel={kind} link names it: Sphinx's genindex, search); {_HINT}"
-    if page.generator.startswith("javadoc") and (
-        JAVADOC_LIST_PAGES.intersection(page.body_classes) or _JAVADOC_LIST_PATH.search("/" + rel)
+    lists = generator_of(page.generator)
+    if lists is not None and (
+        (lists == "javadoc" and JAVADOC_LIST_PAGES.intersection(page.body_classes))
+        or _LIST_PATHS[lists].search("/" + rel)
     ):
-        return (
-            f"Javadoc's {page.title or 'list'} page: a list of what other pages document, read there (its "
-            f"uses, index, trees and lists of classes); {_HINT}"
-        )
+        name, which = _LISTS_SAY[lists]
+        what = f"{name}'s {page.title or 'list'} page"
+        return f"{what}: a list of what other pages document, read there ({which}); {_HINT}"
     generator = source_view(page, rel)
     if generator is not None:
         return (

@@ -19,13 +19,16 @@ pages are left out of a source (:mod:`.conventions`), and rustdoc links one
 from every item ("Source", ``<a class="src">``), Javadoc from every member
 (``src-html/``), Sphinx's viewcode from every entry (``_modules/``) and
 Doxygen from every file (``*_source.html``), so a crawl would spend its
-page budget on them. Nor is a Javadoc page's link to one of Javadoc's lists
-of what other pages document (:data:`JAVADOC_LISTS`: the uses of each class
-and package, the index of every member, the class trees, the deprecated
-list, the help page), left out of a source too: Javadoc writes a "Uses of"
-page for every class, 223 of the 507 pages of Debian's Commons Lang, and
-the classes they link are reached from their packages. Its list of all
-classes is followed (a reader finds every class there) but left out.
+page budget on them. Nor is a generator's page's link to one of its lists of
+what other pages document (:data:`LISTS_NOT_FOLLOWED`), left out of a source
+too: Javadoc's uses of each class and package, its index of every member,
+its class trees, its deprecated list and help page (it writes a "Uses of"
+page for every class: 223 of the 507 pages of Debian's Commons Lang), and
+Doxygen's member lists of every class, its indexes of all members and file
+members, and its graph legend (162 of the 451 pages of Debian's log4cplus). Every page
+they link is reached from its package, class, file or namespace. The lists
+of all classes (Javadoc's and Doxygen's) are followed, since a reader finds
+every class there, but left out.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-__all__ = ["JAVADOC_LISTS", "Link", "links_of", "page_links"]
+__all__ = ["LISTS_NOT_FOLLOWED", "Link", "generator_of", "links_of", "page_links"]
 
 #: ``<link rel>`` values that name another page of the same document set
 NAV_RELS = frozenset(
@@ -47,11 +50,18 @@ _NAV_NAME = re.compile(
 )
 #: the path of an API generator's page of a source file (Javadoc, Sphinx's viewcode, Doxygen)
 _SOURCE_VIEW = re.compile(r"(?:^|/)(?:src-html|_modules)/|_source\.html$")
-#: the paths of Javadoc's lists of what other pages document, which a crawl from a Javadoc page does not follow
-JAVADOC_LISTS = re.compile(
-    r"(?:^|/)(?:class-use/[^/]+|package-use|index-all|index-files/index-\d+|overview-tree|package-tree|"
-    r"deprecated-list|help-doc)\.html$"
-)
+#: per generator (its ``<meta name="generator">``, lower case, starts with the key), the paths of its lists of what
+#: other pages document that a crawl from one of its pages does not follow
+LISTS_NOT_FOLLOWED = {
+    "javadoc": re.compile(
+        r"(?:^|/)(?:class-use/[^/]+|package-use|index-all|index-files/index-\d+|overview-tree|package-tree|"
+        r"deprecated-list|help-doc)\.html$"
+    ),
+    "doxygen": re.compile(
+        r"(?:^|/)(?:[^/]+-members|functions(?:_[^/.]+)?|globals(?:_[^/.]+)?|namespacemembers(?:_[^/.]+)?|"
+        r"graph_legend|inherits)\.html$"
+    ),
+}
 #: where rustdoc's "Source" links go: ``../src/<crate>/<file>.rs.html``
 _RUSTDOC_SOURCE = re.compile(r"(?:^|/)src/.+\.html$")
 _VOID = frozenset(
@@ -125,6 +135,11 @@ def _to_source(values: dict[str, str]) -> bool:
     return bool(_SOURCE_VIEW.search(path))
 
 
+def generator_of(generator: str) -> str | None:
+    """The key of :data:`LISTS_NOT_FOLLOWED` whose generator a page's ``generator`` (lower case) names, if any."""
+    return next((key for key in LISTS_NOT_FOLLOWED if generator.startswith(key)), None)
+
+
 def links_of(text: str, url: str) -> list[Link]:
     """The ``http(s)`` links of a page fetched from ``url`` (absolute, fragments dropped, each once: as navigation
     where any of its appearances is); none when the page's robots meta says ``nofollow`` (or ``none``)."""
@@ -137,11 +152,11 @@ def links_of(text: str, url: str) -> list[Link]:
     if {d.strip() for d in parser.robots.split(",")} & {"nofollow", "none"}:
         return []
     base = urljoin(url, parser.base) if parser.base else url
-    javadoc = parser.generator.startswith("javadoc")
+    lists = LISTS_NOT_FOLLOWED.get(generator_of(parser.generator))
     out: dict[str, bool] = {}
     for href, navigation in parser.found:
         target = urldefrag(urljoin(base, href.strip())).url
-        if javadoc and JAVADOC_LISTS.search(urlsplit(target).path):
+        if lists is not None and lists.search(urlsplit(target).path):
             continue
         if urlsplit(target).scheme in ("http", "https"):
             out[target] = out.get(target, False) or navigation
