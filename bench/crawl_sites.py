@@ -3,12 +3,15 @@
 
     python bench/crawl_sites.py                       # the Cargo book and the Rust Reference (mdBook)
     python bench/crawl_sites.py --site NAME=FOLDER    # any saved site (a Sphinx build, a Javadoc set ...)
+    python bench/crawl_sites.py --site javadoc=/usr/share/doc/libcommons-lang3-java/api \
+        --site doxygen=/usr/share/doc/liblog4cplus-dev/html   # Debian's libcommons-lang3-java-doc, liblog4cplus-doc
 
 For each site it prints the pages the saved folder keeps (kbflow's conventions applied: noindex, print.html,
 redirect stubs left out), those of them a reader reaches from ``index.html`` by following any link (the crawl's
-goal: a page no link leads to cannot be found by following links), the pages the crawl kept, and the difference
-both ways. The Rust Programming Language
-book beside these sites is held out of every kbflow measurement and is not offered here.
+goal: a page no link leads to cannot be found by following links; the generator's lists of what other pages
+document, which a crawl does not follow, and the menu Doxygen's script builds are followed here too), the pages
+the crawl kept, and the difference both ways. The Rust Programming Language book beside these sites is held out of
+every kbflow measurement and is not offered here.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from kbflow.config import Settings  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 from kbflow.lake.sql import sql_str  # noqa: E402
 from kbflow.records import Source  # noqa: E402
-from kbflow.sources.web.links import links_of  # noqa: E402
+from kbflow.sources.web.links import links_of, menu_links  # noqa: E402
 
 
 def sysroot_sites() -> dict[str, str]:
@@ -43,8 +46,9 @@ def sysroot_sites() -> dict[str, str]:
 
 
 def reachable(folder: str) -> set[str]:
-    """The HTML files of ``folder`` a reader reaches from its ``index.html`` by following links of any kind
-    (read from the files: no server, no depth)."""
+    """The HTML files of ``folder`` a reader reaches from its ``index.html`` by following links of any kind,
+    the generator's lists of what other pages document and the menus its scripts build included (read from the
+    files: no server, no depth)."""
     seen, todo = set(), ["index.html"]
     while todo:
         rel = todo.pop()
@@ -53,10 +57,16 @@ def reachable(folder: str) -> set[str]:
             continue
         seen.add(rel)
         with open(path, encoding="utf-8", errors="replace") as fh:
-            for link in links_of(fh.read(), f"http://site/{rel}"):
-                if link.url.startswith("http://site/"):
-                    target = link.url[len("http://site/") :].split("?", 1)[0]
-                    todo.append(target + "index.html" if target.endswith("/") or not target else target)
+            links = links_of(fh.read(), f"http://site/{rel}", skip_lists=False)
+        for script in [link.url for link in links if link.menu]:
+            script_path = os.path.join(folder, script[len("http://site/") :])
+            if script.startswith("http://site/") and os.path.isfile(script_path):
+                with open(script_path, encoding="utf-8", errors="replace") as fh:
+                    links += menu_links(fh.read(), script)
+        for link in links:
+            if link.url.startswith("http://site/") and not link.menu:
+                target = link.url[len("http://site/") :].split("?", 1)[0]
+                todo.append(target + "index.html" if target.endswith("/") or not target else target)
     return seen
 
 
@@ -65,9 +75,15 @@ def kept(lake: Lake, source_id: str) -> set[str]:
     return {k.split("#", 1)[0] for k in keys}
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a fetch that stopped reading at its size limit
+            super().handle_error(request, client_address)
+
+
 def measure(name: str, folder: str) -> None:
     quiet = type("Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *a: None})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(quiet, directory=folder))
+    httpd = _Server(("127.0.0.1", 0), functools.partial(quiet, directory=folder))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     port = httpd.server_address[1]
     os.environ["KBFLOW_FETCH_ALLOW_HOSTS"] = f"127.0.0.1:{port}"

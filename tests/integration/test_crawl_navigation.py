@@ -104,6 +104,31 @@ def rustdoc() -> dict[str, str]:
     }
 
 
+def doxygen() -> dict[str, str]:
+    """Doxygen: the menu bar is built by a script from menudata.js; the class list links each class, and each
+    class its member list (Doxygen's copy of every member, inherited ones too) and the index of all members."""
+    head = '<meta name="generator" content="Doxygen 1.9.4"/><script type="text/javascript" src="menudata.js"></script>'
+    classes = [f"classgeo_1_1Shape{i}.html" for i in range(CHAPTERS)]
+    menu = (
+        'var menudata={children:[{text:"Main Page",url:"index.html"},{text:"Classes",url:"annotated.html",children:'
+        '[{text:"Class List",url:"annotated.html"},{text:"Class Members",url:"functions.html",children:[{text:"a",'
+        'url:"functions.html#index_a"}]}]},{text:"Files",url:"files.html"}]}'
+    )
+    pages = {
+        "menudata.js": menu,
+        "index.html": _page("geo: Main Page", "", head),
+        "annotated.html": _page("geo: Class List", "".join(f'<a href="{c}">{c}</a>' for c in classes), head),
+        "files.html": _page("geo: File List", '<a href="shape_8h.html">shape.h</a>', head),
+        "shape_8h.html": _page("geo: shape.h File Reference", "", head),
+        "functions.html": _page("geo: Class Members", "".join(f'<a href="{c}#a1">area()</a>' for c in classes), head),
+    }
+    for c in classes:
+        members = c.replace(".html", "-members.html")
+        pages[c] = _page(c, f'<a href="{members}">List of all members</a>', head)
+        pages[members] = _page("geo: Member List", f'<a href="{c}">area</a>', head)
+    return pages
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     pages: dict[str, str] = {}
 
@@ -122,7 +147,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         data = (body or "not here").encode()
         self.send_response(200 if body is not None else 404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        kind = "text/javascript" if path.endswith(".js") else "text/html"
+        self.send_header("Content-Type", f"{kind}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -136,6 +162,18 @@ def test_a_crawl_reaches_every_page_any_page_links_to(build, monkeypatch):
         found = crawl(f"{url}/site/", CrawlSettings(depth=1, delay=0))
     got = {p.rel for p in found.pages}
     assert got == set(pages), (sorted(set(pages) - got), sorted(got - set(pages)))
+
+
+def test_a_doxygen_crawl_reads_the_menu_its_script_builds_and_skips_the_member_lists(monkeypatch):
+    pages = doxygen()
+    handler = type("Pages", (_Handler,), {"pages": pages})
+    with local_http(handler, monkeypatch) as url:
+        found = crawl(f"{url}/site/", CrawlSettings(depth=1, delay=0))
+    got = {p.rel for p in found.pages}
+    # the script is read for its links, not kept; the member lists and the members' index are not fetched
+    lists = {rel for rel in pages if rel.endswith("-members.html") or rel == "functions.html"}
+    assert got == set(pages) - lists - {"menudata.js"}
+    assert found.requests == len(got) + 3  # robots.txt, sitemap.xml and the script, each once
 
 
 def test_text_links_count_depth_and_navigation_does_not():

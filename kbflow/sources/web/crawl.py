@@ -12,7 +12,10 @@ from the start page, at most ``depth`` text links deep. The crawl
   (:mod:`.conventions`);
 - follows no link to an API generator's page of a source file (rustdoc's
   "Source", Javadoc's ``src-html/``: :mod:`.links`), which a source leaves
-  out;
+  out, nor to its lists of what other pages document (Javadoc's uses of
+  each class, Doxygen's member lists);
+- reads the script a generator writes its menu into (Doxygen's
+  ``menudata.js``) for the pages it names, once, as the site's navigation;
 - waits ``delay`` seconds between requests (1 by default);
 - counts depth in the links of a page's text only: the site's navigation
   (its table of contents and sidebars, frames and iframes, ``<link
@@ -47,13 +50,15 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from kbflow.errors import ConfigError, SourceError
 from kbflow.sources.web.fetch import HTML_TYPES, USER_AGENT, Fetched, PrivateHosts, fetch
-from kbflow.sources.web.links import links_of, page_links
+from kbflow.sources.web.links import Link, links_of, menu_links, page_links
 
 __all__ = ["CRAWL_OPTION", "CrawlSettings", "CrawledPage", "Crawl", "crawl", "page_links"]
 
 #: the source option that makes a URL source a crawl: ``{"depth", "max_pages", "max_mb", "delay"}``
 CRAWL_OPTION = "crawl"
 _TEXT_TYPES = ("text/plain", "application/xml", "text/xml", "application/octet-stream")
+#: what a server calls a navigation script (:data:`~kbflow.sources.web.links.MENU_SCRIPTS`)
+_SCRIPT_TYPES = ("text/javascript", "application/javascript", "application/x-javascript", *_TEXT_TYPES)
 #: sitemap files read at most (a sitemap index may name many)
 MAX_SITEMAPS = 10
 _SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -233,6 +238,7 @@ def crawl(
     queue: deque[tuple[str, int]] = deque([(start, 0)])
     queue.extend((url, 0) for url in _sitemap_urls(client, robots, prefix) if rel_of(url, prefix))
     seen: set[str] = set()
+    menus: set[str] = set()  # navigation scripts read already
     capped: list[str] = []  # pages found after a cap was reached: listed once, not page by page
     budget = int(settings.max_mb * (1 << 20))
     while queue:
@@ -255,15 +261,35 @@ def crawl(
         data = page.data if page.data is not None else (read(page.digest) if read and page.digest else b"")
         budget -= len(page.data or b"")
         if data:
-            for link in links_of(data.decode(page.charset or "utf-8", "replace"), page.url):
+            links = links_of(data.decode(page.charset or "utf-8", "replace"), page.url)
+            links += _menus(client, robots, prefix, [link.url for link in links if link.menu], menus)
+            for link in links:
                 step = depth if link.navigation else depth + 1  # the site's own navigation costs no depth
-                if step <= settings.depth:
+                if step <= settings.depth and not link.menu:
                     queue.append((link.url, step))
     if capped:
         cap = f"{settings.max_pages} pages" if budget > 0 else f"{settings.max_mb:g} MiB"
         more = f" and {len(capped) - 1} more pages" if len(capped) > 1 else ""
         out.left_out.append((f"{capped[0]}{more}", f"the crawl stopped at {cap} (crawl max_pages / max_mb)", False))
     out.requests = client.count
+    return out
+
+
+def _menus(
+    client: _Polite, robots: urllib.robotparser.RobotFileParser, prefix: str, urls: list[str], read: set[str]
+) -> list[Link]:
+    """The pages the navigation scripts at ``urls`` name (:func:`~kbflow.sources.web.links.menu_links`), each
+    script under the prefix fetched once (``read``) through the guard; one that cannot be read names none."""
+    out: list[Link] = []
+    for url in urls:
+        if url in read or rel_of(url, prefix) is None or not robots.can_fetch(USER_AGENT, url):
+            continue
+        read.add(url)
+        try:
+            fetched = client.get(url, accept=_SCRIPT_TYPES)
+        except SourceError:
+            continue  # the pages stay reachable by their own links; the script is no page to list
+        out.extend(menu_links(fetched.body.decode("utf-8", "replace"), fetched.url))
     return out
 
 

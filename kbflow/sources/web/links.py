@@ -12,7 +12,12 @@ toctree and sidebar, Docusaurus' sidebar, rustdoc's sidebar, Javadoc's
 navigation bar), a frame, a ``<link rel>`` and an ``<a rel="next">`` or
 ``prev`` are navigation; a link in the text is not. A crawl counts depth in
 text links only, so a book whose chapters form a chain (each page linking
-the next) is read whole at any depth.
+the next) is read whole at any depth. Doxygen writes its menu bar (the
+namespaces, classes and files lists) into a script, ``menudata.js``, that
+its pages load and a browser runs: a page's ``<script src>`` of such a
+script is a link to read for the pages it names (:func:`menu_links`), all
+of them navigation; without it, a crawl of Doxygen's pages reaches their
+main page alone.
 
 A link to an API generator's page of a source file is not followed: those
 pages are left out of a source (:mod:`.conventions`), and rustdoc links one
@@ -38,7 +43,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-__all__ = ["LISTS_NOT_FOLLOWED", "Link", "generator_of", "links_of", "page_links"]
+__all__ = ["LISTS_NOT_FOLLOWED", "MENU_SCRIPTS", "Link", "generator_of", "links_of", "menu_links", "page_links"]
 
 #: ``<link rel>`` values that name another page of the same document set
 NAV_RELS = frozenset(
@@ -71,10 +76,32 @@ _VOID = frozenset(
 
 @dataclass(frozen=True)
 class Link:
-    """One link of a page: its absolute URL (no fragment) and whether it is the site's navigation."""
+    """One link of a page: its absolute URL (no fragment), whether it is the site's navigation, and whether it
+    is a script the site writes its navigation into (Doxygen's ``menudata.js``: read for its links with
+    :func:`menu_links`, not a page)."""
 
     url: str
     navigation: bool = False
+    menu: bool = False
+
+
+#: the scripts a generator writes its navigation into, and the generator (a key of :data:`LISTS_NOT_FOLLOWED`):
+#: Doxygen's menu bar (``var menudata={children:[{text:"Classes",url:"annotated.html",...``), which its pages
+#: build with JavaScript
+MENU_SCRIPTS = {"menudata.js": "doxygen"}
+_MENU_URL = re.compile(r"""\burl\s*:\s*["']([^"']+)["']""")
+
+
+def menu_links(script: str, url: str) -> list[Link]:
+    """The pages a navigation script fetched from ``url`` names (each once, in order), as navigation links, but
+    its generator's lists of what other pages document (the menu's "Class Members")."""
+    lists = LISTS_NOT_FOLLOWED.get(MENU_SCRIPTS.get(urlsplit(url).path.rsplit("/", 1)[-1], ""))
+    out: dict[str, None] = {}
+    for href in _MENU_URL.findall(script):
+        target = urldefrag(urljoin(url, href.strip())).url
+        if urlsplit(target).scheme in ("http", "https") and not (lists and lists.search(urlsplit(target).path)):
+            out.setdefault(target, None)
+    return [Link(target, True) for target in out]
 
 
 class _Links(html.parser.HTMLParser):
@@ -84,6 +111,7 @@ class _Links(html.parser.HTMLParser):
         super().__init__(convert_charrefs=True)
         self.base: str | None = None
         self.found: list[tuple[str, bool]] = []
+        self.menus: list[str] = []  # the navigation scripts it loads (:data:`MENU_SCRIPTS`)
         self.robots = ""
         self.generator = ""  # its <meta name="generator">, lower case
         self._open: list[tuple[str, bool]] = []  # (tag, is a navigation element)
@@ -102,6 +130,8 @@ class _Links(html.parser.HTMLParser):
             self.found.append((values["href"], True))
         elif tag in ("frame", "iframe") and values.get("src"):
             self.found.append((values["src"], True))
+        elif tag == "script" and urlsplit(values.get("src", "")).path.rsplit("/", 1)[-1] in MENU_SCRIPTS:
+            self.menus.append(values["src"])
         elif tag == "meta" and values.get("name", "").lower() in ("robots", "kbflow"):
             self.robots += "," + values.get("content", "").lower()
         elif tag == "meta" and values.get("name", "").lower() == "generator":
@@ -140,9 +170,10 @@ def generator_of(generator: str) -> str | None:
     return next((key for key in LISTS_NOT_FOLLOWED if generator.startswith(key)), None)
 
 
-def links_of(text: str, url: str) -> list[Link]:
+def links_of(text: str, url: str, *, skip_lists: bool = True) -> list[Link]:
     """The ``http(s)`` links of a page fetched from ``url`` (absolute, fragments dropped, each once: as navigation
-    where any of its appearances is); none when the page's robots meta says ``nofollow`` (or ``none``)."""
+    where any of its appearances is); none when the page's robots meta says ``nofollow`` (or ``none``).
+    ``skip_lists=False`` keeps the links to its generator's lists (:data:`LISTS_NOT_FOLLOWED`) too."""
     parser = _Links()
     try:
         parser.feed(text)
@@ -152,7 +183,7 @@ def links_of(text: str, url: str) -> list[Link]:
     if {d.strip() for d in parser.robots.split(",")} & {"nofollow", "none"}:
         return []
     base = urljoin(url, parser.base) if parser.base else url
-    lists = LISTS_NOT_FOLLOWED.get(generator_of(parser.generator))
+    lists = LISTS_NOT_FOLLOWED.get(generator_of(parser.generator)) if skip_lists else None
     out: dict[str, bool] = {}
     for href, navigation in parser.found:
         target = urldefrag(urljoin(base, href.strip())).url
@@ -160,9 +191,12 @@ def links_of(text: str, url: str) -> list[Link]:
             continue
         if urlsplit(target).scheme in ("http", "https"):
             out[target] = out.get(target, False) or navigation
-    return [Link(target, navigation) for target, navigation in out.items()]
+    menus = [urldefrag(urljoin(base, src.strip())).url for src in parser.menus]
+    return [Link(target, navigation) for target, navigation in out.items()] + [
+        Link(src, True, menu=True) for src in dict.fromkeys(menus) if urlsplit(src).scheme in ("http", "https")
+    ]
 
 
 def page_links(text: str, url: str) -> list[str]:
-    """The URLs of :func:`links_of`, in the order the page names them."""
-    return [link.url for link in links_of(text, url)]
+    """The URLs of the pages :func:`links_of` finds, in the order the page names them."""
+    return [link.url for link in links_of(text, url) if not link.menu]
