@@ -491,6 +491,32 @@ def test_permalink_and_source_link_markers_leave_headings_and_signatures_clean()
     assert not json.loads(page.layout())["dropped"]
 
 
+def test_a_doxygen_members_title_is_its_name_and_its_overloads_one_entry():
+    """Doxygen titles each member's entry ``<span class="permalink">◆</span>log() <span class="overload">[1/2]</span>``:
+    the glyph and the count are no words of its name, so the overloads' titles are one heading, one entry."""
+    from kbflow.retrieve.distinct import entry_key
+
+    entry = (
+        '<h2 class="memtitle"><span class="permalink"><a href="#a{n}">&#9670;&nbsp;</a></span>log() '
+        '<span class="overload">[{n}/2]</span></h2><div class="memitem"><div class="memproto">void log(int level{x})'
+        '</div><div class="memdoc"><p>Writes a message at this level{x}.</p></div></div>'
+    )
+    page = extract(
+        '<html><head><meta name="generator" content="Doxygen 1.9.4"/><title>geo: Logger Class Reference</title></head>'
+        '<body><div class="contents"><h2 class="groupheader">Member Function Documentation</h2>'
+        + entry.format(n=1, x="")
+        + entry.format(n=2, x=", the place")
+        + '<p>A count <span class="overload">[in words]</span> stays.</p></div></body></html>'
+    )
+    assert page.text.count("## log()\n") == 2 and "◆" not in page.text and "[1/2]" not in page.text
+    assert "[in words]" in page.text
+    rows = [
+        {"content_kind": "web", "source_id": "s", "locator": {"url": "Logger.html", "heading_path": f"Logger > {h}"}}
+        for h in ("log()", "log()")
+    ]
+    assert entry_key(rows[0]) == entry_key(rows[1]) is not None
+
+
 def test_a_highlighters_line_elements_in_a_pre_are_its_lines():
     """Prism (Docusaurus) writes each line of a code block as a ``<div class="token-line">`` inside ``<code>``,
     Sphinx's source pages wrap each definition in a ``<div>``: the block is one block, line for line, and its

@@ -80,10 +80,14 @@ _NOT_REGIONS = {
     "abbr", "mark", "kbd", "var", "q", "cite", "time", "u", "s",
 }  # fmt: skip
 #: the classes of a heading's permalink (``<a class="headerlink" href="#x">¶</a>``: Sphinx and MkDocs; Docusaurus,
-#: VitePress, AnchorJS, nbconvert, rustdoc's ``§``): a symbol of at most 3 characters, no word of the heading
+#: VitePress, AnchorJS, nbconvert, rustdoc's ``§``; Doxygen's ``<span class="permalink">`` around its ``◆``): a
+#: symbol of at most 3 characters, no word of the heading
 _PERMALINK = frozenset(
-    {"headerlink", "hash-link", "header-anchor", "anchorjs-link", "anchor-link", "anchor", "doc-anchor"}
+    {"headerlink", "hash-link", "header-anchor", "anchorjs-link", "anchor-link", "anchor", "doc-anchor", "permalink"}
 )
+#: Doxygen's count of a member's overloads in its entry's title (``Logger() <span class="overload">[1/3]</span>``):
+#: no word of the member's name, so the overloads' titles are the member's name alike (one entry)
+_OVERLOAD_COUNT = re.compile(r"\[\d+/\d+\]")
 #: Sphinx's links between the docs and their source code, ``[source]`` and ``[docs]`` (rustdoc's ``Source``: below)
 _VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
 #: classes of an API generator's documentation comment: a member's description, never a page's comment thread
@@ -94,6 +98,20 @@ MARKER = "a permalink, source link or line number marker"
 _SPACE = re.compile(r"\s+")
 #: dropped elements listed in a page's layout, at most
 MAX_DROPPED_LISTED = 200
+
+
+def _marker(node: Node, classes: list[str]) -> bool:
+    """Whether ``node`` (with these classes) is a marker beside what it marks: a heading's permalink, a count of
+    overloads, a link to or from the source code, line numbers (:data:`MARKER`)."""
+    if node.tag in ("a", "span") and node.size <= 3 and _PERMALINK.intersection(classes):
+        return True
+    if node.tag == "span" and "overload" in classes:
+        return bool(_OVERLOAD_COUNT.fullmatch("".join(c for c in node.children if isinstance(c, str)).strip()))
+    if node.tag in ("a", "span") and node.size <= 10 and _VIEWCODE.intersection(classes):
+        return True
+    if LINE_NUMBERS.intersection(classes) and line_numbers(node):
+        return True
+    return node.tag == "a" and "src" in classes and node.children == ["Source"]  # rustdoc's, at every item
 
 
 class _Rules:
@@ -120,13 +138,7 @@ class _Rules:
         if a.get("role", "").lower() in _BOILERPLATE_ROLES:
             return f'boilerplate: role="{a["role"]}"'
         classes = a.get("class", "").split()
-        if node.tag == "a" and node.size <= 3 and _PERMALINK.intersection(classes):
-            return MARKER
-        if node.tag in ("a", "span") and node.size <= 10 and _VIEWCODE.intersection(classes):
-            return MARKER
-        if LINE_NUMBERS.intersection(classes) and line_numbers(node):
-            return MARKER
-        if node.tag == "a" and "src" in classes and node.children == ["Source"]:  # rustdoc's, at every item
+        if _marker(node, classes):
             return MARKER
         if node.big or node.tag in ("html", "body", "main", "article") or node.tag in _NOT_REGIONS:
             return ""
