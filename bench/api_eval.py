@@ -7,7 +7,7 @@
 Each set of ``bench/apisites`` is an API reference a generator wrote (rustdoc
 over a crate Debian ships as ``librust-*-dev``, built with ``cargo doc
 --offline``; TypeDoc over the declarations an npm package publishes;
-Javadoc as a Debian ``-doc`` package ships it),
+Javadoc and Doxygen as Debian ``-doc`` packages ship them),
 loaded as one ``web`` source into its own lake, with 16 questions in a
 user's words, each judged by the member that answers it
 (``map/struct.IndexMap.html#shift_remove``: the page and the member's name
@@ -52,6 +52,8 @@ CRATES = {"indexmap": ("librust-indexmap-dev", "indexmap-1.9.2")}
 #: set -> (npm package, its declarations file): TypeDoc references, built from what the package publishes
 TYPEDOCS = {"commander-typedoc": ("commander@12.1.0", "typings/index.d.ts")}
 #: set -> (Debian package, its Javadoc folder, the package whose own pages make the set): Javadoc references
+#: set -> (Debian package, its Doxygen folder): Doxygen references, as Debian ships them
+DOXYGENS = {"log4cplus-doxygen": ("liblog4cplus-doc", "/usr/share/doc/liblog4cplus-dev/html")}
 JAVADOCS = {
     "commons-lang3": (
         "libcommons-lang3-java-doc",
@@ -67,6 +69,8 @@ _GROUPS = frozenset(
     {"Methods", "Properties", "Accessors", "Constructors", "Functions", "Variables", "Method Details", "Field Details"}
 )
 _NAME = re.compile(r"^(?:Readonly|Optional|Static|Protected|Abstract)*(\w+)")
+#: Doxygen titles a member's entry by its name, a function's with ``()`` (``isEnabledFor()``)
+_TITLE = re.compile(r"^(~?\w+)(?:\(\))?$")
 _COPIED = ("Trait Implementations", "Auto Trait Implementations", "Blanket Implementations")
 
 
@@ -74,6 +78,8 @@ def build(name: str) -> str:
     """Build the set's reference into ``bench/apisites/<name>/site``."""
     if name in JAVADOCS:
         return build_javadoc(name)
+    if name in DOXYGENS:
+        return build_doxygen(name)
     return build_typedoc(name) if name in TYPEDOCS else build_rustdoc(name)
 
 
@@ -91,6 +97,19 @@ def build_javadoc(name: str) -> str:
     for page in sorted(os.listdir(source)):
         if page.endswith(".html") and not page.startswith("package-"):
             shutil.copy(os.path.join(source, page), site)
+    return site
+
+
+def build_doxygen(name: str) -> str:
+    """A Doxygen reference as a Debian ``-doc`` package ships it, whole (its member lists, indexes and source
+    pages are there: kbflow leaves them out as it loads the site)."""
+    package, html = DOXYGENS[name]
+    if not os.path.isdir(html):
+        print(f"installing {package} (apt-get)", file=sys.stderr)
+        subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], check=True)
+    site = os.path.join(SETS, name, "site")
+    shutil.rmtree(site, ignore_errors=True)
+    shutil.copytree(html, site)
     return site
 
 
@@ -165,6 +184,8 @@ def member_of(hit) -> str:
     groups = [i for i, p in enumerate(parts[:-1]) if p in _GROUPS]
     if found is None and groups:  # TypeDoc, Javadoc: the heading below its group (Methods > addHelpText)
         found = _NAME.match(parts[groups[-1] + 1])
+    if found is None:  # Doxygen: the entry's title (Logger Class Reference > isEnabledFor())
+        found = _TITLE.match(last.strip())
     return f"{loc.path}#{found.group(1) if found else ''}"
 
 
@@ -222,7 +243,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    every = ",".join([*CRATES, *TYPEDOCS, *JAVADOCS])
+    every = ",".join([*CRATES, *TYPEDOCS, *JAVADOCS, *DOXYGENS])
     ap.add_argument("--sets", default=every, help="comma-separated sets of bench/apisites")
     ap.add_argument("--build", action="store_true", help="build the references (apt-get, cargo doc --offline)")
     ap.add_argument("--model", default=None, help="embedding model (default: kbflow's)")
