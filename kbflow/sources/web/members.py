@@ -45,6 +45,12 @@ member, each ``<tr class="... inherit ...">``): each such list is read as one
 line, "Public Member Functions inherited from geo::Shape: area, name,
 translate.".
 
+Doxygen opens each class, file and namespace page with its own members'
+summary too (``<table class="memberdecls">``: each member's declaration and
+brief description, which its entry below says again): each list is read as
+one line, "Documented below: assertion, isEnabledFor, log, ..." ("Documented
+on their pages" where the entries are elsewhere: a namespace's classes).
+
 Sphinx's ``autosummary`` tables (``<table class="autosummary">``) list a
 module's or class's members, each with the first line of its docstring,
 which the member's own entry (on the page or its own) says again: each is
@@ -265,6 +271,50 @@ def _row_group(row: Node) -> str | None:
     return next((c for c in classes if c not in ("inherit", "inherit_header") and ":" not in c), None)
 
 
+def _row_kind(row: Node) -> str | None:
+    """A Doxygen summary row's kind (``memitem``, ``memdesc``, ``separator``, ``memTemplParams``...), ``None`` for
+    an inherited member's row (:func:`_row_group`) or any other element."""
+    classes = _classes(row)
+    if row.tag != "tr" or {"inherit", "inherit_header"} & set(classes) or not classes:
+        return None
+    kind = classes[0].split(":", 1)[0]
+    return kind if kind in ("memitem", "memdesc", "separator", "memTemplParams", "memTemplItem") else None
+
+
+def _fold_doxygen_summaries(root: Node) -> int:
+    """Doxygen: each class's own member summary (``<table class="memberdecls">``: one row per member, its
+    declaration and its brief description, which the member's entry below says again) read as one line naming
+    them, "Documented below: assertion, log, ..." (or "Documented on their pages" where they link elsewhere)."""
+    anchors = {n.attrs["id"] for n in _elements(root) if n.attrs.get("id")}
+    folded = 0
+    for table in _elements(root, "table", "memberdecls"):
+        for parent in [table, *_elements(table)]:
+            rows = [c for c in parent.children if isinstance(c, Node) and _row_kind(c)]
+            if not rows:
+                continue
+            links = [
+                found[0]
+                for row in rows
+                if _row_kind(row) in ("memitem", "memTemplItem")
+                for found in [_elements(next(iter(_elements(row, "td", "memItemRight")), row), "a")]
+                if found
+            ]
+            names = list(dict.fromkeys(" ".join(_text(a).split()) for a in links if _text(a).strip()))
+            if not names:
+                continue
+            here = all(a.attrs.get("href", "").rpartition("#")[2] in anchors for a in links)
+            line = Node("tr", {"class": "memberlist"}, parent)
+            cell = Node(
+                "td", {}, line, [f"{'Documented below' if here else 'Documented on their pages'}: {', '.join(names)}."]
+            )
+            line.children = [cell]
+            at = parent.children.index(rows[0])
+            parent.children = [c for c in parent.children if not (isinstance(c, Node) and _row_kind(c))]
+            parent.children.insert(at, line)
+            folded += len(names)
+    return folded
+
+
 def _fold_doxygen(root: Node) -> int:
     """Doxygen: each list of members inherited from a base class read as its header and the members' names."""
     folded = 0
@@ -363,7 +413,7 @@ def fold_copies(root: Node, generator: str) -> int:
     if generator.startswith("javadoc"):
         return _fold_javadoc(root) + _fold_javadoc_summaries(root)
     if generator == "doxygen":
-        return _fold_doxygen(root)
+        return _fold_doxygen(root) + _fold_doxygen_summaries(root)
     if generator != "rustdoc":  # TypeDoc and Sphinx name themselves in no <meta>: their pages are known by classes
         return _fold_typedoc(root) + _fold_autosummary(root)
     folded = _fold_item_tables(root)

@@ -107,7 +107,7 @@ def _doxygen_row(anchor: str, kind: str, name: str, brief: str | None, group: st
     return row + f'<tr class="separator:{anchor}{inherit}"><td class="memSeparator" colspan="2">&#160;</td></tr>'
 
 
-def test_doxygens_inherited_member_lists_are_one_line_each():
+def test_doxygens_member_summaries_and_inherited_member_lists_are_one_line_each():
     group = "pub_methods_classgeo_1_1Shape"
     rows = (
         '<tr class="heading"><td colspan="2"><h2 class="groupheader">Public Member Functions</h2></td></tr>'
@@ -118,15 +118,23 @@ def test_doxygens_inherited_member_lists_are_one_line_each():
         + _doxygen_row("a2", "void", "translate", "Moves the shape by the given offset.", group)
         + _doxygen_row("a3", "void", "scale", "Scales the shape around its centre.", group)
     )
+    entry = (
+        '<h2 class="groupheader">Member Function Documentation</h2><a id="a1"></a><h2 class="memtitle">radius()</h2>'
+        '<div class="memitem"><div class="memproto">double radius()</div><div class="memdoc"><p>The circle\'s radius.'
+        " It is never negative.</p></div></div>"
+    )
     html = (
         '<html><head><meta name="generator" content="Doxygen 1.9.4"/><title>geo::Circle</title></head><body>'
         f'<div class="contents"><h1>geo::Circle Class Reference</h1><table class="memberdecls">{rows}</table>'
-        "</div></body></html>"
+        f"{entry}</div></body></html>"
     )
     text = extract(html).text
     assert "Public Member Functions inherited from geo::Shape: translate, scale." in text
     assert "Moves the shape" not in text and "Scales the shape" not in text
-    assert "The circle's radius." in text  # the class's own member stays whole
+    # the class's own members' summary names them; their briefs are read once, in their entries below
+    assert "Documented below: radius." in text and text.count("The circle's radius.") == 1
+    elsewhere = html.replace('<a id="a1"></a>', "")  # members whose entries are on other pages
+    assert "Documented on their pages: radius." in extract(elsewhere).text
     # a page of another generator with the same classes is read as written
     assert "Moves the shape" in extract(html.replace("Doxygen 1.9.4", "Sphinx 7")).text
 
