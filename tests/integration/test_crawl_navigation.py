@@ -16,7 +16,7 @@ from conftest import local_http
 from kbflow.errors import AccessDeniedError, ConfigError, SourceError
 from kbflow.lake import Lake
 from kbflow.pipeline import register_source
-from kbflow.sources.web.crawl import CrawlSettings, crawl
+from kbflow.sources.web.crawl import MAX_MENU_SCRIPTS, CrawlSettings, crawl
 from kbflow.sources.web.fetch import PrivateHosts, fetch
 from kbflow.sources.web.links import links_of
 from kbflow.usage.keys import create_key
@@ -174,6 +174,13 @@ def test_a_doxygen_crawl_reads_the_menu_its_script_builds_and_skips_the_member_l
     lists = {rel for rel in pages if rel.endswith("-members.html") or rel == "functions.html"}
     assert got == set(pages) - lists - {"menudata.js"}
     assert found.requests == len(got) + 3  # robots.txt, sitemap.xml and the script, each once
+    # a page that names a thousand such scripts costs a bounded number of requests
+    many = "".join(f'<script src="m{i}/menudata.js"></script>' for i in range(1000))
+    pages = {"index.html": _page("geo: Main Page", "", many)}
+    handler = type("Pages", (_Handler,), {"pages": pages})
+    with local_http(handler, monkeypatch) as url:
+        found = crawl(f"{url}/site/", CrawlSettings(depth=1, delay=0))
+    assert found.requests == 1 + 2 + MAX_MENU_SCRIPTS
 
 
 def test_text_links_count_depth_and_navigation_does_not():

@@ -61,6 +61,8 @@ _TEXT_TYPES = ("text/plain", "application/xml", "text/xml", "application/octet-s
 _SCRIPT_TYPES = ("text/javascript", "application/javascript", "application/x-javascript", *_TEXT_TYPES)
 #: sitemap files read at most (a sitemap index may name many)
 MAX_SITEMAPS = 10
+#: navigation scripts read at most (a Doxygen site has one; a page naming thousands costs no more than this)
+MAX_MENU_SCRIPTS = 10
 _SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 
@@ -279,11 +281,14 @@ def _menus(
     client: _Polite, robots: urllib.robotparser.RobotFileParser, prefix: str, urls: list[str], read: set[str]
 ) -> list[Link]:
     """The pages the navigation scripts at ``urls`` name (:func:`~kbflow.sources.web.links.menu_links`), each
-    script under the prefix fetched once (``read``) through the guard; one that cannot be read names none."""
+    script under the prefix fetched once (``read``) through the guard, :data:`MAX_MENU_SCRIPTS` in a crawl; one
+    that cannot be read names none."""
     out: list[Link] = []
     for url in urls:
         if url in read or rel_of(url, prefix) is None or not robots.can_fetch(USER_AGENT, url):
             continue
+        if len(read) >= MAX_MENU_SCRIPTS:
+            break
         read.add(url)
         try:
             fetched = client.get(url, accept=_SCRIPT_TYPES)
