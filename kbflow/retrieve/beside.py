@@ -3,8 +3,8 @@
 A hybrid search over a large table can run its keyword leg while its own
 thread scans the vectors in memory (:mod:`kbflow.retrieve.ranking`). A
 thread started for each search costs more than it saves there (hybrid p50
-0.95-0.97x at 100,000 synthetic chunks against 0.89-0.90x with threads kept,
-``bench/query_latency.py``), so the helpers are started once. Where every
+0.95-0.97x at 100,000 synthetic chunks against 0.89-0.92x with threads kept,
+interleaved), so the helpers are started once. Where every
 helper is busy (a server under load, each of its threads searching), the
 work runs in the caller's thread at once: no search ever waits in a queue
 behind another's leg.
@@ -12,6 +12,7 @@ behind another's leg.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -82,6 +83,15 @@ class _Helpers:
 
 
 _HELPERS = _Helpers(HELPERS)
+
+
+def _forked() -> None:
+    """A forked child has none of its parent's threads: it starts helpers of its own (on its first search)."""
+    global _HELPERS
+    _HELPERS = _Helpers(HELPERS)
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def beside(work: Callable[[], Any]) -> Pending:

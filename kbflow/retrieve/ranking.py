@@ -77,8 +77,8 @@ def _ordered(leg: Leg) -> Leg:
 
 
 #: from this many rows, a hybrid search's keyword leg runs in a thread beside the exact dense leg's scan of the
-#: vectors in memory (hybrid p50 0.90x at 100,000 synthetic chunks, 0.97x at 10,000; below, as fast either way:
-#: bench/query_latency.py)
+#: vectors in memory (hybrid p50 0.91-0.96x at 100,000 synthetic chunks, 0.92-1.01x at 10,000, 1.01x on 2,121
+#: chunks, interleaved: bench/query_latency.py's "legs" line)
 PARALLEL_LEGS_MIN_ROWS = 10_000
 
 

@@ -37,3 +37,21 @@ def test_where_every_helper_is_busy_the_work_runs_in_the_callers_thread_and_noth
     assert [p.result() for p in held] == ["held"] * B.HELPERS
     # the helpers are idle again: the next work is handed to one
     assert B.beside(lambda: threading.current_thread().name).result().startswith("kbflow-helper-")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_forked_child_starts_helpers_of_its_own():
+    import os
+
+    assert B.beside(lambda: 1).result() == 1  # the parent's helpers are running
+    pid = os.fork()
+    if pid == 0:  # the child: its parent's helper threads are gone; a wait on them would never end
+        import signal
+
+        signal.alarm(20)  # so a child that waits for ever dies, and the test fails
+        try:
+            ok = B.beside(lambda: threading.current_thread().name).result().startswith("kbflow-helper-")
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
