@@ -183,7 +183,7 @@ def links_of(text: str, url: str, *, skip_lists: bool = True) -> list[Link]:
     if {d.strip() for d in parser.robots.split(",")} & {"nofollow", "none"}:
         return []
     base = urljoin(url, parser.base) if parser.base else url
-    lists = LISTS_NOT_FOLLOWED.get(generator_of(parser.generator)) if skip_lists else None
+    lists = LISTS_NOT_FOLLOWED.get(generator_of(parser.generator) or "") if skip_lists else None
     out: dict[str, bool] = {}
     for href, navigation in parser.found:
         target = urldefrag(urljoin(base, href.strip())).url
