@@ -7,7 +7,8 @@
         --site doxygen=/usr/share/doc/liblog4cplus-dev/html   # Debian's libcommons-lang3-java-doc, liblog4cplus-doc
 
 For each site it prints the pages the saved folder keeps (kbflow's conventions applied: noindex, print.html,
-redirect stubs left out), those of them a reader reaches from ``index.html`` by following any link (the crawl's
+redirect stubs, a generator's source views and lists of what other pages document left out) with their chunks and
+characters, those of them a reader reaches from ``index.html`` by following any link (the crawl's
 goal: a page no link leads to cannot be found by following links; the generator's lists of what other pages
 document, which a crawl does not follow, and the menu Doxygen's script builds are followed here too), the pages
 the crawl kept, and the difference both ways. The Rust Programming Language book beside these sites is held out of
@@ -70,6 +71,12 @@ def reachable(folder: str) -> set[str]:
     return seen
 
 
+def size(lake: Lake, source_id: str) -> tuple[int, int]:
+    """The chunks of a source and the characters of their text."""
+    texts = lake.scan(S.CHUNKS, [S.TEXT], f"{S.SOURCE_ID} = {sql_str(source_id)}").column(0).to_pylist()
+    return len(texts), sum(len(t) for t in texts)
+
+
 def kept(lake: Lake, source_id: str) -> set[str]:
     keys = lake.scan(S.DOCUMENTS, [S.UNIT_KEY], f"{S.SOURCE_ID} = {sql_str(source_id)}").column(0).to_pylist()
     return {k.split("#", 1)[0] for k in keys}
@@ -98,7 +105,11 @@ def measure(name: str, folder: str) -> None:
     saved, crawled = kept(lake, "saved"), kept(lake, "crawled")
     goal = saved & reachable(folder)
     print(f"\n{name} ({folder})")
-    print(f"  saved folder keeps {len(saved)} pages; a reader reaches {len(goal)} of them from index.html")
+    chunks, characters = size(lake, "saved")
+    print(
+        f"  saved folder keeps {len(saved)} pages ({chunks:,} chunks, {characters:,} characters of text); "
+        f"a reader reaches {len(goal)} of them from index.html"
+    )
     print(f"  the crawl kept {len(crawled)} pages ({took:.0f} s for both sources)")
     print(f"  linked pages the crawl missed: {len(goal - crawled)} {sorted(goal - crawled)[:8]}")
     print(f"  pages the crawl kept beyond them: {len(crawled - goal)} {sorted(crawled - goal)[:8]}")

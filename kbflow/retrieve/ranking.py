@@ -123,9 +123,11 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
     # torch's and Lance's thread pools fight over the cores (slower on 2 cores, measured)
     keyword = None
     if settings.mode in ("hybrid", "bm25"):
-        keyword = Pending(lambda: table.bm25(searched, depth, request.filters, settings.names_weight), handed=False)
+        search_keywords = lambda: table.bm25(searched, depth, request.filters, settings.names_weight)  # noqa: E731
         if vector is not None and table.exact and table.rows >= PARALLEL_LEGS_MIN_ROWS:
-            keyword = beside(keyword.result)  # searched by a helper thread while this one scans the vectors
+            keyword = beside(search_keywords)  # searched by a helper thread while this one scans the vectors
+        else:
+            keyword = Pending(search_keywords, handed=False)
     if vector is not None:
         legs["dense"] = _ordered(table.dense(vector, depth, request.filters))
         lap("dense")

@@ -181,6 +181,10 @@ def test_a_doxygen_crawl_reads_the_menu_its_script_builds_and_skips_the_member_l
     with local_http(handler, monkeypatch) as url:
         found = crawl(f"{url}/site/", CrawlSettings(depth=1, delay=0))
     assert found.requests == 1 + 2 + MAX_MENU_SCRIPTS
+    # the scripts it did not read, and one it could not (the server has none), are listed with their reasons
+    reasons = [why for _, why, _ in found.left_out]
+    assert sum(why.startswith("a navigation script past the first 10") for why in reasons) == 1
+    assert sum(why.startswith("the site's navigation script could not be read") for why in reasons) == 10
 
 
 def test_text_links_count_depth_and_navigation_does_not():

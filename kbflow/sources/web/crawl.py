@@ -264,7 +264,7 @@ def crawl(
         budget -= len(page.data or b"")
         if data:
             links = links_of(data.decode(page.charset or "utf-8", "replace"), page.url)
-            links += _menus(client, robots, prefix, [link.url for link in links if link.menu], menus)
+            links += _menus(client, robots, prefix, [link.url for link in links if link.menu], menus, out)
             for link in links:
                 step = depth if link.navigation else depth + 1  # the site's own navigation costs no depth
                 if step <= settings.depth and not link.menu:
@@ -278,24 +278,34 @@ def crawl(
 
 
 def _menus(
-    client: _Polite, robots: urllib.robotparser.RobotFileParser, prefix: str, urls: list[str], read: set[str]
+    client: _Polite,
+    robots: urllib.robotparser.RobotFileParser,
+    prefix: str,
+    urls: list[str],
+    read: set[str],
+    out: Crawl,
 ) -> list[Link]:
     """The pages the navigation scripts at ``urls`` name (:func:`~kbflow.sources.web.links.menu_links`), each
-    script under the prefix fetched once (``read``) through the guard, :data:`MAX_MENU_SCRIPTS` in a crawl; one
-    that cannot be read names none."""
-    out: list[Link] = []
+    script under the prefix fetched once (``read``) through the guard, :data:`MAX_MENU_SCRIPTS` in a crawl. A
+    script that cannot be read names none, and a script past the cap is not read: each is a line of
+    ``out.left_out`` (the pages only it names are not reached)."""
+    links: list[Link] = []
     for url in urls:
         if url in read or rel_of(url, prefix) is None or not robots.can_fetch(USER_AGENT, url):
             continue
-        if len(read) >= MAX_MENU_SCRIPTS:
-            break
         read.add(url)
+        if len(read) > MAX_MENU_SCRIPTS:
+            if len(read) == MAX_MENU_SCRIPTS + 1:
+                why = f"a navigation script past the first {MAX_MENU_SCRIPTS} the crawl reads (and any after it)"
+                out.left_out.append((url, why, False))
+            continue
         try:
             fetched = client.get(url, accept=_SCRIPT_TYPES)
-        except SourceError:
-            continue  # the pages stay reachable by their own links; the script is no page to list
-        out.extend(menu_links(fetched.body.decode("utf-8", "replace"), fetched.url))
-    return out
+        except SourceError as exc:
+            out.left_out.append((url, f"the site's navigation script could not be read: {exc}", False))
+            continue
+        links.extend(menu_links(fetched.body.decode("utf-8", "replace"), fetched.url))
+    return links
 
 
 def _fetch_page(client: _Polite, url: str, prefix: str, last: Mapping[str, Any], out: Crawl) -> CrawledPage | None:
