@@ -1,5 +1,5 @@
 """Pages shaped as rustdoc writes them (a type, its own members, a trait implementation whose members are the
-trait's, copied, and a blanket implementation), for the tests of kbflow.sources.web.members."""
+trait's, copied, and a blanket implementation), for the tests of kbflow.sources.web.apidocs."""
 
 from __future__ import annotations
 

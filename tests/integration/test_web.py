@@ -671,7 +671,7 @@ def test_rustdocs_expand_description_label_is_hidden_as_its_stylesheet_hides_it(
 
 def test_an_api_page_with_ten_thousand_copied_members_is_one_pointer_line():
     """Bad input: a rustdoc page whose trait implementation copies 10,000 members reads as one line naming
-    them, not 10,000 copies (kbflow.sources.web.members)."""
+    them, not 10,000 copies (kbflow.sources.web.apidocs)."""
     from rustdoc_pages import member, page
 
     members = "".join(member(f"m{i}", "Copied.", copied=True) for i in range(10_000))
@@ -683,7 +683,7 @@ def test_an_api_page_with_ten_thousand_copied_members_is_one_pointer_line():
 
 def test_a_javadoc_summary_of_ten_thousand_members_is_one_line():
     """Bad input: a Javadoc class page whose Method Summary lists 10,000 members reads as one line naming them
-    (kbflow.sources.web.members), each member's summary sentence left to its own entry."""
+    (kbflow.sources.web.apidocs), each member's summary sentence left to its own entry."""
     rows = "".join(
         f'<div class="col-first"><code>static int</code></div><div class="col-second"><code>'
         f'<a href="#m{i}(int)" class="member-name-link">m{i}</a>(int&nbsp;x)</code></div>'

@@ -42,12 +42,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kbflow.sources.web.apidocs import read_api_page
 from kbflow.sources.web.code import code_block, is_code_block
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
 from kbflow.sources.web.links import JAVADOC_COMMENT
 from kbflow.sources.web.markers import MARKER, is_marker
-from kbflow.sources.web.members import fold_copies
 from kbflow.sources.web.rows import CELL_SEP, row_text
 from kbflow.sources.web.tree import HEADINGS, Node, assign_css, parse
 from kbflow.sources.web.xbrl import COVER_LINES, cover_title, filing_facts, filing_title
@@ -258,7 +258,7 @@ def extract(html: str) -> WebPage:
     if filing:
         meta["filing"] = filing
     assign_css(root_node, "")
-    fold_copies(root_node, _generator(meta))  # a member copied onto every implementor: a pointer, once
+    read_api_page(root_node, _generator(meta))  # a member copied onto every implementor: a pointer, once
     _mark_big(root_node, _raw_sizes(root_node))
     reading = _Reading(_Rules(StyleRules.parse(_GENERATOR_CSS.get(_generator(meta), "") + css)))
     article = reading.article(root_node)

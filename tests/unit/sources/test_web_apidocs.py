@@ -1,4 +1,4 @@
-"""API references' copied members read as pointers (kbflow.sources.web.members), on pages shaped as rustdoc
+"""API references' copied members read as pointers (kbflow.sources.web.apidocs), on pages shaped as rustdoc
 writes them."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from rustdoc_pages import page as _page
 
 from kbflow.sources.web import extract
-from kbflow.sources.web.members import fold_copies
+from kbflow.sources.web.apidocs import read_api_page
 from kbflow.sources.web.tree import parse
 
 
@@ -34,8 +34,8 @@ def test_only_rustdocs_pages_are_folded():
     text = extract(_page(generator="Sphinx 7.2")).text
     assert "Advances the iterator" in text and "Members documented on" not in text
     root = parse(_page())[0]
-    assert fold_copies(root, "doxygen") == 0
-    assert fold_copies(root, "rustdoc") == 2
+    assert read_api_page(root, "doxygen") == 0
+    assert read_api_page(root, "rustdoc") == 2
 
 
 JAVADOC = (
@@ -191,7 +191,7 @@ def test_javadoc_8s_package_summary_names_its_classes_documented_elsewhere():
         f'<body><div class="contentContainer"><h1>Package lang3</h1>{table}</div></body></html>'
     )
     root = parse(html)[0]
-    assert fold_copies(root, "javadoc") == 1
+    assert read_api_page(root, "javadoc") == 1
     text = extract(html).text
     assert "Documented on their pages: ArrayUtils, CharUtils." in text
     assert "Operations on arrays." not in text

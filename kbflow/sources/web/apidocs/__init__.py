@@ -1,0 +1,43 @@
+"""API references read by their generators' own structure: copied members as pointers to their definitions.
+
+An API generator documents a generic member again on every type that has
+it (a trait's methods on each implementor, the members a class inherits),
+and opens a page with summaries of the members its entries document again.
+Such copies differ from each other by the owning type's name only, so they
+outrank the type's own members and fill a top 5 with one text. Each
+generator marks them in its own markup, read by a module of its own:
+
+- :mod:`.rustdoc`: trait, auto-trait and blanket implementations; a module's
+  item lists.
+- :mod:`.javadoc`: descriptions copied from an overridden member; summary
+  tables.
+- :mod:`.doxygen`: members inherited from a base class; member summaries.
+- :mod:`.typedoc`: inherited members.
+- :mod:`.sphinx`: ``autosummary`` tables.
+
+Each reads a copy as one pointer line naming what it points to ("Members
+documented on Iterator: next, size_hint, ...", "Documented below: add,
+addAll, ..."), so a search for a member's name still finds the types that
+have it, and the member's text is read where it is defined.
+"""
+
+from __future__ import annotations
+
+from kbflow.sources.web.apidocs import doxygen, javadoc, rustdoc, sphinx, typedoc
+from kbflow.sources.web.tree import Node
+
+__all__ = ["read_api_page"]
+
+
+def read_api_page(root: Node, generator: str) -> int:
+    """Read the page ``root`` as its ``generator`` (its ``<meta name="generator">``, lower case, without a
+    version; ``""``: none) writes it, in place: each copy folded into a pointer line (see the package's docs).
+    Returns how many members, blocks or lists were folded. TypeDoc and Sphinx name themselves in no
+    ``<meta>``: their pages are known by their classes."""
+    if generator.startswith("javadoc"):
+        return javadoc.read(root)
+    if generator == "doxygen":
+        return doxygen.read(root)
+    if generator == "rustdoc":
+        return rustdoc.read(root)
+    return typedoc.read(root) + sphinx.read(root)

@@ -1,0 +1,110 @@
+"""Javadoc's pages: descriptions copied from an overridden member, and the summary tables, read as pointers.
+
+Javadoc marks a method that overrides or implements one without documenting
+it ("Description copied from interface: ``Comparable``", then the
+interface's description again): that copy is read as its pointer line,
+"Documented on Comparable.", the method's signature and its "Specified by"
+and "Overrides" notes kept.
+
+Javadoc also opens each class page with summary tables (Method Summary,
+Field Summary, ...): one row per member, its signature and the first
+sentence of its description, which the member's own entry below says
+again. A package's page lists its classes so, each with the first sentence
+of its class's page. Each such table is read as one line naming its
+members, "Documented below: add, addAll, clone, ...", or "Documented on
+their pages: ArrayUtils, BooleanUtils, ...", so a search for what a member
+does finds the member's entry, not a summary row of twenty overloads
+(``ArrayUtils``' summary of ``indexOf``).
+"""
+
+from __future__ import annotations
+
+from kbflow.sources.web.apidocs.nodes import classes, elements, text
+from kbflow.sources.web.tree import Node
+
+__all__ = ["read"]
+
+#: Javadoc's label before a description copied from the member a method overrides or implements (JDK 9+, JDK 8)
+_COPIED_LABELS = frozenset({"descfrm-type-label", "descfrmTypeLabel"})
+
+
+def _fold_javadoc(root: Node) -> int:
+    """Javadoc: each description copied from an overridden or implemented member read as a pointer line."""
+    folded = 0
+    for parent in elements(root):
+        children = parent.children
+        for i, child in enumerate(children):
+            if not isinstance(child, Node) or child.tag != "div" or "block" not in classes(child):
+                continue
+            label = next((s for s in elements(child, "span") if _COPIED_LABELS.intersection(classes(s))), None)
+            if label is None:
+                continue
+            owner = " ".join(text(c) for c in elements(label, "code")).strip() or "the member it overrides"
+            child.children = [f"Documented on {owner}."]
+            at = next((j for j in range(i + 1, len(children)) if isinstance(children[j], Node)), len(children))
+            copy = children[at] if at < len(children) else None
+            if isinstance(copy, Node) and copy.tag == "div" and "block" in classes(copy):
+                del children[at]
+            folded += 1
+    return folded
+
+
+#: Javadoc's summary tables: JDK 16+ (``<div class="summary-table">``), JDK 8-15 (``<table class="memberSummary">``,
+#: ``typeSummary``, ``overviewSummary``, ``summary-table``)
+_SUMMARY_TABLES = frozenset({"summary-table", "memberSummary", "typeSummary", "overviewSummary", "packagesSummary"})
+#: the cell that names a row's member (three-column tables), else its first cell (a package's classes)
+_NAME_CELLS = ("col-second", "colSecond", "col-constructor-name", "colConstructorName")
+_FIRST_CELLS = ("col-first", "colFirst")
+
+
+def _header_cell(cell: Node) -> bool:
+    """A summary table's column header (JDK 16+: ``table-header``; before: ``<th scope="col">``)."""
+    return "table-header" in classes(cell) or (cell.tag == "th" and cell.attrs.get("scope") == "col")
+
+
+def _name_links(table: Node) -> list[Node]:
+    """The links that name a summary's members: ``<a class="member-name-link">`` (JDK 16+), the link in a
+    ``<span class="memberNameLink">`` or ``typeNameLink`` (JDK 8-15, where a member's name shares its cell)."""
+    out = []
+    for node in elements(table):
+        kinds = set(classes(node))
+        if node.tag == "a" and "member-name-link" in kinds:
+            out.append(node)
+        elif node.tag == "span" and kinds & {"memberNameLink", "typeNameLink"}:
+            out.extend(elements(node, "a")[:1])
+    return out
+
+
+def _summary_names(table: Node) -> tuple[list[str], bool]:
+    """The names a Javadoc summary table lists (each once, in order), and whether they are documented on
+    the page itself (their links are to ``#`` anchors)."""
+    links = _name_links(table)
+    if not links:  # a package's classes: the first link of each row's naming cell
+        rows = [c for c in elements(table) if not _header_cell(c)]
+        cells = [c for c in rows if set(_NAME_CELLS) & set(classes(c))]
+        cells = cells or [c for c in rows if set(_FIRST_CELLS) & set(classes(c))]
+        links = [found[0] for found in (elements(cell, "a") for cell in cells) if found]
+    names = [" ".join(text(link).split()) for link in links]
+    here = all(link.attrs.get("href", "").startswith("#") for link in links)
+    return list(dict.fromkeys(n for n in names if n)), here
+
+
+def _fold_javadoc_summaries(root: Node) -> int:
+    """Javadoc: each summary table read as one line naming what it lists (see the module's docs)."""
+    folded = 0
+    for table in elements(root):
+        if not _SUMMARY_TABLES & set(classes(table)):
+            continue
+        names, here = _summary_names(table)
+        if not names:
+            continue
+        where = "Documented below" if here else "Documented on their pages"
+        table.children = [f"{where}: {', '.join(names)}."]
+        table.tag = "div" if table.tag in ("table", "tbody", "tr") else table.tag
+        folded += 1
+    return folded
+
+
+def read(root: Node) -> int:
+    """Fold a Javadoc page's copied descriptions and summary tables into pointer lines, in place; how many."""
+    return _fold_javadoc(root) + _fold_javadoc_summaries(root)
