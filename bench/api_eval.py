@@ -51,9 +51,9 @@ SETS = os.path.join(HERE, "apisites")
 CRATES = {"indexmap": ("librust-indexmap-dev", "indexmap-1.9.2")}
 #: set -> (npm package, its declarations file): TypeDoc references, built from what the package publishes
 TYPEDOCS = {"commander-typedoc": ("commander@12.1.0", "typings/index.d.ts")}
-#: set -> (Debian package, its Javadoc folder, the package whose own pages make the set): Javadoc references
 #: set -> (Debian package, its Doxygen folder): Doxygen references, as Debian ships them
 DOXYGENS = {"log4cplus-doxygen": ("liblog4cplus-doc", "/usr/share/doc/liblog4cplus-dev/html")}
+#: set -> (Debian package, its Javadoc folder, the package whose own pages make the set): Javadoc references
 JAVADOCS = {
     "commons-lang3": (
         "libcommons-lang3-java-doc",
@@ -189,10 +189,14 @@ def member_of(hit) -> str:
     return f"{loc.path}#{found.group(1) if found else ''}"
 
 
+#: a Markdown heading line of a chunk (not a C preprocessor line such as ``#define X 1``)
+_HEADING_LINE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
+
+
 def near_copy_key(text: str) -> str:
     """A chunk's text without its heading lines (which name the owning type): equal for a trait's member
     as documented on two types."""
-    return text_key("\n".join(line for line in text.splitlines() if not line.startswith("#")))
+    return text_key(_HEADING_LINE.sub("", text))
 
 
 def measure(name: str, root: str, settings: Settings) -> dict:

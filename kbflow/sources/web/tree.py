@@ -40,7 +40,8 @@ class Node:
     size: int = 0
     #: holds a large share of the page's text: never dropped for its class or id alone
     big: bool = False
-    #: why this element is not content (computed once), "" when it is
+    #: why this element is not content (computed once, unless a generator's reader set it first: Doxygen's
+    #: cross-references), "" when it is
     why: str | None = None
     #: holds a block or container element: read as a container whatever its tag (an inline XBRL
     #: ``<ix:nonNumeric>`` around a filing's note, a web component, an ``<a>`` around a card's ``<div>``)

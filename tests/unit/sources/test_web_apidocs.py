@@ -7,6 +7,7 @@ from rustdoc_pages import page as _page
 
 from kbflow.sources.web import extract
 from kbflow.sources.web.apidocs import read_api_page
+from kbflow.sources.web.apidocs.doxygen import CROSS_REFERENCES
 from kbflow.sources.web.tree import parse
 
 
@@ -137,6 +138,40 @@ def test_doxygens_member_summaries_and_inherited_member_lists_are_one_line_each(
     assert "Documented on their pages: radius." in extract(elsewhere).text
     # a page of another generator with the same classes is read as written
     assert "Moves the shape" in extract(html.replace("Doxygen 1.9.4", "Sphinx 7")).text
+
+
+def test_a_doxygen_signature_is_one_line_and_its_cross_references_are_left_out_with_their_reason():
+    """Doxygen lays a signature out as a table (one row per parameter) and closes an entry with the members it
+    calls and that call it: the signature reads as one line, the cross-references are listed as dropped."""
+    proto = (
+        '<div class="memproto"><table class="mlabels"><tr><td class="mlabels-left"><table class="memname">'
+        '<tr><td class="memname">void geo::Shape::moveTo </td><td>(</td><td class="paramtype">double&#160;</td>'
+        '<td class="paramname"><em>x</em>, </td></tr><tr><td class="paramkey"></td><td></td>'
+        '<td class="paramtype">double&#160;</td><td class="paramname"><em>y</em>&#160;</td></tr>'
+        "<tr><td></td><td>)</td><td></td><td></td></tr></table></td>"
+        '<td class="mlabels-right"><span class="mlabels"><span class="mlabel">virtual</span></span></td></tr>'
+        "</table></div>"
+    )
+    doc = (
+        '<div class="memdoc"><p>Moves the shape so its centre is at the given point.</p>'
+        '<p class="definition">Definition at line <a href="shape_8h_source.html#l00042">42</a> of file shape.h.</p>'
+        '<p class="reference">References <a class="el" href="classgeo_1_1Shape.html#a9">geo::Shape::area()</a>.</p>'
+        '<p class="referencedby">Referenced by <a class="el" href="classgeo_1_1Circle.html#a3">geo::Circle::grow()'
+        "</a>.</p></div>"
+    )
+    html = (
+        '<html><head><meta name="generator" content="Doxygen 1.9.4"/><title>geo::Shape</title></head><body>'
+        '<div class="contents"><h2 class="groupheader">Member Function Documentation</h2>'
+        f'<h2 class="memtitle">moveTo()</h2><div class="memitem">{proto}{doc}</div></div></body></html>'
+    )
+    page = extract(html)
+    assert "void geo::Shape::moveTo(double x, double y) [virtual]\n\nMoves the shape" in page.text
+    for words in ("Definition at line", "References", "Referenced by", "geo::Circle::grow"):
+        assert words not in page.text
+    assert [d["reason"] for d in page.dropped].count(CROSS_REFERENCES) == 3
+    # a page of another generator with the same classes is read as written
+    other = extract(html.replace("Doxygen 1.9.4", "Sphinx 7")).text
+    assert "Referenced by geo::Circle::grow()" in other and " | ( | " in other
 
 
 def _javadoc17_summary(rows: list[tuple[str, str, str]]) -> str:

@@ -12,14 +12,39 @@ summary too (``<table class="memberdecls">``: each member's declaration and
 brief description, which its entry below says again): each list is read as
 one line, "Documented below: assertion, isEnabledFor, log, ..." ("Documented
 on their pages" where the entries are elsewhere: a namespace's classes).
+
+Doxygen lays out each member's signature as a table (``<table
+class="memname">``: the return type and name, ``(``, then one row per
+parameter's type and name), which read cell by cell as ``void
+log4cplus::NDC::setMaxDepth | ( | std::size_t | maxDepth)``: it is read as
+the one line a reader sees, ``void log4cplus::NDC::setMaxDepth(std::size_t
+maxDepth)``, its labels after it (``[virtual]``, ``[inline]``).
+
+And it closes a member's entry with its cross-references: "References
+``Logger::forcedLog()``, ``Logger::isEnabledFor()``", "Referenced by
+``TraceLogger::TraceLogger()``", "Definition at line 53 of file
+tracelogger.h". They name other members, not what this one does, so an
+entry that calls ``isEnabledFor`` would answer a question about it: they
+are left out of the reading, listed among the page's dropped elements with
+:data:`CROSS_REFERENCES` as their reason.
 """
 
 from __future__ import annotations
 
+import re
+
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
 
-__all__ = ["read"]
+__all__ = ["CROSS_REFERENCES", "read"]
+
+#: why a member's cross-references are left out (listed among the page's dropped elements)
+CROSS_REFERENCES = "cross-references: the members an entry calls, those that call it, its source line"
+#: the classes of Doxygen's cross-reference paragraphs
+_XREF_CLASSES = frozenset({"reference", "referencedby", "definition"})
+_OPEN = re.compile(r"\s*\(\s*")
+_CLOSE = re.compile(r"\s+\)")
+_COMMA = re.compile(r"\s+,")
 
 
 def _row_group(row: Node) -> str | None:
@@ -108,7 +133,33 @@ def _fold_doxygen(root: Node) -> int:
     return folded
 
 
+def signature(proto: Node) -> str:
+    """The one-line signature of a member's prototype (``<div class="memproto">``), its labels after it in
+    brackets; ``""`` where it holds no ``<table class="memname">``."""
+    tables = elements(proto, "table", "memname")
+    if not tables:
+        return ""
+    line = " ".join(text(tables[0]).split())
+    line = _COMMA.sub(",", _CLOSE.sub(")", _OPEN.sub("(", line, count=1)))
+    labels = (" ".join(text(label).split()) for label in elements(proto, "span", "mlabel"))
+    return line + "".join(f" [{label}]" for label in labels if label)
+
+
+def _read_entries(root: Node) -> int:
+    """Each member's signature read as one line, its cross-references left out; how many signatures."""
+    lines = 0
+    for proto in elements(root, "div", "memproto"):
+        if line := signature(proto):
+            proto.children = [line]
+            lines += 1
+    for para in elements(root, "p"):
+        if _XREF_CLASSES.intersection(classes(para)):
+            para.why = CROSS_REFERENCES
+    return lines
+
+
 def read(root: Node) -> int:
-    """Fold a Doxygen page's inherited member lists and member summaries into pointer lines, in place; how many
-    members they named."""
-    return _fold_doxygen(root) + _fold_doxygen_summaries(root)
+    """Read a Doxygen page in place: its inherited member lists and member summaries folded into pointer lines,
+    each signature one line, the cross-references left out. Returns how many members the lists named and how
+    many signatures were read."""
+    return _fold_doxygen(root) + _fold_doxygen_summaries(root) + _read_entries(root)
