@@ -7,13 +7,15 @@
 Each set of ``bench/apisites`` is an API reference a generator wrote (rustdoc
 over a crate Debian ships as ``librust-*-dev``, built with ``cargo doc
 --offline``; TypeDoc over the declarations an npm package publishes;
-Javadoc and Doxygen as Debian ``-doc`` packages ship them),
+Javadoc and Doxygen as Debian ``-doc`` packages ship them; pdoc over a
+package as PyPI publishes it),
 loaded as one ``web`` source into its own lake, with 16 questions in a
 user's words, each judged by the member that answers it
 (``map/struct.IndexMap.html#shift_remove``: the page and the member's name
 in the hit's heading path) and members that answer it in part.
 
-Printed per set: the gold member in the top 3 (and top 5); questions whose
+Printed per set: the gold member in the top 3 (and top 5), and a gold page
+(the member's page, whatever hit of it) in the top 3; questions whose
 top 5 holds a text twice, a near-copy twice (the same text once its
 headings, which name the owning type, are taken off: a trait's method as
 documented on two implementors) or one member twice (its signature and
@@ -43,7 +45,7 @@ from kbflow import pipeline  # noqa: E402
 from kbflow.config import Settings  # noqa: E402
 from kbflow.lake import Lake  # noqa: E402
 from kbflow.records import Source  # noqa: E402
-from kbflow.retrieve.distinct import text_key  # noqa: E402
+from kbflow.retrieve.distinct import member_path, text_key  # noqa: E402
 from kbflow.retrieve.retriever import Retriever  # noqa: E402
 
 SETS = os.path.join(HERE, "apisites")
@@ -61,6 +63,10 @@ JAVADOCS = {
         "org/apache/commons/lang3",
     )
 }
+#: set -> (the PyPI package, its modules pdoc leaves out): pdoc references, built from the package as published
+PDOCS = {"click-pdoc": ("click==8.4.0", ["click._winconsole"])}  # Windows-only: it imports msvcrt
+#: pdoc, pinned
+PDOC_TOOL = "pdoc==16.0.0"
 #: TypeDoc and the compiler it runs, pinned
 TYPEDOC_TOOLS = ("typedoc@0.26.11", "typescript@5.5.4")
 REGISTRY = "/usr/share/cargo/registry"
@@ -71,6 +77,8 @@ _GROUPS = frozenset(
 _NAME = re.compile(r"^(?:Readonly|Optional|Static|Protected|Abstract)*(\w+)")
 #: Doxygen titles a member's entry by its name, a function's with ``()`` (``isEnabledFor()``)
 _TITLE = re.compile(r"^(~?\w+)(?:\(\))?$")
+#: pdoc heads an entry by its signature: ``def add_command(self, ...)``, ``class Group(Command):``, ``name: str``
+_PDOC = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?:[:=]|$)")
 _COPIED = ("Trait Implementations", "Auto Trait Implementations", "Blanket Implementations")
 
 
@@ -80,6 +88,8 @@ def build(name: str) -> str:
         return build_javadoc(name)
     if name in DOXYGENS:
         return build_doxygen(name)
+    if name in PDOCS:
+        return build_pdoc(name)
     return build_typedoc(name) if name in TYPEDOCS else build_rustdoc(name)
 
 
@@ -110,6 +120,25 @@ def build_doxygen(name: str) -> str:
     site = os.path.join(SETS, name, "site")
     shutil.rmtree(site, ignore_errors=True)
     shutil.copytree(html, site)
+    return site
+
+
+def build_pdoc(name: str) -> str:
+    """pdoc over a package as PyPI publishes it (pip install from the registry into the set's folder, then
+    ``pdoc PACKAGE -o site``, offline)."""
+    package, left_out = PDOCS[name]
+    work = os.path.join(SETS, name, "crate")
+    shutil.rmtree(work, ignore_errors=True)
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--target", work]
+    subprocess.run([*pip, package, PDOC_TOOL], check=True)
+    site = os.path.join(SETS, name, "site")
+    shutil.rmtree(site, ignore_errors=True)
+    module = re.split(r"[=<>]", package)[0]
+    env = {**os.environ, "PYTHONPATH": work}
+    pdoc = [sys.executable, "-m", "pdoc", module, *(f"!{m}" for m in left_out), "--output-directory", site]
+    done = subprocess.run(pdoc, env=env, cwd=work, capture_output=True, text=True)  # a warning per odd annotation
+    if done.returncode:
+        sys.exit(f"pdoc failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return site
 
 
@@ -178,6 +207,8 @@ def member_of(hit) -> str:
     """``page#member`` of a hit: its page and the member its heading path ends in (``""`` for none)."""
     loc = hit.citation.locator
     heading = loc.heading_path or ""
+    entry = member_path(heading)  # a part of a member's entry (its "Parameters") is the member's
+    heading = " > ".join(entry) if entry else heading
     last = heading.split(" > ")[-1] if heading else ""
     found = _MEMBER.search(last)  # rustdoc: `pub fn shift_remove<Q>(...)`
     parts = heading.split(" > ")
@@ -186,7 +217,14 @@ def member_of(hit) -> str:
         found = _NAME.match(parts[groups[-1] + 1])
     if found is None:  # Doxygen: the entry's title (Logger Class Reference > isEnabledFor())
         found = _TITLE.match(last.strip())
-    return f"{loc.path}#{found.group(1) if found else ''}"
+    owner = ""
+    if found is None:  # pdoc: the entry's signature, a class's member named as pdoc's anchors name it (Group.add)
+        found = _PDOC.match(last.strip())
+        above = _PDOC.match(parts[-2].strip()) if found and len(parts) > 2 else None
+        if above is not None and parts[-2].strip().startswith("class "):
+            owner = f"{above.group(1)}."
+    name = next((g for g in found.groups() if g), "") if found else ""
+    return f"{loc.path}#{owner}{name}"
 
 
 #: a Markdown heading line of a chunk (not a C preprocessor line such as ``#define X 1``)
@@ -196,7 +234,8 @@ _HEADING_LINE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
 def near_copy_key(text: str) -> str:
     """A chunk's text without its heading lines (which name the owning type): equal for a trait's member
     as documented on two types."""
-    return text_key(_HEADING_LINE.sub("", text))
+    body = _HEADING_LINE.sub("", text).strip()
+    return text_key(body or text)  # a chunk of headings alone (undocumented members) is no copy of another
 
 
 def measure(name: str, root: str, settings: Settings) -> dict:
@@ -212,7 +251,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
     pipeline.ingest(lake, settings, progress=False)
     ingest_s = time.perf_counter() - t0
     retriever = Retriever.open(lake.uri, settings=settings)
-    top3 = top5 = dup_q = near_q = twice_q = copied_hits = 0
+    top3 = top5 = page_top3 = dup_q = near_q = twice_q = copied_hits = 0
     misses = []
     for qid, text in queries.items():
         gold = {d for d, g in qrels[qid].items() if g > 0}
@@ -221,6 +260,8 @@ def measure(name: str, root: str, settings: Settings) -> dict:
         first = next((i for i, m in enumerate(members) if m in gold), None)
         top3 += first is not None and first < 3
         top5 += first is not None
+        gold_pages = {d.partition("#")[0] for d in gold}
+        page_top3 += any(m.partition("#")[0] in gold_pages for m in members[:3])
         keys = [text_key(h.text) for h in hits]
         near = [near_copy_key(h.text) for h in hits]
         dup_q += len(set(keys)) < len(keys)
@@ -235,6 +276,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
         "questions": len(queries),
         "gold_top3": top3,
         "gold_top5": top5,
+        "gold_page_top3": page_top3,
         "repeated_text_questions": dup_q,
         "near_copy_questions": near_q,
         "member_twice_questions": twice_q,
@@ -247,7 +289,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    every = ",".join([*CRATES, *TYPEDOCS, *JAVADOCS, *DOXYGENS])
+    every = ",".join([*CRATES, *TYPEDOCS, *JAVADOCS, *DOXYGENS, *PDOCS])
     ap.add_argument("--sets", default=every, help="comma-separated sets of bench/apisites")
     ap.add_argument("--build", action="store_true", help="build the references (apt-get, cargo doc --offline)")
     ap.add_argument("--model", default=None, help="embedding model (default: kbflow's)")
@@ -259,7 +301,8 @@ def main() -> int:
         settings = Settings.coerce(None, **({"model": args.model} if args.model else {}))
         row = measure(name, args.root, settings)
         print(
-            f"{name}: gold member in top 3 {row['gold_top3']}/{row['questions']}, top 5 {row['gold_top5']} | "
+            f"{name}: gold member in top 3 {row['gold_top3']}/{row['questions']}, top 5 {row['gold_top5']} "
+            f"(its page in top 3: {row['gold_page_top3']}) | "
             f"repeated text in a top 5: {row['repeated_text_questions']} questions, a near-copy: "
             f"{row['near_copy_questions']}, one member twice: {row['member_twice_questions']} | "
             f"copied members in the top 5s: {row['copied_member_hits']} | "

@@ -27,9 +27,14 @@ last heading names a member (one identifier, below the page's title) are one
 entry: one hit, the other overloads and parts in ``also_in``
 (:func:`entry_key`). A generator may head the parts of an entry too
 (TypeDoc's "Parameters", "Returns this", "Example"; rustdoc's "Panics"):
-a chunk under such a part is the entry of the member above it. A chunk of an
-entry is grouped by its entry alone, not by its text: two members' "Returns
-this" parts read the same, and would make their two entries one.
+a chunk under such a part is the entry of the member above it. A chunk under
+a part is grouped by its entry alone, not by its text: two members' "Returns
+this" parts read the same, and would make their two entries one. A chunk of
+the member's own text is grouped by its text too: pdoc and Sphinx copy a
+method's docstring onto an override that has none, and the copies are one
+hit (:func:`group_keys`). A heading names a member when it is one
+identifier, or a signature (``requests.request(method, url)``, ``def
+add_command(self, cmd) -> None:``).
 
 Only the windows read are grouped: a copy ranked far below the ``k``-th
 distinct text is not looked for (the first window is ``max(2k, 20)``
@@ -47,7 +52,16 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.records import ids
 
-__all__ = ["MIN_COPY_BODY", "Distinct", "copy_key", "distinct", "entry_key", "place_key", "text_key"]
+__all__ = [
+    "MIN_COPY_BODY",
+    "Distinct",
+    "copy_key",
+    "distinct",
+    "entry_key",
+    "member_path",
+    "place_key",
+    "text_key",
+]
 
 #: the least number of candidates read in the first window
 MIN_WINDOW = 20
@@ -78,8 +92,14 @@ def copy_key(row: dict[str, Any]) -> str:
     return text_key(text)
 
 
-#: a heading that names a member: one identifier (``abbreviate``, ``is_sorted``, ``std::vector::push_back``)
-_MEMBER_HEADING = re.compile(r"^[A-Za-z_$~][\w$:.~]*(?:\(\))?$")
+#: a heading that names a member: one identifier (``abbreviate``, ``is_sorted``, ``std::vector::push_back``), or
+#: a signature: an identifier and its parameters (Sphinx's ``requests.request(method, url, **kwargs)``), or a
+#: declaration keyword and an identifier (pdoc's ``def add_command(self, cmd) -> None:``, ``class Group(Command):``)
+_MEMBER_HEADING = re.compile(
+    r"^(?:[A-Za-z_$~][\w$:.~]*(?:\(\))?"
+    r"|(?:(?:async|def|class|fn|pub|static|final|abstract)\s+)*[A-Za-z_$][\w$.:]*\(.*\)\s*(?:(?:->|:).*)?"
+    r"|(?:async\s+)?(?:def|class)\s+[A-Za-z_][\w.]*\s*:?)$"
+)
 
 
 #: the headings API generators give the parts of one member's entry (TypeDoc's "Parameters", "Returns this",
@@ -92,6 +112,18 @@ _ENTRY_PART = re.compile(
 )
 
 
+def member_path(heading_path: str) -> list[str] | None:
+    """The headings (from the page's title down) of the member entry a chunk under ``heading_path`` belongs to:
+    its path where its last heading names a member, less the parts of the entry below it (``... > parse >
+    Returns this`` is the entry of ``parse``); ``None`` where the chunk is in no member's entry."""
+    path = [part.strip() for part in heading_path.split(" > ")]
+    while len(path) > 2 and _ENTRY_PART.match(path[-1]) and _MEMBER_HEADING.match(path[-2]):
+        path.pop()
+    if len(path) < 2 or not _MEMBER_HEADING.match(path[-1]):
+        return None
+    return path
+
+
 def entry_key(row: dict[str, Any]) -> str | None:
     """The key a web page's chunks share when they stand under one heading path (the whole path, below the
     page's title) whose last heading names a member: a member's overloads, the parts of one long entry. Its
@@ -100,13 +132,26 @@ def entry_key(row: dict[str, Any]) -> str | None:
     if row.get(S.CONTENT_KIND) != "web":
         return None
     locator = row.get(S.LOCATOR) or {}
-    path = [part.strip() for part in str(locator.get("heading_path") or "").split(" > ")]
-    while len(path) > 2 and _ENTRY_PART.match(path[-1]) and _MEMBER_HEADING.match(path[-2]):
-        path.pop()  # "... > name > Returns this" is part of the entry of "name"
-    if len(path) < 2 or not _MEMBER_HEADING.match(path[-1]):
+    path = member_path(str(locator.get("heading_path") or ""))
+    if path is None:
         return None
     page = locator.get("url") or locator.get("path") or row.get(S.URI) or ""
     return ids.text_hash("web entry\x00" + "\x00".join([str(row.get(S.SOURCE_ID)), page, *path]))
+
+
+def group_keys(row: dict[str, Any]) -> list[str]:
+    """The keys that make a chunk one hit with others: its member entry's (:func:`entry_key`) and, for a chunk
+    of the member's own text, its copy key (:func:`copy_key`: a docstring a generator copied onto an override
+    is a copy); a chunk under a part of an entry ("Returns this") by its entry alone, since by its text it would
+    join another member's part that reads the same, and the two entries would be one; any other chunk by its
+    copy key."""
+    entry = entry_key(row)
+    if entry is None:
+        return [copy_key(row)]
+    locator = row.get(S.LOCATOR) or {}
+    heading_path = str(locator.get("heading_path") or "")
+    own = len(member_path(heading_path) or ()) == len(heading_path.split(" > "))
+    return [entry, copy_key(row)] if own else [entry]
 
 
 def place_key(row: dict[str, Any]) -> tuple[int, int, int]:
@@ -148,10 +193,7 @@ def distinct(fused: Sequence[tuple[str, float]], k: int, read: Reader) -> Distin
         chunk_ids = [cid for cid, _ in fused[pos : pos + window]]
         rows.update(read(chunk_ids))
         for n, cid in enumerate(chunk_ids, start=pos):
-            # a member entry's chunk is grouped by its entry alone: by its text too, it would join another
-            # member's entry whose part reads the same ("Returns this"), and the two entries would be one
-            entry = entry_key(rows[cid])
-            keys = [entry] if entry is not None else [copy_key(rows[cid])]
+            keys = group_keys(rows[cid])
             group = next((group_of[key] for key in keys if key in group_of), n)
             groups.setdefault(group, []).append(n)
             group_of.update((key, group) for key in keys)

@@ -201,6 +201,15 @@ def test_text_links_count_depth_and_navigation_does_not():
     }  # fmt: skip
 
 
+def test_a_refresh_stub_leads_where_the_browser_goes():
+    """pdoc's ``index.html`` of one package is a refresh to the package's page and nothing else."""
+    stub = '<html><head><meta http-equiv="refresh" content="0; url=./click.html"/></head></html>'
+    assert [(link.url, link.navigation) for link in links_of(stub, "http://s.org/doc/index.html")] == [
+        ("http://s.org/doc/click.html", True)
+    ]
+    assert links_of('<meta http-equiv="refresh" content="30">', "http://s.org/doc/") == []  # a reload, no page
+
+
 def test_a_javadoc_or_doxygen_page_leads_to_its_classes_not_to_its_lists_of_members():
     body = (
         '<a href="Foo.html">Foo</a><a href="class-use/Foo.html">Use</a><a href="../../index-all.html">Index</a>'

@@ -46,7 +46,7 @@ from kbflow.sources.web.apidocs import read_api_page
 from kbflow.sources.web.code import code_block, is_code_block
 from kbflow.sources.web.emphasis import MAX_HEADING_CHARS, all_bold, api_depth, bold_level
 from kbflow.sources.web.hidden import StyleRules, hidden_reason, sibling_hidden_reason
-from kbflow.sources.web.links import JAVADOC_COMMENT
+from kbflow.sources.web.links import JAVADOC_COMMENT, REFRESH_URL
 from kbflow.sources.web.markers import MARKER, is_marker
 from kbflow.sources.web.rows import CELL_SEP, row_text
 from kbflow.sources.web.tree import HEADINGS, Node, assign_css, parse
@@ -419,7 +419,7 @@ def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dic
         pos += len(text)
     title = _SPACE.sub(" ", meta.get("filing") or meta.get("og:title") or meta.get("title", "")).strip() or None
     url = meta.get("canonical") or meta.get("og:url") or None
-    refresh = _REFRESH_URL.search(meta.get("refresh", ""))
+    refresh = REFRESH_URL.search(meta.get("refresh", ""))
     return WebPage(
         "".join(text_parts),
         spans,
@@ -433,7 +433,3 @@ def _page(blocks: list[tuple[str, str]], meta: dict[str, str], dropped: list[dic
         generator=_generator(meta),
         body_classes=tuple(meta.get("body-class", "").split()),
     )
-
-
-#: the target of a meta refresh: ``0; URL=../other.html``
-_REFRESH_URL = re.compile(r"url\s*=\s*(\S+)", re.IGNORECASE)

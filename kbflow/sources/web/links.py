@@ -3,14 +3,16 @@
 A crawl follows what a reader can reach from a page: its ``<a href>`` links,
 the documents its frames and iframes show (mdBook's table of contents is an
 ``<iframe src="toc.html">`` inside ``<noscript>``; Javadoc's older sites are
-framesets), and the pages its ``<link rel>`` names (``next``, ``prev``,
-``contents``, ``index``, ``up``...). Some of these are *navigation*: the
+framesets), the pages its ``<link rel>`` names (``next``, ``prev``,
+``contents``, ``index``, ``up``...), and where its ``<meta
+http-equiv="refresh">`` sends the browser (pdoc's ``index.html`` of a single
+package is such a stub, and nothing else). Some of these are *navigation*: the
 site's own table of contents and reading order. A link inside a navigation
 element (``<nav>``, or an element whose class or id names a sidebar, a table
 of contents, a toctree, a menu or a navbar: mdBook's sidebar, Sphinx's
 toctree and sidebar, Docusaurus' sidebar, rustdoc's sidebar, Javadoc's
-navigation bar), a frame, a ``<link rel>`` and an ``<a rel="next">`` or
-``prev`` are navigation; a link in the text is not. A crawl counts depth in
+navigation bar), a frame, a ``<link rel>``, a refresh and an ``<a
+rel="next">`` or ``prev`` are navigation; a link in the text is not. A crawl counts depth in
 text links only, so a book whose chapters form a chain (each page linking
 the next) is read whole at any depth. Doxygen writes its menu bar (the
 namespaces, classes and files lists) into a script, ``menudata.js``, that
@@ -47,6 +49,7 @@ __all__ = [
     "JAVADOC_COMMENT",
     "LISTS_NOT_FOLLOWED",
     "MENU_SCRIPTS",
+    "REFRESH_URL",
     "Link",
     "generator_of",
     "links_of",
@@ -58,6 +61,8 @@ __all__ = [
 NAV_RELS = frozenset(
     "next prev previous contents toc index start first last up chapter section subsection appendix glossary".split()
 )
+#: the page a ``<meta http-equiv="refresh" content="0; url=./click.html">`` sends the browser to
+REFRESH_URL = re.compile(r"url\s*=\s*(\S+)", re.IGNORECASE)
 #: a class or id naming a navigation element
 _NAV_NAME = re.compile(
     r"(?:^|[-_ ])(?:nav|navbar|sidebar|sidebars|toc|toctree|menu|navigation|subnav|topnav)(?:[-_ ]|$)"
@@ -153,6 +158,9 @@ class _Links(html.parser.HTMLParser):
             self.found.append((values["src"], True))
         elif tag == "script" and urlsplit(values.get("src", "")).path.rsplit("/", 1)[-1] in MENU_SCRIPTS:
             self.menus.append(values["src"])
+        elif tag == "meta" and values.get("http-equiv", "").lower() == "refresh":
+            if found := REFRESH_URL.search(values.get("content", "")):  # the browser goes there
+                self.found.append((found.group(1).strip(" '\""), True))
         elif tag == "meta" and values.get("name", "").lower() in ("robots", "kbflow"):
             self.robots += "," + values.get("content", "").lower()
         elif tag == "meta" and values.get("name", "").lower() == "generator":

@@ -2,7 +2,7 @@
 and their source code, a code block's line numbers.
 
 Generators write them into the text they mark: Sphinx's ``¶`` after every
-heading and ``[source]`` after every signature, rustdoc's ``§`` and
+heading and ``[source]`` after every signature, pdoc's "View Source", rustdoc's ``§`` and
 ``Source``, Doxygen's ``◆`` and ``[1/3]`` around each member's title, line
 numbers beside code. They are no words of the page: the reading drops them
 (:mod:`.extract`, the reason :data:`MARKER`, not listed among a page's dropped
@@ -30,8 +30,9 @@ PERMALINK = frozenset(
 #: Doxygen's count of a member's overloads in its entry's title (``Logger() <span class="overload">[1/3]</span>``):
 #: no word of the member's name, so the overloads' titles are the member's name alike (one entry)
 OVERLOAD_COUNT = re.compile(r"\[\d+/\d+\]")
-#: Sphinx's links between the docs and their source code, ``[source]`` and ``[docs]`` (rustdoc's ``Source``: below)
-VIEWCODE = frozenset({"viewcode-link", "viewcode-back"})
+#: links between the docs and their source code: Sphinx's ``[source]`` and ``[docs]``, pdoc's "View Source" (a
+#: ``<label>`` that shows the source it hides); rustdoc's ``Source``: below
+VIEWCODE = frozenset({"viewcode-link", "viewcode-back", "view-source-button"})
 
 
 def is_marker(node: Node, classes: list[str]) -> bool:
@@ -41,7 +42,7 @@ def is_marker(node: Node, classes: list[str]) -> bool:
         return True
     if node.tag == "span" and "overload" in classes:
         return bool(OVERLOAD_COUNT.fullmatch("".join(c for c in node.children if isinstance(c, str)).strip()))
-    if node.tag in ("a", "span") and node.size <= 10 and VIEWCODE.intersection(classes):
+    if node.tag in ("a", "span", "label") and node.size <= 11 and VIEWCODE.intersection(classes):
         return True
     if LINE_NUMBERS.intersection(classes) and line_numbers(node):
         return True

@@ -8,7 +8,7 @@ import shutil
 from kbflow import Retriever, pipeline
 from kbflow.lake import Lake
 from kbflow.records import Hit, Source
-from kbflow.retrieve.distinct import MIN_COPY_BODY, copy_key, distinct, entry_key, text_key
+from kbflow.retrieve.distinct import MIN_COPY_BODY, copy_key, distinct, entry_key, member_path, text_key
 
 
 def _reader(texts: dict[str, str], places: dict[str, str]):
@@ -167,16 +167,21 @@ def test_a_members_overloads_on_one_page_are_one_entry():
     assert entry_key(row("abbreviate")) is None  # a page's title alone names no member of it
 
 
+def _web_row(source: str, url: str, heading_path: str, text: str, position: int) -> dict:
+    """A web chunk's search row, as :func:`distinct` reads it."""
+    return {
+        "text": text,
+        "uri": "https://x",
+        "locator": {"url": url, "heading_path": heading_path},
+        "position": position,
+        "content_kind": "web",
+        "source_id": source,
+    }
+
+
 def test_a_members_parts_are_its_entry_and_two_members_parts_that_read_the_same_stay_apart():
     def row(path: str, text: str, position: int) -> dict:
-        return {
-            "text": text,
-            "uri": "https://x",
-            "locator": {"url": "classes/Command.html", "heading_path": f"Class Command > Methods > {path}"},
-            "position": position,
-            "content_kind": "web",
-            "source_id": "commander",
-        }
+        return _web_row("commander", "classes/Command.html", f"Class Command > Methods > {path}", text, position)
 
     returns = "#### Returns this\n\nthis command for chaining"
     rows = {
@@ -201,3 +206,30 @@ def test_a_members_parts_are_its_entry_and_two_members_parts_that_read_the_same_
     assert entry_key(prose) != entry_key(
         {**prose, "locator": {**prose["locator"], "heading_path": "Guide > Installing the tool"}}
     )
+
+
+def test_a_docstring_copied_onto_an_override_is_one_hit_and_a_signature_heads_its_entry():
+    """pdoc (and Sphinx) head an entry by its signature and copy a method's docstring onto an override that has
+    none: the override's copy joins the definition's hit; the entry's "Parameters" part joins its member."""
+
+    def row(path: str, text: str, position: int) -> dict:
+        return _web_row("click", "click/core.html", f"click.core > {path}", text, position)
+
+    doc = "Returns all the pieces that go into the usage line and returns it as a list of strings."
+    sig = "def collect_usage_pieces(self, ctx: Context) -> list[str]:"
+    rows = {
+        "group": row(f"class Group(Command): > {sig}", f"### {sig}\n\n{doc}", 90),
+        "command": row(f"class Command: > {sig}", f"### {sig}\n\n{doc}", 30),
+        "params": row("class Command: > def invoke(self, ctx) > Parameters", "###### Parameters\n\nctx: a context", 41),
+        "invoke": row("class Command: > def invoke(self, ctx)", "### def invoke(self, ctx)\n\nRuns the command.", 40),
+    }
+    fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
+    out = distinct(fused, 5, lambda cids: {c: rows[c] for c in cids})
+    # the copy is shown where it is defined (the base class, first on the page), the override in also_in
+    assert out.fused == [("command", 1.0), ("invoke", 0.8)]
+    assert out.also_in == {"command": ["group"], "invoke": ["params"]}
+    assert member_path("click.core > class Command: > def invoke(self, ctx) > Parameters") == [
+        "click.core", "class Command:", "def invoke(self, ctx)",
+    ]  # fmt: skip
+    assert member_path("Guide > Using requests (advanced)") is None
+    assert member_path("Developer Interface > requests.request(method, url, **kwargs)") is not None

@@ -14,6 +14,8 @@ generator marks them in its own markup, read by a module of its own:
 - :mod:`.doxygen`: members inherited from a base class; member summaries.
 - :mod:`.typedoc`: inherited members.
 - :mod:`.sphinx`: ``autosummary`` tables.
+- :mod:`.pdoc`: inherited members; and each member's signature, which pdoc
+  writes in no heading element, read as the heading of its entry.
 
 Each reads a copy as one pointer line naming what it points to ("Members
 documented on Iterator: next, size_hint, ...", "Documented below: add,
@@ -23,7 +25,7 @@ have it, and the member's text is read where it is defined.
 
 from __future__ import annotations
 
-from kbflow.sources.web.apidocs import doxygen, javadoc, rustdoc, sphinx, typedoc
+from kbflow.sources.web.apidocs import doxygen, javadoc, pdoc, rustdoc, sphinx, typedoc
 from kbflow.sources.web.tree import Node
 
 __all__ = ["read_api_page"]
@@ -32,7 +34,7 @@ __all__ = ["read_api_page"]
 def read_api_page(root: Node, generator: str) -> int:
     """Read the page ``root`` as its ``generator`` (its ``<meta name="generator">``, lower case, without a
     version; ``""``: none) writes it, in place: each copy folded into a pointer line (see the package's docs).
-    Returns how many members, blocks or lists were folded. TypeDoc and Sphinx name themselves in no
+    Returns how many members, blocks or lists were read so. TypeDoc and Sphinx name themselves in no
     ``<meta>``: their pages are known by their classes."""
     if generator.startswith("javadoc"):
         return javadoc.read(root)
@@ -40,4 +42,6 @@ def read_api_page(root: Node, generator: str) -> int:
         return doxygen.read(root)
     if generator == "rustdoc":
         return rustdoc.read(root)
+    if generator == "pdoc":
+        return pdoc.read(root)
     return typedoc.read(root) + sphinx.read(root)

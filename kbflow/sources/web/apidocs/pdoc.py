@@ -1,0 +1,83 @@
+"""pdoc's pages: each member's signature a heading, the members a class inherits one line per base.
+
+pdoc gives a member no heading element. A module's function or class is a
+``<section id="echo">``, a class's member a ``<div id="Group.add_command"
+class="classattr">``, and each opens with its signature in a ``<div
+class="attr function">`` (``class``, ``variable``): read as paragraphs, the
+chunks of a long module did not say whose parameters they list, and one
+chunk held the end of one entry and the start of the next. Each signature
+is read as a heading, ``## def echo(message=None, ...)`` for a module's
+member and ``### def add_command(self, cmd, name=None)`` for a class's
+(``#### `` where the class is nested), so each entry is a section of its
+own and its chunks carry ``click.core > class Group(Command): > def
+add_command(...)``. The "Parameters" and "Returns" headings pdoc writes
+into a docstring (``<h6>``) stay below their member.
+
+pdoc lists the members a class inherits in a ``<div class="inherited">``:
+an "Inherited Members" heading, then per base its name and links to its
+members, which are documented on the base. Each base's list is read as one
+line, "Inherited from Command: context_class, name, callback, ...", under
+its heading made a section beside the class's members (not a part of the
+last one), so a search for what a member does finds its definition.
+"""
+
+from __future__ import annotations
+
+from kbflow.sources.web.apidocs.nodes import classes, elements, text
+from kbflow.sources.web.tree import Node
+
+__all__ = ["read"]
+
+#: the classes pdoc gives a member's signature (``<div class="attr function">``) besides ``attr``
+_KINDS = frozenset({"function", "class", "variable"})
+
+
+def _depth(node: Node) -> int:
+    """How many members ``node`` is nested in (a module's member 1, a class's member 2)."""
+    depth = 0
+    parent = node.parent
+    while parent is not None:
+        depth += (parent.tag == "section" and bool(parent.attrs.get("id"))) or "classattr" in classes(parent)
+        parent = parent.parent
+    return depth
+
+
+def _read_signatures(root: Node) -> int:
+    """Each member's signature made a heading, one level below the member that holds it; how many."""
+    read = 0
+    for node in elements(root, "div", "attr"):
+        depth = _depth(node)
+        if depth and _KINDS.intersection(classes(node)):
+            node.tag = f"h{min(6, 1 + depth)}"
+            params = elements(node, "span", "param")  # a long signature is one parameter a line, tab-indented
+            for n, param in enumerate(params):
+                if param.children and isinstance(param.children[0], str):
+                    param.children[0] = (" " if n else "") + param.children[0].lstrip()
+            read += 1
+    return read
+
+
+def _fold_inherited(root: Node) -> int:
+    """Each class's inherited members read as one line per base; how many members."""
+    folded = 0
+    for block in elements(root, "div", "inherited"):
+        heading = next(iter(elements(block, "h5")), None)  # "Inherited Members": a section beside the members
+        lines: list[Node | str] = []
+        if heading is not None:
+            heading.tag = f"h{min(6, 2 + _depth(block))}"
+            lines.append(heading)
+        for group in elements(block, "dl"):
+            base = next((" ".join(text(dt).split()) for dt in elements(group, "dt")), "")
+            names = [" ".join(text(dd).split()) for dd in elements(group, "dd")]
+            names = [name for name in dict.fromkeys(names) if name]
+            if names:
+                lines.append(Node("p", {}, block, [f"Inherited from {base or 'a base'}: {', '.join(names)}."]))
+                folded += len(names)
+        block.children = lines
+    return folded
+
+
+def read(root: Node) -> int:
+    """Read a pdoc page in place: each signature a heading, each class's inherited members one line per base.
+    Returns how many signatures and inherited members were read."""
+    return _read_signatures(root) + _fold_inherited(root)
