@@ -63,10 +63,12 @@ JAVADOCS = {
         "org/apache/commons/lang3",
     )
 }
-#: set -> (the PyPI package, its modules pdoc leaves out): pdoc references, built from the package as published
-PDOCS = {"click-pdoc": ("click==8.4.0", ["click._winconsole"])}  # Windows-only: it imports msvcrt
-#: pdoc, pinned
-PDOC_TOOL = "pdoc==16.0.0"
+#: set -> (the PyPI package, the generator, its modules left out): pdoc and pdoc3 references, built from the
+#: package as published (``_winconsole`` is Windows-only: it imports msvcrt; pdoc3 documents no private module)
+PDOCS = {
+    "click-pdoc": ("click==8.4.0", "pdoc==16.0.0", ["click._winconsole"]),
+    "click-pdoc3": ("click==8.4.0", "pdoc3==0.11.6", []),
+}
 #: TypeDoc and the compiler it runs, pinned
 TYPEDOC_TOOLS = ("typedoc@0.26.11", "typescript@5.5.4")
 REGISTRY = "/usr/share/cargo/registry"
@@ -78,7 +80,9 @@ _NAME = re.compile(r"^(?:Readonly|Optional|Static|Protected|Abstract)*(\w+)")
 #: Doxygen titles a member's entry by its name, a function's with ``()`` (``isEnabledFor()``)
 _TITLE = re.compile(r"^(~?\w+)(?:\(\))?$")
 #: pdoc heads an entry by its signature: ``def add_command(self, ...)``, ``class Group(Command):``, ``name: str``
-_PDOC = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(\w+)\s*(?:[:=]|$)")
+#: (pdoc3: ``var name : str``)
+_PDOC = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(?:var\s+)?(\w+)\s*(?:[:=]|$)")
+_PDOC_ENTRY = re.compile(r"^(?:async\s+def|def|class|var)\s+\w+")
 _COPIED = ("Trait Implementations", "Auto Trait Implementations", "Blanket Implementations")
 
 
@@ -126,16 +130,19 @@ def build_doxygen(name: str) -> str:
 def build_pdoc(name: str) -> str:
     """pdoc over a package as PyPI publishes it (pip install from the registry into the set's folder, then
     ``pdoc PACKAGE -o site``, offline)."""
-    package, left_out = PDOCS[name]
+    package, tool, left_out = PDOCS[name]
     work = os.path.join(SETS, name, "crate")
     shutil.rmtree(work, ignore_errors=True)
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--target", work]
-    subprocess.run([*pip, package, PDOC_TOOL], check=True)
+    subprocess.run([*pip, package, tool], check=True)
     site = os.path.join(SETS, name, "site")
     shutil.rmtree(site, ignore_errors=True)
     module = re.split(r"[=<>]", package)[0]
     env = {**os.environ, "PYTHONPATH": work}
-    pdoc = [sys.executable, "-m", "pdoc", module, *(f"!{m}" for m in left_out), "--output-directory", site]
+    if tool.startswith("pdoc3"):  # pdoc3 writes SITE/click/...; --skip-errors: a module that fails to import
+        pdoc = [sys.executable, "-m", "pdoc", "--html", "--skip-errors", "--output-dir", site, module]
+    else:
+        pdoc = [sys.executable, "-m", "pdoc", module, *(f"!{m}" for m in left_out), "--output-directory", site]
     done = subprocess.run(pdoc, env=env, cwd=work, capture_output=True, text=True)  # a warning per odd annotation
     if done.returncode:
         sys.exit(f"pdoc failed ({done.returncode}):\n{done.stderr[-4000:]}")
@@ -191,9 +198,11 @@ def build_rustdoc(name: str) -> str:
 
 
 def load_set(name: str) -> tuple[dict, dict[str, str], dict[str, dict[str, int]]]:
-    folder = os.path.join(SETS, name)
-    with open(os.path.join(folder, "sources.json"), encoding="utf-8") as fh:
+    """The set's ``sources.json``, its questions and its judgments (``"questions_from"``: another set's, where
+    two generators document the same package)."""
+    with open(os.path.join(SETS, name, "sources.json"), encoding="utf-8") as fh:
         spec = json.load(fh)
+    folder = os.path.join(SETS, spec.get("questions_from", name))
     with open(os.path.join(folder, "queries.jsonl"), encoding="utf-8") as fh:
         queries = {q["_id"]: q["text"] for q in map(json.loads, fh) if q}
     qrels: dict[str, dict[str, int]] = {}
@@ -209,22 +218,23 @@ def member_of(hit) -> str:
     heading = loc.heading_path or ""
     entry = member_path(heading)  # a part of a member's entry (its "Parameters") is the member's
     heading = " > ".join(entry) if entry else heading
-    last = heading.split(" > ")[-1] if heading else ""
-    found = _MEMBER.search(last)  # rustdoc: `pub fn shift_remove<Q>(...)`
     parts = heading.split(" > ")
+    last = parts[-1].strip()
+    if _PDOC_ENTRY.match(last):  # pdoc, pdoc3: a signature; a class's member named as their anchors name it
+        owner = next((_PDOC.match(p.strip()) for p in reversed(parts[:-1]) if p.strip().startswith("class ")), None)
+        found = _PDOC.match(last)
+        name = next((g for g in found.groups() if g), "") if found else ""
+        return f"{loc.path}#{owner.group(1) + '.' if owner else ''}{name}"
+    found = _MEMBER.search(last)  # rustdoc: `pub fn shift_remove<Q>(...)`
     groups = [i for i, p in enumerate(parts[:-1]) if p in _GROUPS]
     if found is None and groups:  # TypeDoc, Javadoc: the heading below its group (Methods > addHelpText)
         found = _NAME.match(parts[groups[-1] + 1])
     if found is None:  # Doxygen: the entry's title (Logger Class Reference > isEnabledFor())
-        found = _TITLE.match(last.strip())
-    owner = ""
-    if found is None:  # pdoc: the entry's signature, a class's member named as pdoc's anchors name it (Group.add)
-        found = _PDOC.match(last.strip())
-        above = _PDOC.match(parts[-2].strip()) if found and len(parts) > 2 else None
-        if above is not None and parts[-2].strip().startswith("class "):
-            owner = f"{above.group(1)}."
+        found = _TITLE.match(last)
+    if found is None:  # pdoc: a variable's signature (``name: str = ...``)
+        found = _PDOC.match(last)
     name = next((g for g in found.groups() if g), "") if found else ""
-    return f"{loc.path}#{owner}{name}"
+    return f"{loc.path}#{name}"
 
 
 #: a Markdown heading line of a chunk (not a C preprocessor line such as ``#define X 1``)

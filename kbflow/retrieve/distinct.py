@@ -94,11 +94,14 @@ def copy_key(row: dict[str, Any]) -> str:
 
 #: a heading that names a member: one identifier (``abbreviate``, ``is_sorted``, ``std::vector::push_back``), or
 #: a signature: an identifier and its parameters (Sphinx's ``requests.request(method, url, **kwargs)``), or a
-#: declaration keyword and an identifier (pdoc's ``def add_command(self, cmd) -> None:``, ``class Group(Command):``)
+#: declaration: keywords, an identifier and what follows it (pdoc's ``def add_command(self, cmd) -> None:``,
+#: ``class Group(Command):``; pdoc3's ``class Group (name=None)``, ``var chain : bool``, its arrow ``‑>`` written
+#: with a non-breaking hyphen)
 _MEMBER_HEADING = re.compile(
-    r"^(?:[A-Za-z_$~][\w$:.~]*(?:\(\))?"
-    r"|(?:(?:async|def|class|fn|pub|static|final|abstract)\s+)*[A-Za-z_$][\w$.:]*\(.*\)\s*(?:(?:->|:).*)?"
-    r"|(?:async\s+)?(?:def|class)\s+[A-Za-z_][\w.]*\s*:?)$"
+    r"^(?:[A-Za-z_$~][\w$:.~]*(?:\(\))?"  # one identifier
+    r"|[A-Za-z_$][\w$.:]*\(.*\)\s*(?:(?:[-\u2011]>|:).*)?"  # a signature
+    r"|(?:(?:async|def|class|fn|pub|static|final|abstract|var|prop)\s+)+"  # a declaration
+    r"[A-Za-z_$][\w$.:]*\s?(?:\(.*\))?\s*(?:(?:[-\u2011]>|:).*)?)$"
 )
 
 

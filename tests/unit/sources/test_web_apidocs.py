@@ -8,6 +8,7 @@ from rustdoc_pages import page as _page
 from kbflow.sources.web import extract
 from kbflow.sources.web.apidocs import read_api_page
 from kbflow.sources.web.apidocs.doxygen import CROSS_REFERENCES
+from kbflow.sources.web.apidocs.pdoc import SOURCE_CODE
 from kbflow.sources.web.tree import parse
 
 
@@ -344,3 +345,36 @@ def test_pdocs_signatures_head_their_entries_and_inherited_members_are_one_line_
     assert "View Source" not in text and "add_command(): ..." not in text
     # a page no pdoc wrote keeps its divs as paragraphs
     assert "## def echo" not in extract(html.replace("pdoc 16.0.0", "Hugo 0.1")).text
+
+
+def test_pdoc3s_entries_are_headings_its_source_blocks_left_out_and_inherited_members_one_line():
+    """pdoc3 writes each entry as a ``<dt id>`` signature, a class's members in its ``<dd>`` under "Methods",
+    the source in a closed ``<details>``, inherited members as nested lists."""
+    method = (
+        '<dt id="click.core.Group.add_command"><code class="name flex"><span>def <span class="ident">add_command'
+        '</span></span>(<span>self,<br>cmd)</span></code></dt><dd><details class="source"><summary><span>Expand '
+        'source code</span></summary><pre><code class="python">def add_command(self, cmd): ...</code></pre>'
+        '</details><div class="desc"><p>Registers another command.</p></div></dd>'
+    )
+    inherited = (
+        '<h3>Inherited members</h3><ul class="hlist"><li><code><b><a href="#click.core.Command">Command</a></b></code>:'
+        '<ul class="hlist"><li><code><a href="#click.core.Command.name">name</a></code></li>'
+        '<li><code><a href="#click.core.Command.invoke">invoke</a></code></li></ul></li></ul>'
+    )
+    group = (
+        '<dt id="click.core.Group"><code class="flex name class"><span>class <span class="ident">Group</span></span>'
+        '<span>(</span><span>name=None)</span></code></dt><dd><div class="desc"><p>Nests commands.</p></div>'
+        f"<h3>Methods</h3><dl>{method}</dl>{inherited}</dd>"
+    )
+    html = (
+        '<html><head><meta name="generator" content="pdoc3 0.11.6"><title>click.core API documentation</title>'
+        '</head><body><main><article id="content"><header><h1 class="title">Module <code>click.core</code></h1>'
+        f'</header><section><h2 class="section-title" id="header-classes">Classes</h2><dl>{group}</dl></section>'
+        "</article></main></body></html>"
+    )
+    page = extract(html)
+    assert "### class Group(name=None)\n\nNests commands.\n\n#### Methods" in page.text
+    assert "##### def add_command(self, cmd)\n\nRegisters another command." in page.text
+    assert "#### Inherited members\n\nInherited from Command: name, invoke." in page.text
+    assert "Expand source code" not in page.text and "def add_command(self, cmd): ..." not in page.text
+    assert [d["reason"] for d in page.dropped].count(SOURCE_CODE) == 1

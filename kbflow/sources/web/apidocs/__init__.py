@@ -15,7 +15,8 @@ generator marks them in its own markup, read by a module of its own:
 - :mod:`.typedoc`: inherited members.
 - :mod:`.sphinx`: ``autosummary`` tables.
 - :mod:`.pdoc`: inherited members; and each member's signature, which pdoc
-  writes in no heading element, read as the heading of its entry.
+  and pdoc3 write in no heading element, read as the heading of its entry
+  (pdoc3's source blocks left out).
 
 Each reads a copy as one pointer line naming what it points to ("Members
 documented on Iterator: next, size_hint, ...", "Documented below: add,
@@ -42,6 +43,6 @@ def read_api_page(root: Node, generator: str) -> int:
         return doxygen.read(root)
     if generator == "rustdoc":
         return rustdoc.read(root)
-    if generator == "pdoc":
-        return pdoc.read(root)
+    if generator in ("pdoc", "pdoc3"):
+        return pdoc.read(root, generator)
     return typedoc.read(root) + sphinx.read(root)

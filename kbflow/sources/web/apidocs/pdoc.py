@@ -19,6 +19,18 @@ members, which are documented on the base. Each base's list is read as one
 line, "Inherited from Command: context_class, name, callback, ...", under
 its heading made a section beside the class's members (not a part of the
 last one), so a search for what a member does finds its definition.
+
+pdoc3, the older fork (``<meta name="generator" content="pdoc3 0.11.6">``),
+writes each entry as a ``<dt id="click.core.Group.add_command">`` signature
+and a ``<dd>`` body, a class's members in its ``<dd>`` under its own
+"Methods" and "Class variables" headings (``<h3>``, as the page's sections
+are ``<h2>``): each signature is read as a heading one level below its
+section, and a class's headings one level below the class. Each entry's
+source is a closed ``<details class="source">`` ("Expand source code"),
+which a reader sees only on demand: it is left out, listed among the
+page's dropped elements with :data:`SOURCE_CODE` as its reason. Its
+"Inherited members" list names, per base, the members' links: each base
+is one line, "Inherited from Parameter: consume_value, get_default, ...".
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ from __future__ import annotations
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
 
-__all__ = ["read"]
+__all__ = ["SOURCE_CODE", "read"]
 
 #: the classes pdoc gives a member's signature (``<div class="attr function">``) besides ``attr``
 _KINDS = frozenset({"function", "class", "variable"})
@@ -77,7 +89,49 @@ def _fold_inherited(root: Node) -> int:
     return folded
 
 
-def read(root: Node) -> int:
-    """Read a pdoc page in place: each signature a heading, each class's inherited members one line per base.
-    Returns how many signatures and inherited members were read."""
+#: why pdoc3's "Expand source code" blocks are left out (listed among the page's dropped elements)
+SOURCE_CODE = "source code: a member's source, shown on demand (a closed <details>)"
+
+
+def _dd_depth(node: Node) -> int:
+    """How many ``<dd>`` (entries' bodies) hold ``node``."""
+    depth, parent = 0, node.parent
+    while parent is not None:
+        depth += parent.tag == "dd"
+        parent = parent.parent
+    return depth
+
+
+def _read_pdoc3(root: Node) -> int:
+    """pdoc3: each entry's ``<dt id>`` signature a heading (a section's member one level below its ``<h2>``, a
+    class's member below the class's own "Methods" heading), the source blocks left out, each inherited list
+    one line per base; how many signatures and inherited members were read."""
+    read = 0
+    for dt in elements(root, "dt"):
+        if dt.attrs.get("id") and any("name" in classes(c) for c in elements(dt, "code")):
+            dt.tag = f"h{min(6, 3 + 2 * _dd_depth(dt))}"
+            read += 1
+    for heading in elements(root, "h3"):
+        if depth := _dd_depth(heading):  # a class's "Methods", "Class variables": below the class's heading
+            heading.tag = f"h{min(6, 2 + 2 * depth)}"
+    for details in elements(root, "details", "source"):
+        details.why = SOURCE_CODE
+    for block in elements(root, "ul", "hlist"):
+        for item in [c for c in block.children if isinstance(c, Node) and c.tag == "li"]:
+            inner = next(iter(elements(item, "ul", "hlist")), None)
+            if inner is None or inner is item:
+                continue
+            base = " ".join(text(next(iter(elements(item, "b")), item)).split())
+            names = [" ".join(text(li).split()) for li in elements(inner, "li")]
+            item.children = [f"Inherited from {base}: {', '.join(n for n in dict.fromkeys(names) if n)}."]
+            read += len(names)
+    return read
+
+
+def read(root: Node, generator: str = "pdoc") -> int:
+    """Read a pdoc (or, ``generator="pdoc3"``, a pdoc3) page in place: each signature a heading, each class's
+    inherited members one line per base (pdoc3's source blocks left out). Returns how many signatures and
+    inherited members were read."""
+    if generator == "pdoc3":
+        return _read_pdoc3(root)
     return _read_signatures(root) + _fold_inherited(root)
