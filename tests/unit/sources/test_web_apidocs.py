@@ -8,7 +8,7 @@ from rustdoc_pages import page as _page
 from kbflow.sources.web import extract
 from kbflow.sources.web.apidocs import read_api_page
 from kbflow.sources.web.apidocs.doxygen import CROSS_REFERENCES
-from kbflow.sources.web.apidocs.pdoc import SOURCE_CODE
+from kbflow.sources.web.apidocs.source_views import SOURCE_CODE
 from kbflow.sources.web.tree import parse
 
 
@@ -378,3 +378,27 @@ def test_pdoc3s_entries_are_headings_its_source_blocks_left_out_and_inherited_me
     assert "#### Inherited members\n\nInherited from Command: name, invoke." in page.text
     assert "Expand source code" not in page.text and "def add_command(self, cmd): ..." not in page.text
     assert [d["reason"] for d in page.dropped].count(SOURCE_CODE) == 1
+
+
+def test_a_members_source_folded_in_a_closed_details_is_left_out_whatever_the_generator():
+    """mkdocstrings folds each member's source into ``<details class="mkdocstrings-source">``: a reader sees it
+    on demand only, so it is left out; an open one, or a closed one holding no code, is read."""
+    source = (
+        '<details class="mkdocstrings-source"><summary>Source code in <code>click/core.py</code></summary>'
+        '<div class="highlight"><pre><code>def add_command(self, cmd):\n    self.commands[cmd.name] = cmd</code></pre>'
+        "</div></details>"
+    )
+    html = (
+        '<html><head><meta name="generator" content="mkdocs-1.6.1, mkdocs-material-9.8.2"></head><body><article>'
+        '<h1>Core</h1><div class="doc doc-object doc-function"><h3 id="click.core.Group.add_command">'
+        "<code>add_command(cmd)</code></h3><p>Registers another command.</p>"
+        f"{source}</div><details><summary>Source</summary><p>Adapted from the click tutorial.</p></details>"
+        "</article></body></html>"
+    )
+    page = extract(html)
+    assert "### add_command(cmd)\n\nRegisters another command." in page.text
+    assert "self.commands[cmd.name]" not in page.text and "Source code in" not in page.text
+    assert [d["reason"] for d in page.dropped].count(SOURCE_CODE) == 1
+    assert "Adapted from the click tutorial." in page.text  # a note titled "Source" holds no code: read
+    opened = extract(html.replace('<details class="mkdocstrings-source">', '<details open class="x">')).text
+    assert "self.commands[cmd.name] = cmd" in opened

@@ -15,8 +15,11 @@ generator marks them in its own markup, read by a module of its own:
 - :mod:`.typedoc`: inherited members.
 - :mod:`.sphinx`: ``autosummary`` tables.
 - :mod:`.pdoc`: inherited members; and each member's signature, which pdoc
-  and pdoc3 write in no heading element, read as the heading of its entry
-  (pdoc3's source blocks left out).
+  and pdoc3 write in no heading element, read as the heading of its entry.
+
+And any generator's member source folded into a closed ``<details>``
+(mkdocstrings' "Source code in", pdoc3's "Expand source code") is left out
+(:mod:`.source_views`).
 
 Each reads a copy as one pointer line naming what it points to ("Members
 documented on Iterator: next, size_hint, ...", "Documented below: add,
@@ -27,6 +30,7 @@ have it, and the member's text is read where it is defined.
 from __future__ import annotations
 
 from kbflow.sources.web.apidocs import doxygen, javadoc, pdoc, rustdoc, sphinx, typedoc
+from kbflow.sources.web.apidocs.source_views import leave_out_source_views
 from kbflow.sources.web.tree import Node
 
 __all__ = ["read_api_page"]
@@ -34,9 +38,15 @@ __all__ = ["read_api_page"]
 
 def read_api_page(root: Node, generator: str) -> int:
     """Read the page ``root`` as its ``generator`` (its ``<meta name="generator">``, lower case, without a
-    version; ``""``: none) writes it, in place: each copy folded into a pointer line (see the package's docs).
+    version; ``""``: none) writes it, in place: each copy folded into a pointer line, each member's folded
+    source left out (see the package's docs).
     Returns how many members, blocks or lists were read so. TypeDoc and Sphinx name themselves in no
     ``<meta>``: their pages are known by their classes."""
+    left_out = leave_out_source_views(root)  # any generator's: mkdocstrings', pdoc3's
+    return left_out + _read_generated(root, generator)
+
+
+def _read_generated(root: Node, generator: str) -> int:
     if generator.startswith("javadoc"):
         return javadoc.read(root)
     if generator == "doxygen":

@@ -27,8 +27,8 @@ and a ``<dd>`` body, a class's members in its ``<dd>`` under its own
 are ``<h2>``): each signature is read as a heading one level below its
 section, and a class's headings one level below the class. Each entry's
 source is a closed ``<details class="source">`` ("Expand source code"),
-which a reader sees only on demand: it is left out, listed among the
-page's dropped elements with :data:`SOURCE_CODE` as its reason. Its
+which a reader sees only on demand: it is left out
+(:mod:`.source_views`). Its
 "Inherited members" list names, per base, the members' links: each base
 is one line, "Inherited from Parameter: consume_value, get_default, ...".
 """
@@ -38,7 +38,7 @@ from __future__ import annotations
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
 
-__all__ = ["SOURCE_CODE", "read"]
+__all__ = ["read"]
 
 #: the classes pdoc gives a member's signature (``<div class="attr function">``) besides ``attr``
 _KINDS = frozenset({"function", "class", "variable"})
@@ -89,10 +89,6 @@ def _fold_inherited(root: Node) -> int:
     return folded
 
 
-#: why pdoc3's "Expand source code" blocks are left out (listed among the page's dropped elements)
-SOURCE_CODE = "source code: a member's source, shown on demand (a closed <details>)"
-
-
 def _dd_depth(node: Node) -> int:
     """How many ``<dd>`` (entries' bodies) hold ``node``."""
     depth, parent = 0, node.parent
@@ -104,8 +100,8 @@ def _dd_depth(node: Node) -> int:
 
 def _read_pdoc3(root: Node) -> int:
     """pdoc3: each entry's ``<dt id>`` signature a heading (a section's member one level below its ``<h2>``, a
-    class's member below the class's own "Methods" heading), the source blocks left out, each inherited list
-    one line per base; how many signatures and inherited members were read."""
+    class's member below the class's own "Methods" heading), each inherited list one line per base; how many
+    signatures and inherited members were read."""
     read = 0
     for dt in elements(root, "dt"):
         if dt.attrs.get("id") and any("name" in classes(c) for c in elements(dt, "code")):
@@ -114,8 +110,6 @@ def _read_pdoc3(root: Node) -> int:
     for heading in elements(root, "h3"):
         if depth := _dd_depth(heading):  # a class's "Methods", "Class variables": below the class's heading
             heading.tag = f"h{min(6, 2 + 2 * depth)}"
-    for details in elements(root, "details", "source"):
-        details.why = SOURCE_CODE
     for block in elements(root, "ul", "hlist"):
         for item in [c for c in block.children if isinstance(c, Node) and c.tag == "li"]:
             inner = next(iter(elements(item, "ul", "hlist")), None)
@@ -130,8 +124,7 @@ def _read_pdoc3(root: Node) -> int:
 
 def read(root: Node, generator: str = "pdoc") -> int:
     """Read a pdoc (or, ``generator="pdoc3"``, a pdoc3) page in place: each signature a heading, each class's
-    inherited members one line per base (pdoc3's source blocks left out). Returns how many signatures and
-    inherited members were read."""
+    inherited members one line per base. Returns how many signatures and inherited members were read."""
     if generator == "pdoc3":
         return _read_pdoc3(root)
     return _read_signatures(root) + _fold_inherited(root)
