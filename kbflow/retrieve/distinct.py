@@ -96,12 +96,12 @@ def copy_key(row: dict[str, Any]) -> str:
 #: a signature: an identifier and its parameters (Sphinx's ``requests.request(method, url, **kwargs)``), or a
 #: declaration: keywords, an identifier and what follows it (pdoc's ``def add_command(self, cmd) -> None:``,
 #: ``class Group(Command):``; pdoc3's ``class Group (name=None)``, ``var chain : bool``, its arrow ``‑>`` written
-#: with a non-breaking hyphen)
+#: with a non-breaking hyphen; JSDoc's ``argOptional() → {Argument}``, ``new Argument(name)``)
 _MEMBER_HEADING = re.compile(
     r"^(?:[A-Za-z_$~][\w$:.~]*(?:\(\))?"  # one identifier
-    r"|[A-Za-z_$][\w$.:]*\(.*\)\s*(?:(?:[-\u2011]>|:).*)?"  # a signature
-    r"|(?:(?:async|def|class|fn|pub|static|final|abstract|var|prop)\s+)+"  # a declaration
-    r"[A-Za-z_$][\w$.:]*\s?(?:\(.*\))?\s*(?:(?:[-\u2011]>|:).*)?)$"
+    r"|[A-Za-z_$][\w$.:]*\(.*\)\s*(?:(?:[-\u2011]>|\u2192|:).*)?"  # a signature
+    r"|(?:(?:async|def|class|fn|pub|static|final|abstract|var|prop|new)\s+)+"  # a declaration
+    r"[A-Za-z_$][\w$.:]*\s?(?:\(.*\))?\s*(?:(?:[-\u2011]>|\u2192|:).*)?)$"
 )
 
 

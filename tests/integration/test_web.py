@@ -213,6 +213,8 @@ GENERATED_SOURCES = {
         "requests.api", "", "", "<h1>Source code for requests.api</h1><pre>def get(url): ...</pre>"
     ),
     "blog/source-code.html": _doc("Source code", "", "", "<h1>Source code</h1><p>Where we keep it.</p>"),
+    # JSDoc's default template, which names no generator: its title does
+    "jsdoc/command.js.html": _doc("JSDoc: Source: command.js", "", "", _NUMBERED),
 }
 
 
@@ -228,8 +230,9 @@ def _load_pages(folder, pages: dict[str, str]):
 
 
 def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
-    """rustdoc's src/, Javadoc's src-html/, Doxygen's *_source.html and Sphinx's _modules/ are the code with its
-    lines numbered, not its documentation: left out with their reason; the generators' own pages stay."""
+    """rustdoc's src/, Javadoc's src-html/, Doxygen's *_source.html, Sphinx's _modules/ and JSDoc's *.js.html are
+    the code with its lines numbered, not its documentation: left out with their reason; the generators' own pages
+    stay."""
     from kbflow.sources.web.conventions import ALL_PAGES_OPTION
 
     loader, units = _load_pages(tmp_path, GENERATED_SOURCES)
@@ -243,6 +246,7 @@ def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
     assert reasons["api/src-html/org/x/Bar.html"].startswith("Javadoc's page of a source file")
     assert reasons["html/tstring_8h_source.html"].startswith("Doxygen's page of a source file")
     assert reasons["_modules/requests/api.html"].startswith("Sphinx's page of a source file")
+    assert reasons["jsdoc/command.js.html"].startswith("JSDoc's page of a source file")
     assert all("--all-pages" in r and not i.failed for i in loader.issues for r in [i.reason])
     keep_all = Source("site", "web", str(tmp_path), options={ALL_PAGES_OPTION: True})
     assert len(list(loader.load(keep_all))) == len(GENERATED_SOURCES)

@@ -15,8 +15,9 @@ API generators also write each source file as a page of its own: rustdoc's
 ``src/`` (``<body class="rustdoc src">``, which ``cargo doc`` writes for
 every crate it documents), Javadoc's ``src-html/`` (``<body
 class="source-page">``, generator ``javadoc/SourceToHTMLConverter``),
-Doxygen's ``*_source.html`` ("tstring.h Source File") and Sphinx's
-``_modules/`` (viewcode's "Source code for requests.api"). They are the
+Doxygen's ``*_source.html`` ("tstring.h Source File"), Sphinx's
+``_modules/`` (viewcode's "Source code for requests.api") and JSDoc's
+``*.js.html`` ("JSDoc: Source: command.js"). They are the
 code, not its documentation: each holds every docstring again beside its
 code (rustdoc's and Javadoc's with each line's number read into the text,
 "001/* 002 * Licensed to ..."), so a question about what a member does
@@ -123,6 +124,8 @@ def source_view(page: WebPage, rel: str) -> str | None:
         return "Doxygen"
     if "/_modules/" in where and page.text.lstrip("# ").startswith("Source code for "):
         return "Sphinx"
+    if (page.title or "").startswith("JSDoc: Source: "):  # JSDoc's default template names no generator
+        return "JSDoc"
     return None
 
 

@@ -2,7 +2,8 @@
 and their source code, a code block's line numbers.
 
 Generators write them into the text they mark: Sphinx's ``¶`` after every
-heading and ``[source]`` after every signature, pdoc's "View Source", rustdoc's ``§`` and
+heading and ``[source]`` after every signature, pdoc's "View Source", JSDoc's
+"Source: command.js, line 25" under every entry, rustdoc's ``§`` and
 ``Source``, Doxygen's ``◆`` and ``[1/3]`` around each member's title, line
 numbers beside code. They are no words of the page: the reading drops them
 (:mod:`.extract`, the reason :data:`MARKER`, not listed among a page's dropped
@@ -45,5 +46,7 @@ def is_marker(node: Node, classes: list[str]) -> bool:
     if node.tag in ("a", "span", "label") and node.size <= 11 and VIEWCODE.intersection(classes):
         return True
     if LINE_NUMBERS.intersection(classes) and line_numbers(node):
+        return True
+    if node.tag in ("dt", "dd") and "tag-source" in classes and node.size <= 200:  # JSDoc's "Source: x.js, line 25"
         return True
     return node.tag == "a" and "src" in classes and node.children == ["Source"]  # rustdoc's, at every item

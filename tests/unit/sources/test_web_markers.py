@@ -17,7 +17,10 @@ def test_markers_and_words_under_the_same_classes():
     assert is_marker(_node("span", "overload", "[1/3]"), ["overload"])
     assert is_marker(_node("span", "viewcode-link", "[source]"), ["viewcode-link"])
     assert is_marker(_node("a", "src", "Source"), ["src"])  # rustdoc's
+    assert is_marker(_node("label", "view-source-button", "View Source"), ["view-source-button"])  # pdoc's
+    assert is_marker(_node("dd", "tag-source", "error.js, line 25"), ["tag-source"])  # JSDoc's
     assert not is_marker(_node("a", "anchor", "An anchor with words"), ["anchor"])
     assert not is_marker(_node("span", "overload", "[in words]"), ["overload"])
     assert not is_marker(_node("span", "overload", "[1/3]"), ["other"])
     assert not is_marker(_node("a", "src", "Source code of the module"), ["src"])
+    assert not is_marker(_node("dd", "tag-source", "x" * 300), ["tag-source"])
