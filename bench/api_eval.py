@@ -7,8 +7,8 @@
 Each set of ``bench/apisites`` is an API reference a generator wrote (rustdoc
 over a crate Debian ships as ``librust-*-dev``, built with ``cargo doc
 --offline``; TypeDoc over the declarations an npm package publishes;
-Javadoc and Doxygen as Debian ``-doc`` packages ship them; pdoc over a
-package as PyPI publishes it),
+Javadoc, Doxygen and Sphinx as Debian ``-doc`` packages ship them; pdoc
+and pdoc3 over a package as PyPI publishes it),
 loaded as one ``web`` source into its own lake, with 16 questions in a
 user's words, each judged by the member that answers it
 (``map/struct.IndexMap.html#shift_remove``: the page and the member's name
@@ -55,6 +55,8 @@ CRATES = {"indexmap": ("librust-indexmap-dev", "indexmap-1.9.2")}
 TYPEDOCS = {"commander-typedoc": ("commander@12.1.0", "typings/index.d.ts")}
 #: set -> (Debian package, its Doxygen folder): Doxygen references, as Debian ships them
 DOXYGENS = {"log4cplus-doxygen": ("liblog4cplus-doc", "/usr/share/doc/liblog4cplus-dev/html")}
+#: set -> (Debian package, its Sphinx folder): Sphinx autodoc references (with inherited members), as Debian ships them
+SPHINXES = {"bidict-sphinx": ("python-bidict-doc", "/usr/share/doc/python-bidict-doc/html")}
 #: set -> (Debian package, its Javadoc folder, the package whose own pages make the set): Javadoc references
 JAVADOCS = {
     "commons-lang3": (
@@ -81,7 +83,12 @@ _NAME = re.compile(r"^(?:Readonly|Optional|Static|Protected|Abstract)*(\w+)")
 _TITLE = re.compile(r"^(~?\w+)(?:\(\))?$")
 #: pdoc heads an entry by its signature: ``def add_command(self, ...)``, ``class Group(Command):``, ``name: str``
 #: (pdoc3: ``var name : str``)
-_PDOC = re.compile(r"^(?:async\s+)?(?:def|class)\s+(\w+)|^(?:var\s+)?(\w+)\s*(?:[:=]|$)")
+_PDOC = re.compile(r"^(?:async\s+)?(?:def|class)\s+(?:\w+\.)*(\w+)|^(?:var\s+)?(\w+)\s*(?:[:=]|$)")
+#: Sphinx heads an entry by its signature: ``put(key, val)``, ``property inverse: T``, ``exception bidict.KeyError``,
+#: ``bidict.ON_DUP_RAISE = OnDup(...)``
+_SPHINX = re.compile(
+    r"^(?:(?:classmethod|staticmethod|property|abstract|async|exception|class)\s+)*(?:\w+\.)*(\w+)\s*(?:\(|:|=|$)"
+)
 _PDOC_ENTRY = re.compile(r"^(?:async\s+def|def|class|var)\s+\w+")
 _COPIED = ("Trait Implementations", "Auto Trait Implementations", "Blanket Implementations")
 
@@ -90,8 +97,8 @@ def build(name: str) -> str:
     """Build the set's reference into ``bench/apisites/<name>/site``."""
     if name in JAVADOCS:
         return build_javadoc(name)
-    if name in DOXYGENS:
-        return build_doxygen(name)
+    if name in DOXYGENS or name in SPHINXES:
+        return build_debian_html(name)
     if name in PDOCS:
         return build_pdoc(name)
     return build_typedoc(name) if name in TYPEDOCS else build_rustdoc(name)
@@ -114,10 +121,10 @@ def build_javadoc(name: str) -> str:
     return site
 
 
-def build_doxygen(name: str) -> str:
-    """A Doxygen reference as a Debian ``-doc`` package ships it, whole (its member lists, indexes and source
-    pages are there: kbflow leaves them out as it loads the site)."""
-    package, html = DOXYGENS[name]
+def build_debian_html(name: str) -> str:
+    """A Doxygen or Sphinx reference as a Debian ``-doc`` package ships it, whole (its member lists, indexes and
+    source pages are there: kbflow leaves them out as it loads the site)."""
+    package, html = {**DOXYGENS, **SPHINXES}[name]
     if not os.path.isdir(html):
         print(f"installing {package} (apt-get)", file=sys.stderr)
         subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", package], check=True)
@@ -231,8 +238,8 @@ def member_of(hit) -> str:
         found = _NAME.match(parts[groups[-1] + 1])
     if found is None:  # Doxygen: the entry's title (Logger Class Reference > isEnabledFor())
         found = _TITLE.match(last)
-    if found is None:  # pdoc: a variable's signature (``name: str = ...``)
-        found = _PDOC.match(last)
+    if found is None:  # pdoc: a variable's signature (``name: str = ...``); Sphinx: any entry's
+        found = _PDOC.match(last) or _SPHINX.match(last)
     name = next((g for g in found.groups() if g), "") if found else ""
     return f"{loc.path}#{name}"
 
@@ -299,7 +306,7 @@ def measure(name: str, root: str, settings: Settings) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    every = ",".join([*CRATES, *TYPEDOCS, *JAVADOCS, *DOXYGENS, *PDOCS])
+    every = ",".join([*CRATES, *TYPEDOCS, *JAVADOCS, *DOXYGENS, *PDOCS, *SPHINXES])
     ap.add_argument("--sets", default=every, help="comma-separated sets of bench/apisites")
     ap.add_argument("--build", action="store_true", help="build the references (apt-get, cargo doc --offline)")
     ap.add_argument("--model", default=None, help="embedding model (default: kbflow's)")
