@@ -33,8 +33,9 @@ this" parts read the same, and would make their two entries one. A chunk of
 the member's own text is grouped by its text too: pdoc and Sphinx copy a
 method's docstring onto an override that has none, and the copies are one
 hit (:func:`group_keys`). A heading names a member when it is one
-identifier, or a signature (``requests.request(method, url)``, ``def
-add_command(self, cmd) -> None:``).
+identifier, a signature (``requests.request(method, url)``) or a
+declaration (``def add_command(self, cmd) -> None:``, ``class Group
+(name=None)``, ``new Argument(name)``).
 
 Only the windows read are grouped: a copy ranked far below the ``k``-th
 distinct text is not looked for (the first window is ``max(2k, 20)``
@@ -58,6 +59,7 @@ __all__ = [
     "copy_key",
     "distinct",
     "entry_key",
+    "group_keys",
     "member_path",
     "place_key",
     "text_key",

@@ -258,7 +258,7 @@ def extract(html: str) -> WebPage:
     if filing:
         meta["filing"] = filing
     assign_css(root_node, "")
-    read_api_page(root_node, _generator(meta))  # a member copied onto every implementor: a pointer, once
+    read_api_page(root_node, _generator(meta))  # a generator's copies as pointers, its folded sources left out
     _mark_big(root_node, _raw_sizes(root_node))
     reading = _Reading(_Rules(StyleRules.parse(_GENERATOR_CSS.get(_generator(meta), "") + css)))
     article = reading.article(root_node)

@@ -5,15 +5,15 @@ the documents its frames and iframes show (mdBook's table of contents is an
 ``<iframe src="toc.html">`` inside ``<noscript>``; Javadoc's older sites are
 framesets), the pages its ``<link rel>`` names (``next``, ``prev``,
 ``contents``, ``index``, ``up``...), and where its ``<meta
-http-equiv="refresh">`` sends the browser (pdoc's ``index.html`` of a single
-package is such a stub, and nothing else). Some of these are *navigation*: the
-site's own table of contents and reading order. A link inside a navigation
+http-equiv="refresh">`` sends the browser (pdoc's ``index.html`` of a
+single package is such a stub, and nothing else). Some of these are
+*navigation*: the site's own table of contents and reading order. A link inside a navigation
 element (``<nav>``, or an element whose class or id names a sidebar, a table
 of contents, a toctree, a menu or a navbar: mdBook's sidebar, Sphinx's
 toctree and sidebar, Docusaurus' sidebar, rustdoc's sidebar, Javadoc's
 navigation bar), a frame, a ``<link rel>``, a refresh and an ``<a
-rel="next">`` or ``prev`` are navigation; a link in the text is not. A crawl counts depth in
-text links only, so a book whose chapters form a chain (each page linking
+rel="next">`` or ``prev`` are navigation; a link in the text is not. A
+crawl counts depth in text links only, so a book whose chapters form a chain (each page linking
 the next) is read whole at any depth. Doxygen writes its menu bar (the
 namespaces, classes and files lists) into a script, ``menudata.js``, that
 its pages load and a browser runs: a page's ``<script src>`` of such a

@@ -17,14 +17,13 @@ generator marks them in its own markup, read by a module of its own:
 - :mod:`.pdoc`: inherited members; and each member's signature, which pdoc
   and pdoc3 write in no heading element, read as the heading of its entry.
 
-And any generator's member source folded into a closed ``<details>``
-(mkdocstrings' "Source code in", pdoc3's "Expand source code") is left out
-(:mod:`.source_views`).
-
 Each reads a copy as one pointer line naming what it points to ("Members
 documented on Iterator: next, size_hint, ...", "Documented below: add,
 addAll, ..."), so a search for a member's name still finds the types that
-have it, and the member's text is read where it is defined.
+have it, and the member's text is read where it is defined. And any
+generator's member source folded into a closed ``<details>``
+(mkdocstrings' "Source code in", pdoc3's "Expand source code") is left out
+(:mod:`.source_views`).
 """
 
 from __future__ import annotations
@@ -39,9 +38,8 @@ __all__ = ["read_api_page"]
 def read_api_page(root: Node, generator: str) -> int:
     """Read the page ``root`` as its ``generator`` (its ``<meta name="generator">``, lower case, without a
     version; ``""``: none) writes it, in place: each copy folded into a pointer line, each member's folded
-    source left out (see the package's docs).
-    Returns how many members, blocks or lists were read so. TypeDoc and Sphinx name themselves in no
-    ``<meta>``: their pages are known by their classes."""
+    source left out (see the package's docs). Returns how many members, blocks or lists were read so.
+    TypeDoc and Sphinx name themselves in no ``<meta>``: their pages are known by their classes."""
     left_out = leave_out_source_views(root)  # any generator's: mkdocstrings', pdoc3's
     return left_out + _read_generated(root, generator)
 

@@ -1,4 +1,4 @@
-"""Doxygen's pages: member summaries and inherited member lists read as pointer lines.
+"""Doxygen's pages: summaries and inherited lists as pointer lines, a signature as one line, no cross-references.
 
 Doxygen lists, in a class's member summary, every member of each base
 class again (``<tr class="inherit_header ...">`` "Public Member Functions

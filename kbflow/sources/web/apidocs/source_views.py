@@ -8,11 +8,12 @@ code the reference documents again: read as the page's text, it was more
 than half of a reference (mkdocstrings' reference of click: 448,520
 characters, most of them source), and a member's code outranked its
 documentation. A closed ``<details>`` whose ``<summary>`` names the source
-and that holds code (a ``<pre>``) is left out, listed among the page's dropped elements with
-:data:`SOURCE_CODE` as its reason, whatever the generator (one left open,
-``<details open>``, is read). The source files themselves stay where a
-source holds them (a ``repo`` source), and a generator's pages of source
-files are left out by :mod:`kbflow.sources.web.conventions`.
+and that holds code (a ``<pre>``) is left out, listed among the page's
+dropped elements with :data:`SOURCE_CODE` as its reason, whatever the
+generator. One left open (``<details open>``) is read, and so is one that
+holds no code (a note titled "Source"). The source files themselves stay
+where a source holds them (a ``repo`` source), and a generator's pages of
+source files are left out by :mod:`kbflow.sources.web.conventions`.
 """
 
 from __future__ import annotations
