@@ -1,7 +1,9 @@
-"""API references' copied members read as pointers (kbflow.sources.web.apidocs), on pages shaped as rustdoc
-writes them."""
+"""API references read by their generators' own structure (kbflow.sources.web.apidocs), on pages shaped as
+rustdoc, Javadoc, Doxygen, TypeDoc, Sphinx, pdoc, pdoc3 and mkdocstrings write them."""
 
 from __future__ import annotations
+
+import re
 
 from rustdoc_pages import page as _page
 
@@ -402,3 +404,45 @@ def test_a_members_source_folded_in_a_closed_details_is_left_out_whatever_the_ge
     assert "Adapted from the click tutorial." in page.text  # a note titled "Source" holds no code: read
     opened = extract(html.replace('<details class="mkdocstrings-source">', '<details open class="x">')).text
     assert "self.commands[cmd.name] = cmd" in opened
+
+
+def _sphinx_member(owner: str, name: str, doc: str, source: str | None) -> str:
+    link = (
+        f'<a class="reference internal" href="_modules/pkg/base.html#{source}"><span class="viewcode-link">'
+        '<span class="pre">[source]</span></span></a>'
+        if source
+        else ""
+    )
+    return (
+        f'<dl class="py method"><dt class="sig sig-object py" id="pkg.{owner}.{name}"><span class="sig-name descname">'
+        f'<span class="pre">{name}</span></span><span class="sig-paren">(</span>other<span class="sig-paren">)</span>'
+        f"{link}</dt><dd><p>{doc}</p></dd></dl>"
+    )
+
+
+def test_sphinx_members_inherited_from_a_documented_base_or_from_python_are_one_line_per_origin():
+    """autodoc's ``:inherited-members:`` documents each inherited member again and marks none: viewcode links only
+    a class's own members, so a member without its link that a base defines is the base's; one whose docs are
+    Python's own is Python's. The class's own members stay whole."""
+    put = "Insert the pair, failing on a duplicate."
+    base = (
+        '<dl class="py class"><dt class="sig sig-object py" id="pkg.Base"><span class="sig-name descname">Base</span>'
+        f"</dt><dd><p>A base.</p>{_sphinx_member('Base', 'put', put, 'Base.put')}</dd></dl>"
+    )
+    child = (
+        '<dl class="py class"><dt class="sig sig-object py" id="pkg.Child"><span class="sig-name descname">Child'
+        '</span></dt><dd><p>Bases: <code class="xref py py-class"><span class="pre">pkg.Base</span></code></p>'
+        f"<p>A child.</p>{_sphinx_member('Child', '__eq__', 'Return self==value.', None)}"
+        f"{_sphinx_member('Child', 'extra', 'Does the child&#39;s own thing.', 'Child.extra')}"
+        f"{_sphinx_member('Child', 'put', put, None)}</dd></dl>"
+    )
+    html = f"<html><head><title>API</title></head><body><article><h1>API</h1>{base}{child}</article></body></html>"
+    text = extract(html).text
+    assert text.count(put) == 1  # read where Base defines it
+    assert "Inherited from Python's built-in types: __eq__." in text and "Return self==value." not in text
+    assert "Inherited from Base: put." in text
+    assert "Does the child's own thing." in text
+    # without viewcode's links a page does not say which members a class defines: only Python's own are folded
+    plain = re.sub(r'<a class="reference internal" href="_modules[^"]*">.*?</a>', "", html)
+    text = extract(plain).text
+    assert text.count(put) == 2 and "Inherited from Python's built-in types: __eq__." in text

@@ -13,7 +13,8 @@ generator marks them in its own markup, read by a module of its own:
   tables.
 - :mod:`.doxygen`: members inherited from a base class; member summaries.
 - :mod:`.typedoc`: inherited members.
-- :mod:`.sphinx`: ``autosummary`` tables.
+- :mod:`.sphinx`: ``autosummary`` tables; the members autodoc documents
+  again under each class that inherits them.
 - :mod:`.pdoc`: inherited members; and each member's signature, which pdoc
   and pdoc3 write in no heading element, read as the heading of its entry.
 

@@ -1,21 +1,193 @@
-"""Sphinx's pages: each ``autosummary`` table read as one line naming the members it lists.
+"""Sphinx's pages: ``autosummary`` tables and the members a class inherits, read as pointer lines.
 
 Sphinx's ``autosummary`` tables (``<table class="autosummary">``) list a
 module's or class's members, each with the first line of its docstring,
 which the member's own entry (on the page or its own) says again: each is
 read as one line naming them, as Javadoc's summaries are.
+
+With ``:inherited-members:``, autodoc documents every member a class
+inherits again under the class, and marks none of them as inherited. Two
+things tell them apart all the same:
+
+- A member inherited from a class of the project: with ``viewcode`` on, its
+  ``[source]`` link goes to its definition (``bidict.OrderedBidict.putall``
+  links ``_modules/bidict/_bidict.html#MutableBidict.putall``), whose owner
+  is not the class it is documented under. Where that definition's entry
+  is on the page, the copy is read as a pointer to it.
+- A member inherited from Python itself (``dict.update``, ``object.__eq__``,
+  ``BaseException.__cause__``): its documentation is the interpreter's own
+  docstring, word for word ("Return self==value.", "Implement
+  delattr(self, name)."), and it has no ``[source]`` link.
+
+Each class's copies are read as one line per origin where the first of them
+stood, "Inherited from MutableBidict: putall, forceput." or "Inherited from
+Python's built-in types: __eq__, __delattr__, update.", so a search for what
+a member does finds its definition, not a copy under each subclass; and a
+question about a class meets its own members, not the dozens of members
+every mapping or exception has.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
 
-__all__ = ["read"]
+__all__ = ["BUILTINS", "read"]
+
+#: the origin named for a member whose documentation is the interpreter's own
+BUILTINS = "Python's built-in types"
+#: the kinds of a class's entries (``<dl class="py method">``) that can be inherited
+_MEMBER_KINDS = frozenset({"method", "attribute", "property", "classmethod", "staticmethod"})
+_WORD = re.compile(r"[^\W_]+")
+#: viewcode's link to a member's definition: ``_modules/pkg/mod.html#Owner.member``
+_VIEWCODE_TARGET = re.compile(r"_modules/.+\.html#(?P<path>[\w.]+)$")
 
 
-def read(root: Node) -> int:
-    """Sphinx: each ``autosummary`` table read as one line naming the members it links to."""
+def _words(value: str) -> str:
+    return " ".join(_WORD.findall(value.lower()))
+
+
+@functools.cache
+def _builtin_docs() -> frozenset[str]:
+    """The words of the docstrings of Python's built-in types' members (each whole, and without its first line,
+    which autodoc may have made the signature), as :func:`_words` gives them."""
+    import collections.abc
+
+    types: list[type] = [object, type, BaseException, Exception, dict, list, tuple, set, frozenset, str, int, bytes]
+    types += [getattr(collections.abc, name) for name in collections.abc.__all__]
+    docs: set[str] = set()
+    for cls in types:
+        for name in dir(cls):
+            doc = getattr(getattr(cls, name, None), "__doc__", None)
+            if isinstance(doc, str) and doc.strip():
+                first, _, rest = doc.strip().partition("\n")
+                docs.update((_words(doc), _words(rest)))
+    docs.discard("")
+    return frozenset(docs)
+
+
+def _signature_and_body(entry: Node) -> tuple[Node | None, Node | None]:
+    signature = next((c for c in entry.children if isinstance(c, Node) and c.tag == "dt"), None)
+    body = next((c for c in entry.children if isinstance(c, Node) and c.tag == "dd"), None)
+    return signature, body
+
+
+def _defined_at(signature: Node) -> str | None:
+    """``Owner.member`` where viewcode's ``[source]`` link of an entry's signature says it is defined."""
+    for link in elements(signature, "a"):
+        if elements(link, "span", "viewcode-link") and (found := _VIEWCODE_TARGET.search(link.attrs.get("href", ""))):
+            return found.group("path")
+    return None
+
+
+def _short(name: str) -> str:
+    """A class's name without its module or type parameters (``bidict._base.BidictBase[KT, VT]``: ``BidictBase``)."""
+    return name.split("[", 1)[0].strip().rpartition(".")[2]
+
+
+class _Classes:
+    """The classes a page documents: each one's bases (its "Bases:" line) and the members viewcode says it
+    defines (their ``[source]`` links), by the class's short name."""
+
+    def __init__(self, root: Node) -> None:
+        self.bases: dict[str, list[str]] = {}
+        self.defines: dict[str, set[str]] = {}
+        self.viewcode = False
+        for cls in _class_entries(root):
+            signature, body = _signature_and_body(cls)
+            name = _short(signature.attrs.get("id", "")) if signature is not None else ""
+            if not name or body is None:
+                continue
+            bases = next((text(p) for p in elements(body, "p") if text(p).strip().startswith("Bases:")), "")
+            self.bases[name] = [_short(b) for b in re.split(r",(?![^\[]*\])", bases.strip()[len("Bases:") :]) if b]
+            for entry in body.children:
+                member_signature = _signature_and_body(entry)[0] if isinstance(entry, Node) else None
+                defined = _defined_at(member_signature) if member_signature is not None else None
+                if defined:
+                    self.viewcode = True
+                    owner, _, member = defined.rpartition(".")
+                    self.defines.setdefault(_short(owner), set()).add(member)
+
+    def definer(self, owner: str, member: str) -> str | None:
+        """The nearest base of ``owner`` (breadth first, as far as the page documents them) that defines
+        ``member``."""
+        seen, queue = {owner}, list(self.bases.get(owner, []))
+        while queue:
+            base = queue.pop(0)
+            if base in seen:
+                continue
+            seen.add(base)
+            if member in self.defines.get(base, ()):
+                return base
+            queue.extend(self.bases.get(base, []))
+        return None
+
+
+def _origin(entry: Node, owner: str, page: _Classes) -> str | None:
+    """Where the member documented by ``entry`` (a ``<dl class="py method">`` under the class ``owner``, its
+    short name) is defined, if it is a copy: a base class the page documents, or :data:`BUILTINS`; ``None``
+    for the class's own member (or one whose origin the page does not say)."""
+    signature, body = _signature_and_body(entry)
+    if signature is None:
+        return None
+    member = _name(entry)
+    defined = _defined_at(signature)
+    if defined is not None:  # its source link names where it is defined
+        base = _short(defined.rpartition(".")[0])
+        return base if base != owner and member in page.defines.get(base, ()) else None
+    if page.viewcode and (definer := page.definer(owner, member)):  # viewcode links only a class's own members
+        return definer
+    words = _words(text(body)) if body is not None else ""
+    return BUILTINS if words and words in _builtin_docs() else None
+
+
+def _class_entries(root: Node) -> list[Node]:
+    return [n for n in elements(root, "dl") if "py" in classes(n) and {"class", "exception"} & set(classes(n))]
+
+
+def _fold_inherited(root: Node) -> int:
+    """Each class's members inherited from elsewhere read as one line per origin; how many members."""
+    page = _Classes(root)
+    folded = 0
+    for cls in _class_entries(root):
+        signature, body = _signature_and_body(cls)
+        owner = _short(signature.attrs.get("id", "")) if signature is not None else ""
+        if not owner or body is None:
+            continue
+        kept: list[Node | str] = []
+        lines: dict[str, list[str]] = {}
+        slot: dict[str, int] = {}
+        for child in body.children:
+            kinds = set(classes(child)) if isinstance(child, Node) and child.tag == "dl" else set()
+            origin = _origin(child, owner, page) if isinstance(child, Node) and kinds & _MEMBER_KINDS else None
+            if origin is None or not isinstance(child, Node):
+                kept.append(child)
+                continue
+            if origin not in lines:
+                lines[origin], slot[origin] = [], len(kept)
+                kept.append(Node("p", {}, body))
+            lines[origin].append(_name(child))
+            folded += 1
+        for origin, names in lines.items():
+            line = kept[slot[origin]]
+            if isinstance(line, Node):
+                line.children = [f"Inherited from {origin}: {', '.join(dict.fromkeys(names))}."]
+        body.children = kept
+    return folded
+
+
+def _name(entry: Node) -> str:
+    """The member's name in its signature (``<span class="sig-name descname">``)."""
+    for span in elements(entry, "span", "descname"):
+        return " ".join(text(span).split())
+    return "a member"
+
+
+def _fold_autosummary(root: Node) -> int:
+    """Each ``autosummary`` table read as one line naming the members it links to."""
     folded = 0
     for table in elements(root, "table", "autosummary"):
         links = [a for a in elements(table, "a") if "internal" in classes(a) and a.attrs.get("href")]
@@ -28,3 +200,9 @@ def read(root: Node) -> int:
         table.tag = "div"
         folded += 1
     return folded
+
+
+def read(root: Node) -> int:
+    """Read a Sphinx page in place: its ``autosummary`` tables and each class's inherited members as pointer
+    lines (see the module's docs). Returns how many tables and members were folded."""
+    return _fold_autosummary(root) + _fold_inherited(root)
