@@ -157,7 +157,8 @@ def collect_api(model: str | None, home: str | None) -> tuple[list, dict, list]:
 
     out, nulls, top1 = [], {}, []
     root = home or os.environ.get("KBFLOW_EVAL_HOME") or os.path.join(os.getcwd(), "data", "eval")
-    for name in [*api_eval.CRATES, *api_eval.TYPEDOCS, *api_eval.JAVADOCS, *api_eval.PDOCS, *api_eval.SPHINXES]:
+    every = [*api_eval.CRATES, *api_eval.TYPEDOCS, *api_eval.JAVADOCS, *api_eval.DOXYGENS, *api_eval.PDOCS]
+    for name in [*every, *api_eval.SPHINXES]:
         spec, queries, qrels = api_eval.load_set(name)
         if spec.get("questions_from"):  # another generator's reference of a set read already: its questions again
             continue

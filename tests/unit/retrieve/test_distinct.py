@@ -232,6 +232,8 @@ def test_a_docstring_copied_onto_an_override_is_one_hit_and_a_signature_heads_it
         "click.core", "class Command:", "def invoke(self, ctx)",
     ]  # fmt: skip
     assert member_path("Guide > Using requests (advanced)") is None
+    for prose in ("final thoughts", "new features", "static files"):  # a keyword, then no signature: no member
+        assert member_path(f"Blog > {prose}") is None
     assert member_path("JSDoc: Class: Argument > Methods > argOptional() → {Argument}") is not None  # JSDoc's
     assert member_path("click.core > class CliRunner (charset: str = 'utf-8')") is not None  # pdoc3's
     assert member_path("Developer Interface > requests.request(method, url, **kwargs)") is not None
