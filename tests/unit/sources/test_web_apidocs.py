@@ -406,7 +406,7 @@ def test_a_members_source_folded_in_a_closed_details_is_left_out_whatever_the_ge
     assert "self.commands[cmd.name] = cmd" in opened
 
 
-def _sphinx_member(owner: str, name: str, doc: str, source: str | None) -> str:
+def _sphinx_member(owner: str, name: str, doc: str, source: str | None, kind: str = "method") -> str:
     link = (
         f'<a class="reference internal" href="_modules/pkg/base.html#{source}"><span class="viewcode-link">'
         '<span class="pre">[source]</span></span></a>'
@@ -414,7 +414,7 @@ def _sphinx_member(owner: str, name: str, doc: str, source: str | None) -> str:
         else ""
     )
     return (
-        f'<dl class="py method"><dt class="sig sig-object py" id="pkg.{owner}.{name}"><span class="sig-name descname">'
+        f'<dl class="py {kind}"><dt class="sig sig-object py" id="pkg.{owner}.{name}"><span class="sig-name descname">'
         f'<span class="pre">{name}</span></span><span class="sig-paren">(</span>other<span class="sig-paren">)</span>'
         f"{link}</dt><dd><p>{doc}</p></dd></dl>"
     )
@@ -427,14 +427,16 @@ def test_sphinx_members_inherited_from_a_documented_base_or_from_python_are_one_
     put = "Insert the pair, failing on a duplicate."
     base = (
         '<dl class="py class"><dt class="sig sig-object py" id="pkg.Base"><span class="sig-name descname">Base</span>'
-        f"</dt><dd><p>A base.</p>{_sphinx_member('Base', 'put', put, 'Base.put')}</dd></dl>"
+        f"</dt><dd><p>A base.</p>{_sphinx_member('Base', 'put', put, 'Base.put')}"
+        f"{_sphinx_member('Base', 'size', 'Counts the pairs.', 'Base.size')}</dd></dl>"
     )
     child = (
         '<dl class="py class"><dt class="sig sig-object py" id="pkg.Child"><span class="sig-name descname">Child'
         '</span></dt><dd><p>Bases: <code class="xref py py-class"><span class="pre">pkg.Base</span></code></p>'
         f"<p>A child.</p>{_sphinx_member('Child', '__eq__', 'Return self==value.', None)}"
         f"{_sphinx_member('Child', 'extra', 'Does the child&#39;s own thing.', 'Child.extra')}"
-        f"{_sphinx_member('Child', 'put', put, None)}</dd></dl>"
+        f"{_sphinx_member('Child', 'put', put, None)}"
+        f"{_sphinx_member('Child', 'size', 'The child&#39;s size, a property.', None, 'property')}</dd></dl>"
     )
     html = f"<html><head><title>API</title></head><body><article><h1>API</h1>{base}{child}</article></body></html>"
     text = extract(html).text
@@ -442,6 +444,7 @@ def test_sphinx_members_inherited_from_a_documented_base_or_from_python_are_one_
     assert "Inherited from Python's built-in types: __eq__." in text and "Return self==value." not in text
     assert "Inherited from Base: put." in text
     assert "Does the child's own thing." in text
+    assert "The child's size, a property." in text  # a property has no source link: its absence says nothing
     # without viewcode's links a page does not say which members a class defines: only Python's own are folded
     plain = re.sub(r'<a class="reference internal" href="_modules[^"]*">.*?</a>', "", html)
     text = extract(plain).text

@@ -9,11 +9,12 @@ With ``:inherited-members:``, autodoc documents every member a class
 inherits again under the class, and marks none of them as inherited. Two
 things tell them apart all the same:
 
-- A member inherited from a class of the project: with ``viewcode`` on, its
-  ``[source]`` link goes to its definition (``bidict.OrderedBidict.putall``
-  links ``_modules/bidict/_bidict.html#MutableBidict.putall``), whose owner
-  is not the class it is documented under. Where that definition's entry
-  is on the page, the copy is read as a pointer to it.
+- A method inherited from a class of the project: with ``viewcode`` on,
+  Sphinx links a class's own methods to their source (``[source]``), and
+  not the methods it inherits. A method without that link, which a base
+  the page documents defines (the nearest, through each class's "Bases:"
+  line), is read as a pointer to the base's entry. (Attributes and
+  properties never have the link, so its absence says nothing of them.)
 - A member inherited from Python itself (``dict.update``, ``object.__eq__``,
   ``BaseException.__cause__``): its documentation is the interpreter's own
   docstring, word for word ("Return self==value.", "Implement
@@ -41,6 +42,8 @@ __all__ = ["BUILTINS", "read"]
 BUILTINS = "Python's built-in types"
 #: the kinds of a class's entries (``<dl class="py method">``) that can be inherited
 _MEMBER_KINDS = frozenset({"method", "attribute", "property", "classmethod", "staticmethod"})
+#: the kinds of entries viewcode links to their source
+_METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
 _WORD = re.compile(r"[^\W_]+")
 #: viewcode's link to a member's definition: ``_modules/pkg/mod.html#Owner.member``
 _VIEWCODE_TARGET = re.compile(r"_modules/.+\.html#(?P<path>[\w.]+)$")
@@ -63,8 +66,7 @@ def _builtin_docs() -> frozenset[str]:
         for name in dir(cls):
             doc = getattr(getattr(cls, name, None), "__doc__", None)
             if isinstance(doc, str) and doc.strip():
-                first, _, rest = doc.strip().partition("\n")
-                docs.update((_words(doc), _words(rest)))
+                docs.update((_words(doc), _words(doc.strip().partition("\n")[2])))
     docs.discard("")
     return frozenset(docs)
 
@@ -138,7 +140,9 @@ def _origin(entry: Node, owner: str, page: _Classes) -> str | None:
     if defined is not None:  # its source link names where it is defined
         base = _short(defined.rpartition(".")[0])
         return base if base != owner and member in page.defines.get(base, ()) else None
-    if page.viewcode and (definer := page.definer(owner, member)):  # viewcode links only a class's own members
+    # viewcode links a class's own methods (never an attribute or a property): a method without its link is a copy
+    callable_ = bool(_METHOD_KINDS & set(classes(entry)))
+    if page.viewcode and callable_ and (definer := page.definer(owner, member)):
         return definer
     words = _words(text(body)) if body is not None else ""
     return BUILTINS if words and words in _builtin_docs() else None
