@@ -228,9 +228,8 @@ def test_a_docstring_copied_onto_an_override_is_one_hit_and_a_signature_heads_it
     # the copy is shown where it is defined (the base class, first on the page), the override in also_in
     assert out.fused == [("command", 1.0), ("invoke", 0.8)]
     assert out.also_in == {"command": ["group"], "invoke": ["params"]}
-    assert member_path("click.core > class Command: > def invoke(self, ctx) > Parameters") == [
-        "click.core", "class Command:", "def invoke(self, ctx)",
-    ]  # fmt: skip
+    entry = ["click.core", "class Command:", "def invoke(self, ctx)"]
+    assert member_path("click.core > class Command: > def invoke(self, ctx) > Parameters") == entry
     assert member_path("Guide > Using requests (advanced)") is None
     for prose in ("final thoughts", "new features", "static files"):  # a keyword, then no signature: no member
         assert member_path(f"Blog > {prose}") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kbflow.sources.web.tree import Node
 
-__all__ = ["classes", "elements", "text"]
+__all__ = ["classes", "elements", "inherited_line", "text"]
 
 
 def classes(node: Node) -> list[str]:
@@ -27,3 +27,9 @@ def elements(node: Node, tag: str | None = None, cls: str | None = None) -> list
             out.append(cur)
         stack.extend(reversed([c for c in cur.children if isinstance(c, Node)]))
     return out
+
+
+def inherited_line(origin: str, names: list[str]) -> str:
+    """The pointer line that stands for members inherited from ``origin``: "Inherited from Command: name, help."
+    (each name once, in order)."""
+    return f"Inherited from {origin}: {', '.join(dict.fromkeys(n for n in names if n))}."

@@ -35,7 +35,9 @@ is one line, "Inherited from Parameter: consume_value, get_default, ...".
 
 from __future__ import annotations
 
-from kbflow.sources.web.apidocs.nodes import classes, elements, text
+from collections.abc import Callable
+
+from kbflow.sources.web.apidocs.nodes import classes, elements, inherited_line, text
 from kbflow.sources.web.tree import Node
 
 __all__ = ["read"]
@@ -44,14 +46,18 @@ __all__ = ["read"]
 _KINDS = frozenset({"function", "class", "variable"})
 
 
-def _depth(node: Node) -> int:
-    """How many members ``node`` is nested in (a module's member 1, a class's member 2)."""
-    depth = 0
-    parent = node.parent
+def _ancestors(node: Node, counted: Callable[[Node], bool]) -> int:
+    """How many of ``node``'s ancestors are ``counted``."""
+    depth, parent = 0, node.parent
     while parent is not None:
-        depth += (parent.tag == "section" and bool(parent.attrs.get("id"))) or "classattr" in classes(parent)
+        depth += counted(parent)
         parent = parent.parent
     return depth
+
+
+def _depth(node: Node) -> int:
+    """How many members ``node`` is nested in (a module's member 1, a class's member 2)."""
+    return _ancestors(node, lambda n: (n.tag == "section" and bool(n.attrs.get("id"))) or "classattr" in classes(n))
 
 
 def _read_signatures(root: Node) -> int:
@@ -80,10 +86,9 @@ def _fold_inherited(root: Node) -> int:
             lines.append(heading)
         for group in elements(block, "dl"):
             base = next((" ".join(text(dt).split()) for dt in elements(group, "dt")), "")
-            names = [" ".join(text(dd).split()) for dd in elements(group, "dd")]
-            names = [name for name in dict.fromkeys(names) if name]
+            names = [name for name in (" ".join(text(dd).split()) for dd in elements(group, "dd")) if name]
             if names:
-                lines.append(Node("p", {}, block, [f"Inherited from {base or 'a base'}: {', '.join(names)}."]))
+                lines.append(Node("p", {}, block, [inherited_line(base or "a base", names)]))
                 folded += len(names)
         block.children = lines
     return folded
@@ -91,11 +96,7 @@ def _fold_inherited(root: Node) -> int:
 
 def _dd_depth(node: Node) -> int:
     """How many ``<dd>`` (entries' bodies) hold ``node``."""
-    depth, parent = 0, node.parent
-    while parent is not None:
-        depth += parent.tag == "dd"
-        parent = parent.parent
-    return depth
+    return _ancestors(node, lambda n: n.tag == "dd")
 
 
 def _read_pdoc3(root: Node) -> int:
@@ -117,7 +118,7 @@ def _read_pdoc3(root: Node) -> int:
                 continue
             base = " ".join(text(next(iter(elements(item, "b")), item)).split())
             names = [" ".join(text(li).split()) for li in elements(inner, "li")]
-            item.children = [f"Inherited from {base}: {', '.join(n for n in dict.fromkeys(names) if n)}."]
+            item.children = [inherited_line(base, names)]
             read += len(names)
     return read
 

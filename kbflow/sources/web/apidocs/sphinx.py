@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import re
 
-from kbflow.sources.web.apidocs.nodes import classes, elements, text
+from kbflow.sources.web.apidocs.nodes import classes, elements, inherited_line, text
 from kbflow.sources.web.tree import Node
 
 __all__ = ["BUILTINS", "read"]
@@ -91,14 +91,14 @@ def _short(name: str) -> str:
 
 
 class _Classes:
-    """The classes a page documents: each one's bases (its "Bases:" line) and the members viewcode says it
-    defines (their ``[source]`` links), by the class's short name."""
+    """The classes a page documents (its class entries): each one's bases (its "Bases:" line) and the members
+    viewcode says it defines (their ``[source]`` links), by the class's short name."""
 
-    def __init__(self, root: Node) -> None:
+    def __init__(self, entries: list[Node]) -> None:
         self.bases: dict[str, list[str]] = {}
         self.defines: dict[str, set[str]] = {}
         self.viewcode = False
-        for cls in _class_entries(root):
+        for cls in entries:
             signature, body = _signature_and_body(cls)
             name = _short(signature.attrs.get("id", "")) if signature is not None else ""
             if not name or body is None:
@@ -154,9 +154,10 @@ def _class_entries(root: Node) -> list[Node]:
 
 def _fold_inherited(root: Node) -> int:
     """Each class's members inherited from elsewhere read as one line per origin; how many members."""
-    page = _Classes(root)
+    entries = _class_entries(root)
+    page = _Classes(entries)
     folded = 0
-    for cls in _class_entries(root):
+    for cls in entries:
         signature, body = _signature_and_body(cls)
         owner = _short(signature.attrs.get("id", "")) if signature is not None else ""
         if not owner or body is None:
@@ -178,7 +179,7 @@ def _fold_inherited(root: Node) -> int:
         for origin, names in lines.items():
             line = kept[slot[origin]]
             if isinstance(line, Node):
-                line.children = [f"Inherited from {origin}: {', '.join(dict.fromkeys(names))}."]
+                line.children = [inherited_line(origin, names)]
         body.children = kept
     return folded
 

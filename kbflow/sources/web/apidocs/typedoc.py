@@ -8,7 +8,7 @@ stood, "Inherited from CommanderError: code, exitCode, nestedError.".
 
 from __future__ import annotations
 
-from kbflow.sources.web.apidocs.nodes import classes, elements, text
+from kbflow.sources.web.apidocs.nodes import classes, elements, inherited_line, text
 from kbflow.sources.web.tree import Node
 
 __all__ = ["read"]
@@ -47,6 +47,6 @@ def read(root: Node) -> int:
             else:
                 kept.append(child)
         for base, names in lines.items():
-            kept[slot[base]] = f"Inherited from {base}: {', '.join(names)}."
+            kept[slot[base]] = inherited_line(base, names)
         parent.children = kept
     return folded
