@@ -108,7 +108,7 @@ def _table(runs, vs: dict[str, str] | None = None) -> list[str]:
     head = (
         f"{'run':12s} {'mode':6s} {'fusion':6s} {'rrf_k':>5s} {'w_dense':>7s} {'w_bm25':>6s} {'depth':>5s} "
         f"{'tokens':>6s} {'cx':>2s} {'tab':>3s} {'model':>16s} {'rerank':>10s} {'doc':>4s} {'page':>4s} "
-        f"{'gloss':>8s} {'ndcg@10':>7s} {'R@5':>6s} "
+        f"{'fb':>4s} {'gloss':>8s} {'ndcg@10':>7s} {'R@5':>6s} "
         f"{'R@10':>6s} {'R@100':>6s} {'MRR@10':>6s} {'hit@3':>6s} {'p50 ms':>7s} {'p95 ms':>7s}"
     ) + ("  vs #1 (p)" if vs is not None else "")
     lines = [head]
@@ -123,7 +123,8 @@ def _table(runs, vs: dict[str, str] | None = None) -> list[str]:
             f"{show(c['dense_weight']):>7s} {show(c['bm25_weight']):>6s} {c['depth_factor']:>5d} {c['max_tokens']:>6d} "
             f"{_yes(c.get('context', True)):>2s} {_yes(c.get('tables', True)):>3s} "
             f"{slug(c['model'])[-16:]:>16s} {_reranker(c):>10s} {c.get('document_weight') or 0:4g} "
-            f"{c.get('page_weight') or 0:4g} {_glossary(c):>8s} {m['ndcg@10']:7.4f} {_num(m, 'recall@5')} "
+            f"{c.get('page_weight') or 0:4g} {c.get('feedback') or 0:4g} {_glossary(c):>8s} {m['ndcg@10']:7.4f} "
+            f"{_num(m, 'recall@5')} "
             f"{m['recall@10']:6.4f} {m['recall@100']:6.4f} {m['mrr@10']:6.4f} {_num(m, 'hit_rate@3')} "
             f"{r.latency_ms['p50']:7.1f} {r.latency_ms['p95']:7.1f}"
             + (f"  {vs.get(r.run_id, '-')}" if vs is not None else "")

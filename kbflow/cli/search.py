@@ -64,6 +64,14 @@ def hit_places(hit: Any) -> str:
     metavar="NAME|FILE",
     help="Query expansion: 'finance' (built in), a file of 'terms<TAB>expansion' lines, or 'none' [default: finance].",
 )
+@click.option(
+    "--feedback",
+    type=click.FloatRange(0, 10),
+    default=None,
+    metavar="W",
+    help="Feedback on prose records: where the first hits are all prose records, the query moves toward them by W "
+    "times their mean and the rest is ranked again behind the first hit (0: off) [default: 0.5].",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option(
     "--prompt",
@@ -98,6 +106,7 @@ def search(
     source_ids,
     min_score,
     glossary,
+    feedback,
     as_json,
     as_prompt,
     version,
@@ -114,7 +123,9 @@ def search(
     so: the lake likely holds no answer. A query made only of code names
     (Logger.callHandlers, json.dumps) lists their definitions first. A query
     naming a glossary term (operating margin, capex, PP&E) is searched with
-    the words it stands for; a line says which.
+    the words it stands for; a line says which. Over prose records
+    (abstracts, articles), the query moves toward its first hits and the
+    rest is ranked again (--feedback).
     """
     from kbflow.retrieve.retriever import Retriever
 
@@ -135,6 +146,7 @@ def search(
         source_ids=list(source_ids) or None,
         min_score=min_score,
         glossary=glossary,
+        feedback=feedback,
     )
     from kbflow import usage
 

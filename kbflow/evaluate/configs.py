@@ -48,6 +48,7 @@ RETRIEVAL_KEYS = (
     "document_weight",
     "page_weight",
     "role_weight",
+    "feedback",
     "glossary",
 )
 
@@ -128,6 +129,7 @@ def rank_options(config: Mapping[str, Any], k: int) -> dict[str, Any]:
         "document_weight": config.get("document_weight"),
         "page_weight": config.get("page_weight"),
         "role_weight": config.get("role_weight"),
+        "feedback": config.get("feedback"),
         "glossary": config.get("glossary") or "none",
         "distinct": False,  # every judged document counts, copies included, as BEIR scores them
     }

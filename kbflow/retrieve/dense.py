@@ -142,20 +142,31 @@ class ExactIndex:
 
     def chunk_id_of(self, row_ids: Sequence[int]) -> list[str]:
         """The chunk ids of Lance row ids of this version."""
+        pos = self.positions(row_ids)
+        return self.chunk_ids.take(require("pyarrow").array(pos, type="int64")).to_pylist() if pos else []
+
+    def positions(self, row_ids: Sequence[int]) -> list[int]:
+        """The matrix rows of these Lance row ids."""
         if self._position is None:
             self._position = {rid: i for i, rid in enumerate(self.row_ids.tolist())}
-        pos = [self._position[r] for r in row_ids]
-        return self.chunk_ids.take(require("pyarrow").array(pos, type="int64")).to_pylist() if pos else []
+        return [self._position[r] for r in row_ids]
+
+    def rows(self, row_ids: Sequence[int]) -> np.ndarray:
+        """The unit vectors of the rows with these Lance row ids, one matrix row each."""
+        return self.vectors[self.positions(row_ids)]
+
+    def values(self, column: str, row_ids: Sequence[int]) -> list[str | None]:
+        """The values of a filter ``column`` (:data:`FILTER_COLUMNS`) of the rows with these Lance row ids."""
+        codes = self.columns[column]
+        names = {i: v for v, i in codes.values.items()}
+        return [names.get(int(codes.codes[p])) for p in self.positions(row_ids)]
 
     def cosine(self, query: np.ndarray, row_ids: Sequence[int]) -> list[float]:
         """The cosine similarity of ``query`` to the rows with these Lance row ids."""
-        if self._position is None:
-            self._position = {rid: i for i, rid in enumerate(self.row_ids.tolist())}
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(q))
         q = q / norm if norm > 0 else q
-        rows = self.vectors[[self._position[r] for r in row_ids]]
-        return [float(x) for x in rows @ q]
+        return [float(x) for x in self.rows(row_ids) @ q]
 
     def mask(self, filters: Mapping[str, Sequence[str]]) -> np.ndarray | None:
         """Rows that pass every ``{column: allowed values}`` filter (``None``: no filter)."""

@@ -1,4 +1,4 @@
-"""Ranking a search request: the two legs, fusion, the signals, reranking, symbols, each text once.
+"""Ranking a search request: the two legs, fusion, the signals, feedback, reranking, symbols, each text once.
 
 :func:`rank` is the ranking half of :meth:`kbflow.retrieve.Retriever.search`
 (and all of :meth:`~kbflow.retrieve.Retriever.rank`): chunk ids and scores,
@@ -19,6 +19,7 @@ from kbflow.errors import EmbedError
 from kbflow.lake.lake import Lake
 from kbflow.retrieve.beside import Pending, beside
 from kbflow.retrieve.distinct import distinct
+from kbflow.retrieve.feedback import RECORD, applies, feedback_vector, first_kept
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.glossary import expanded_query
 from kbflow.retrieve.request import Request
@@ -28,7 +29,7 @@ from kbflow.retrieve.table import Leg, SearchTable
 from kbflow.retrieve.units import pool_units
 from kbflow.text.terms import query_identifiers
 
-__all__ = ["QueryEmbedder", "Ranking", "fuse_legs", "rank", "rerank", "searched_text"]
+__all__ = ["QueryEmbedder", "Ranking", "feedback_leg", "fuse_legs", "rank", "rerank", "searched_text"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,8 @@ class Ranking:
 
     ids: list[str]
     scores: list[float]
-    #: each leg's ranked chunk ids before fusion; with a reranker also ``"fused"``, the order it reranked
+    #: each leg's ranked chunk ids before fusion; with a reranker also ``"fused"``, the order it reranked; where
+    #: feedback applied, ``"feedback"``, the dense leg's rescored with the moved query (:mod:`.feedback`)
     legs: dict[str, list[str]]
     #: chunk id -> Lance row id in the pinned version
     row_of: dict[str, int] = field(repr=False)
@@ -51,8 +53,8 @@ class Ranking:
     leg_scores: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     #: the query's embedding (``None`` in ``bm25`` mode)
     query_vector: Any = field(default=None, repr=False)
-    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, the document and page
-    #: signals, reranking, symbols, grouping equal texts)
+    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``feedback`` (where it applied), ``fuse``
+    #: (fusion, the document and page signals, reranking, symbols, grouping equal texts)
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     #: kept chunk id -> the chunk ids of its copies (equal texts elsewhere; :mod:`kbflow.retrieve.distinct`)
     also_in: dict[str, list[str]] = field(default_factory=dict, repr=False)
@@ -94,10 +96,10 @@ def searched_text(request: Request) -> tuple[str, str]:
 
 
 def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any = None) -> Ranking:
-    """Rank one request on a version's search ``table``: both legs, fusion, the document and page signals, an
-    optional reranker, symbols first, each text once. ``embed`` embeds the searched text for the dense leg (called
-    only where the mode has one and ``vector``, the embedding of :func:`searched_text` computed already, is
-    ``None``). The signals, the reranker and code names read the query as written."""
+    """Rank one request on a version's search ``table``: both legs, fusion, the document and page signals, feedback
+    on prose records, an optional reranker, symbols first, each text once. ``embed`` embeds the searched text for
+    the dense leg (called only where the mode has one and ``vector``, the embedding of :func:`searched_text`
+    computed already, is ``None``). The signals, the reranker and code names read the query as written."""
     settings, k, depth, query = request.settings, request.k, request.depth, request.query
     searched, expansion = searched_text(request)
     if table.rows == 0:
@@ -137,6 +139,12 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
     row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
     fused = fuse_legs(table, legs, settings, query, row_of)
     ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
+    lap("fuse")
+    moved = feedback_leg(table, legs, fused, vector, settings, row_of)
+    if moved is not None:
+        ranked["feedback"] = moved[0]
+        fused = first_kept(fused, fuse_legs(table, {**legs, "dense": moved}, settings, query, row_of))
+        lap("feedback")
     reranked = 0
     if request.reranker is not None and fused:
         ranked["fused"] = [cid for cid, _ in fused[: max(k, settings.rerank_depth)]]
@@ -164,6 +172,35 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
         rows=grouped.rows if grouped is not None else {},
         expansion=expansion,
     )
+
+
+def feedback_leg(
+    table: SearchTable,
+    legs: Mapping[str, Leg],
+    fused: list[tuple[str, float]],
+    vector: Any,
+    settings: RetrievalSettings,
+    row_of: Mapping[str, int],
+) -> Leg | None:
+    """The dense leg again with the query moved toward the first fused hits (every candidate of both legs
+    rescored, best first), where feedback applies: hybrid mode, ``settings.feedback`` on, and the first
+    ``settings.feedback_hits`` hits all records that read as prose (:mod:`kbflow.retrieve.feedback`); else
+    ``None``."""
+    n = settings.feedback_hits
+    if not settings.feedback or settings.mode != "hybrid" or vector is None or len(fused) < n:
+        return None
+    first = [cid for cid, _ in fused[:n]]
+    rows = [row_of[cid] for cid in first]
+    kinds = table.kinds_of(rows)
+    if any(kind != RECORD for kind in kinds):  # read from memory: a lake of anything but records stops here
+        return None
+    if not applies(kinds, [row[S.TEXT] for row in table.read(first, row_of).values()]):
+        return None
+    moved = feedback_vector(vector, table.vectors_of(rows), settings.feedback)
+    candidates = list(row_of)
+    cosines = table.cosines(moved, [row_of[cid] for cid in candidates])
+    order = sorted(range(len(candidates)), key=lambda i: (-cosines[i], candidates[i]))[: len(legs["dense"][0])]
+    return [candidates[i] for i in order], [row_of[candidates[i]] for i in order], [cosines[i] for i in order]
 
 
 def fuse_legs(

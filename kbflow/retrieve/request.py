@@ -58,6 +58,7 @@ class SearchOptions(TypedDict, total=False):
     document_weight: float
     page_weight: float
     role_weight: float
+    feedback: float
     glossary: str | None
 
 
@@ -73,6 +74,7 @@ OVERRIDES = (
     "document_weight",
     "page_weight",
     "role_weight",
+    "feedback",
     "glossary",
 )
 

@@ -314,6 +314,9 @@ class Retriever:
         document_weight, page_weight, role_weight, glossary:
             The document, page and role signals (:mod:`kbflow.retrieve.signals`), query
             expansion (:mod:`kbflow.retrieve.glossary`).
+        feedback:
+            Pseudo-relevance feedback on prose records (0: off; see
+            :class:`~kbflow.config.RetrievalSettings` and :mod:`kbflow.retrieve.feedback`).
         caller, origin:
             Who asked and from which surface, for the query log
             (:mod:`kbflow.usage`; ``origin`` defaults to the retriever's). The

@@ -73,6 +73,26 @@ class SearchTable:
         norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(q)), 1e-12)
         return [float(v) for v in (matrix @ q / np.where(norms > 0, norms, 1.0))]
 
+    def vectors_of(self, row_ids: Sequence[int]) -> Any:
+        """The stored vectors of the rows ``row_ids`` (a float32 matrix, one row each): from memory where this
+        version is searched exactly, else read from the table."""
+        if self.exact:
+            return self.exact_index.rows(row_ids)
+        from kbflow.lake.lake import Lake
+
+        np = require("numpy")
+        vectors = Lake.take(self.dataset, list(row_ids), columns=[S.VECTOR]).column(S.VECTOR)
+        return np.stack(vectors.to_numpy(zero_copy_only=False)).astype(np.float32)
+
+    def kinds_of(self, row_ids: Sequence[int]) -> list[str | None]:
+        """The content kind of the rows ``row_ids``: from memory where this version is searched exactly, else
+        read from the table."""
+        if self.exact:
+            return self.exact_index.values(S.CONTENT_KIND, row_ids)
+        from kbflow.lake.lake import Lake
+
+        return Lake.take(self.dataset, list(row_ids), columns=[S.CONTENT_KIND]).column(S.CONTENT_KIND).to_pylist()
+
     def chunk_ids_of(self, row_ids: Sequence[int]) -> list[str]:
         """Chunk ids of Lance row ids of this version, from memory (the exact index's where it is loaded, else an
         id map: a keyword-only search never loads the vectors)."""

@@ -70,6 +70,10 @@ def test_cli_add_ingest_search_status_resolve(lake_path, docs_dir, repo_dir, jso
 
     human = run(lake_path, "search", "bridge span", "-k", "2")
     assert human.exit_code == 0 and "1." in human.output
+    off = run(lake_path, "search", "bridge span", "-k", "2", "--feedback", "0")
+    assert off.exit_code == 0 and "1." in off.output
+    bad = run(lake_path, "search", "bridge span", "--feedback", "-1")
+    assert bad.exit_code == 2 and "--feedback" in bad.output
 
     prompt = run(lake_path, "search", "reciprocal rank fusion", "-k", "3", "--prompt")
     assert prompt.exit_code == 0
