@@ -20,7 +20,6 @@ import argparse
 import glob
 import json
 import os
-import re
 import sys
 
 import html5lib
@@ -69,10 +68,10 @@ def build(folder: str, out: str) -> int:
     rows = [e for p in pages if not p.endswith("index.html") for e in entries(p)]
     os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
     with open(os.path.join(out, "corpus.jsonl"), "w", encoding="utf-8") as fh:
-        for i, (doc, _, answer) in enumerate(rows):
+        for doc, _, answer in rows:
             fh.write(json.dumps({"_id": doc, "title": "", "text": answer}) + "\n")
     with open(os.path.join(out, "queries.jsonl"), "w", encoding="utf-8") as fh:
-        for i, (doc, question, _) in enumerate(rows):
+        for i, (_, question, _) in enumerate(rows):
             fh.write(json.dumps({"_id": f"q{i}", "text": question}) + "\n")
     with open(os.path.join(out, "qrels", "test.tsv"), "w", encoding="utf-8") as fh:
         fh.write("query-id\tcorpus-id\tscore\n")

@@ -155,12 +155,6 @@ class ExactIndex:
         """The unit vectors of the rows with these Lance row ids, one matrix row each."""
         return self.vectors[self.positions(row_ids)]
 
-    def values(self, column: str, row_ids: Sequence[int]) -> list[str | None]:
-        """The values of a filter ``column`` (:data:`FILTER_COLUMNS`) of the rows with these Lance row ids."""
-        codes = self.columns[column]
-        names = {i: v for v, i in codes.values.items()}
-        return [names.get(int(codes.codes[p])) for p in self.positions(row_ids)]
-
     def cosine(self, query: np.ndarray, row_ids: Sequence[int]) -> list[float]:
         """The cosine similarity of ``query`` to the rows with these Lance row ids."""
         q = np.asarray(query, dtype=np.float32).reshape(-1)

@@ -191,7 +191,7 @@ def feedback_leg(
         return None
     first = [cid for cid, _ in fused[:n]]
     rows = [row_of[cid] for cid in first]
-    kinds = table.kinds_of(rows)
+    kinds = table.groups.kinds_of(rows)
     if any(kind != RECORD for kind in kinds):  # read from memory: a lake of anything but records stops here
         return None
     if not applies(kinds, [row[S.TEXT] for row in table.read(first, row_of).values()]):

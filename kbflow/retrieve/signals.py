@@ -218,6 +218,7 @@ class Groups:
     idf: dict[str, float]  # word -> its IDF over the documents' paths
     roles: np.ndarray  # int8 document code -> its role in its repository (:mod:`kbflow.retrieve.roles`)
     units: np.ndarray  # int64 code unit per row (a file's symbol: the chunks of one split function), -1: none
+    kinds: list[str | None]  # document code -> its first row's content kind
 
     @classmethod
     def load(cls, ds) -> Groups:
@@ -261,7 +262,7 @@ class Groups:
         n = sum(1 for ws in words if ws)
         idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
         units = _unit_codes(table, key)
-        return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order])
+        return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order], kinds)
 
     def _where(self, row_ids: Sequence[int]) -> np.ndarray:
         """The positions of these Lance row ids in :attr:`rows` (KeyError for one not in this version)."""
@@ -280,6 +281,12 @@ class Groups:
         """The code unit of each of these Lance row ids (``-1`` where the row is no code unit's: see
         :mod:`kbflow.retrieve.units`)."""
         return self.units[self._where(row_ids)].tolist()
+
+    def kinds_of(self, row_ids: Sequence[int]) -> list[str | None]:
+        """The content kind of each row's document (its first row's: a JSONL file's rows are all records, a PDF's
+        pages and tables one PDF)."""
+        docs, _ = self.of(row_ids)
+        return [self.kinds[d] for d in docs.tolist()]
 
     def roles_of(self, row_ids: Sequence[int]) -> list[str | None]:
         """The role (:data:`~kbflow.retrieve.roles.ROLES`) of each row's file where it stands around code (a

@@ -84,15 +84,6 @@ class SearchTable:
         vectors = Lake.take(self.dataset, list(row_ids), columns=[S.VECTOR]).column(S.VECTOR)
         return np.stack(vectors.to_numpy(zero_copy_only=False)).astype(np.float32)
 
-    def kinds_of(self, row_ids: Sequence[int]) -> list[str | None]:
-        """The content kind of the rows ``row_ids``: from memory where this version is searched exactly, else
-        read from the table."""
-        if self.exact:
-            return self.exact_index.values(S.CONTENT_KIND, row_ids)
-        from kbflow.lake.lake import Lake
-
-        return Lake.take(self.dataset, list(row_ids), columns=[S.CONTENT_KIND]).column(S.CONTENT_KIND).to_pylist()
-
     def chunk_ids_of(self, row_ids: Sequence[int]) -> list[str]:
         """Chunk ids of Lance row ids of this version, from memory (the exact index's where it is loaded, else an
         id map: a keyword-only search never loads the vectors)."""
