@@ -217,7 +217,8 @@ class Hits(list):
         self.latency_ms = 0.0
         #: each leg's ranked chunk ids before fusion (``{"dense": [...], "bm25": [...]}``), for analysis;
         #: with a reranker, also ``"fused"``: the fused order it reranked; for a query of code names,
-        #: ``"symbol"``: the chunks that define them
+        #: ``"symbol"``: the chunks that define them; where feedback on prose records applied, ``"feedback"``:
+        #: the candidates rescored with the moved query
         self.legs: dict[str, list[str]] = {}
         #: the best relevance of the search's hits (before ``min_score`` dropped any): how likely the lake
         #: holds a good match at all; ``None`` where no relevance is known (see :attr:`Hit.relevance`)
