@@ -331,7 +331,7 @@ def report(rows: list[tuple], pieces: dict[str, int], texts: list[str]) -> None:
             print(
                 f"{ours[0]} against the hybrid peers: index {ours[1]:.1f} s vs the fastest's {quickest[1]:.1f} "
                 f"({quickest[0]}), {ours[1] / quickest[1]:.2f}x (target <= 0.8); "
-                f"p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} ({fastest[0]}), {fastest[2] / ours[2]:.2f}x; "
+                f"p50 {ours[2]:.1f} ms vs the fastest's {fastest[2]:.1f} ({fastest[0]}), {ours[2] / fastest[2]:.2f}x; "
                 f"nDCG@10 {ours[4]:.4f} vs the best's {best[4]:.4f} ({best[0]}), {ours[4] - best[4]:+.4f}"
             )
     if pieces:
