@@ -51,3 +51,22 @@ def test_a_failed_background_load_is_raised_by_the_search_that_needs_it(ingested
     assert r.table._groups is None
     monkeypatch.undo()
     assert r.search("install the widget", k=5)  # the next search loads them
+
+
+def test_a_rows_vectors_and_kinds_read_alike_from_memory_and_from_the_table(ingested, fast_settings):
+    import numpy as np
+
+    r = Retriever.open(ingested.uri, settings=fast_settings)
+    memory = SearchTable(r.table.dataset, fast_settings)
+    stored = SearchTable(r.table.dataset, fast_settings)
+    stored.exact = False  # as a table past exact_max_rows with an ANN index reads them
+    rows = memory.exact_index.row_ids.tolist()[::2]
+    a, b = memory.vectors_of(rows), stored.vectors_of(rows)
+    assert a.shape == b.shape == (len(rows), a.shape[1])
+    unit = b / np.linalg.norm(b, axis=1, keepdims=True)
+    assert np.allclose(a, unit, atol=1e-5)
+    kinds = memory.groups.kinds_of(rows)
+    table = r.table.dataset.to_table(columns=["content_kind"], with_row_id=True)
+    kind_of = dict(zip(table.column("_rowid").to_pylist(), table.column("content_kind").to_pylist()))
+    assert kinds == [kind_of[row] for row in rows]
+    assert {"doc", "code", "record"} <= set(kind_of.values())
