@@ -95,6 +95,9 @@ def sets(shared: str) -> dict[str, tuple[str, list[str]]]:
     js = os.path.join(HERE, "jssearch")
     if os.path.isdir(os.path.join(js, "node_modules")):  # npm install --prefix bench/jssearch --ignore-scripts
         out["jssearch"] = (js, [os.path.join(js, "negatives.jsonl")])
+    faq = os.path.join(HERE, "out", "faq", "python-faq")
+    if os.path.isdir(faq):  # python bench/faq_set.py: near misses, other languages' FAQs, and Cranfield's questions
+        out["python-faq"] = (faq, [os.path.join(HERE, "faq_negatives.jsonl"), os.path.join(cranfield, "queries.jsonl")])
     if shutil.which("rustc"):  # the documentation sites rustup installs (bench/sites)
         for name in ("cargo", "reference", "rust-by-example"):
             out[name] = (os.path.join(HERE, "sites", name), [os.path.join(HERE, "sites", "negatives.jsonl")])
