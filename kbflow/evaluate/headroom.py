@@ -4,10 +4,11 @@
 mode, keeps both legs' candidates (ids, scores and row ids, as
 :class:`kbflow.retrieve.ranking.Ranking` holds them) and ranks them again
 under each variant of the retrieval settings with
-:func:`kbflow.retrieve.ranking.fuse_legs`: the fusion, then the document and
-page signals, as a search does (symbols first, a reranker and grouping equal
-texts come after it and are left out, so the defaults' figure is
-``kbflow eval``'s wherever no query names a code symbol). Each ranking is
+:func:`kbflow.retrieve.ranking.fuse_with_feedback`: the fusion, then the
+document and page signals and feedback on prose records, as a search does
+(symbols first, a reranker and grouping equal texts come after it and are
+left out, so the defaults' figure is ``kbflow eval``'s wherever no query
+names a code symbol). Each ranking is
 scored against the qrels per query.
 
 Beside each leg alone and each variant it gives two more figures:
@@ -171,7 +172,7 @@ def fusion_headroom(
     DatasetError
         The lake holds none of the dataset's documents, or a query cannot be searched (naming it).
     """
-    from kbflow.retrieve.ranking import fuse_legs
+    from kbflow.retrieve.ranking import fuse_with_feedback
     from kbflow.retrieve.retriever import Retriever
 
     retriever = Retriever.open(lake, settings=settings)
@@ -185,11 +186,12 @@ def fusion_headroom(
     for qid, text in queries:
         query = text[:MAX_QUERY_CHARS]
         try:
-            legs = _legs(retriever.rank(query, k, **options))
+            ranking = retriever.rank(query, k, **options)
         except QueryError as exc:
             raise DatasetError(f"{dataset.root}: query {qid!r}: {exc}") from None
+        legs, vector = _legs(ranking), ranking.query_vector
         for name, variant in variants.items():
-            fused = fuse_legs(retriever.table, legs, variant, query) if legs else []
+            fused = fuse_with_feedback(retriever.table, legs, variant, query, vector)[0] if legs else []
             runs[name][qid] = as_run(ranked_docs([cid for cid, _ in fused], doc_of))
     qrels = {q: dataset.qrels[q] for q, _ in queries}
     scores = {name: {q: s[metric] for q, s in score_run(qrels, run, [metric])[1].items()} for name, run in runs.items()}

@@ -29,7 +29,16 @@ from kbflow.retrieve.table import Leg, SearchTable
 from kbflow.retrieve.units import pool_units
 from kbflow.text.terms import query_identifiers
 
-__all__ = ["QueryEmbedder", "Ranking", "feedback_leg", "fuse_legs", "rank", "rerank", "searched_text"]
+__all__ = [
+    "QueryEmbedder",
+    "Ranking",
+    "feedback_leg",
+    "fuse_legs",
+    "fuse_with_feedback",
+    "rank",
+    "rerank",
+    "searched_text",
+]
 
 
 @dataclass(frozen=True)
@@ -53,8 +62,8 @@ class Ranking:
     leg_scores: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
     #: the query's embedding (``None`` in ``bm25`` mode)
     query_vector: Any = field(default=None, repr=False)
-    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``feedback`` (where it applied), ``fuse``
-    #: (fusion, the document and page signals, reranking, symbols, grouping equal texts)
+    #: milliseconds spent per step: ``embed``, ``dense``, ``bm25``, ``fuse`` (fusion, the document and page
+    #: signals, feedback, reranking, symbols, grouping equal texts)
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     #: kept chunk id -> the chunk ids of its copies (equal texts elsewhere; :mod:`kbflow.retrieve.distinct`)
     also_in: dict[str, list[str]] = field(default_factory=dict, repr=False)
@@ -137,14 +146,10 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
         legs["bm25"] = _ordered(keyword.result())
         lap("bm25")
     row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
-    fused = fuse_legs(table, legs, settings, query, row_of)
+    fused, moved = fuse_with_feedback(table, legs, settings, query, vector, row_of)
     ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
-    lap("fuse")
-    moved = feedback_leg(table, legs, fused, vector, settings, row_of)
     if moved is not None:
         ranked["feedback"] = moved[0]
-        fused = first_kept(fused, fuse_legs(table, {**legs, "dense": moved}, settings, query, row_of))
-        lap("feedback")
     reranked = 0
     if request.reranker is not None and fused:
         ranked["fused"] = [cid for cid, _ in fused[: max(k, settings.rerank_depth)]]
@@ -172,6 +177,26 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
         rows=grouped.rows if grouped is not None else {},
         expansion=expansion,
     )
+
+
+def fuse_with_feedback(
+    table: SearchTable,
+    legs: Mapping[str, Leg],
+    settings: RetrievalSettings,
+    query: str,
+    vector: Any,
+    row_of: Mapping[str, int] | None = None,
+) -> tuple[list[tuple[str, float]], Leg | None]:
+    """``(fused, feedback leg)``: the legs fused (:func:`fuse_legs`), then, where feedback on prose records
+    applies (:func:`feedback_leg`; ``vector`` is the query's embedding), fused again with the feedback leg in the
+    dense leg's place behind the first hit (``None`` for the leg where it did not apply)."""
+    if row_of is None:
+        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+    fused = fuse_legs(table, legs, settings, query, row_of)
+    moved = feedback_leg(table, legs, fused, vector, settings, row_of)
+    if moved is not None:
+        fused = first_kept(fused, fuse_legs(table, {**legs, "dense": moved}, settings, query, row_of))
+    return fused, moved
 
 
 def feedback_leg(
