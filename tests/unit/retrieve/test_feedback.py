@@ -62,3 +62,22 @@ def test_a_weight_of_zero_leaves_the_query_and_more_weight_moves_it_further(weig
     q = np.array([1.0, 0.0])
     moved = feedback_vector(q, np.array([[0.0, 1.0]]), weight)
     assert moved[1] == pytest.approx(weight)
+
+
+def test_feedback_is_a_setting_checked_swept_and_overridden_per_search():
+    from kbflow.config import RetrievalSettings, Settings
+    from kbflow.errors import ConfigError, QueryError
+    from kbflow.evaluate.configs import config_for, rank_options
+    from kbflow.retrieve.request import retrieval_for
+
+    assert RetrievalSettings().feedback == 0.5 and RetrievalSettings().feedback_hits == 3
+    with pytest.raises(ConfigError, match="feedback must be a number"):
+        RetrievalSettings(feedback=-0.1)
+    with pytest.raises(ConfigError, match="feedback_hits must be in 1..20"):
+        RetrievalSettings(feedback_hits=0)
+    config = config_for(Settings.coerce(None, lake="/tmp/x"), feedback=0.0)
+    assert config["feedback"] == 0.0 and rank_options(config, 10)["feedback"] == 0.0
+    settings, _ = retrieval_for(RetrievalSettings(), "q", 5, 100, {"feedback": 0})
+    assert settings.feedback == 0
+    with pytest.raises(QueryError, match="feedback"):
+        retrieval_for(RetrievalSettings(), "q", 5, 100, {"feedback": "lots"})
