@@ -14,7 +14,11 @@ pull the query away from it. Measured on every set here (hybrid nDCG@10,
 docs/evaluation.md): Cranfield's abstracts gain 0.012, while code, PDF pages,
 filings, a site and CoSQA's records (Python functions) each lose up to 0.02
 where feedback applies to them. So it applies only where every feedback hit
-is a record whose text reads as prose (:func:`reads_as_prose`).
+is a record of a record set that reads as prose: a sample of each JSONL
+file's records (up to :data:`PROSE_SAMPLE`, spread over it), three in four
+of them prose by :func:`reads_as_prose`, judged once per search-table version when
+the document groups load (:func:`prose_documents`), so a search reads no
+text for it.
 
 The hits keep the query's own cosines: a hit's ``dense_score``, its
 ``relevance`` and the "no good match" flag read the question, not the
@@ -27,7 +31,17 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["PROSE_SHARE", "RECORD", "applies", "feedback_vector", "first_kept", "reads_as_prose"]
+__all__ = [
+    "PROSE_RECORDS",
+    "PROSE_SAMPLE",
+    "PROSE_SHARE",
+    "RECORD",
+    "applies",
+    "feedback_vector",
+    "first_kept",
+    "prose_documents",
+    "reads_as_prose",
+]
 
 #: the share of a text's characters (of its first :data:`PROSE_CHARS`) that are letters or white space from which
 #: it reads as prose: Cranfield's chunks 0.95 and over for 95 in 100, CoSQA's Python functions 0.914 and under
@@ -35,6 +49,13 @@ PROSE_SHARE = 0.93
 PROSE_CHARS = 1500
 #: the content kind feedback applies to (:data:`kbflow.schema.CONTENT_KINDS`)
 RECORD = "record"
+#: the records read of each record document to judge it (fewer each where a lake holds many: at most
+#: :data:`PROSE_READ` in all)
+PROSE_SAMPLE = 64
+PROSE_READ = 8192
+#: the share of a record document's sampled records that must read as prose: Cranfield's abstracts 0.99, CoSQA's
+#: functions none; Python's FAQ, its answers' code samples inline, 0.57, is no record set of prose
+PROSE_RECORDS = 0.75
 
 
 def reads_as_prose(text: str) -> bool:
@@ -47,11 +68,28 @@ def reads_as_prose(text: str) -> bool:
     return plain / len(head) >= PROSE_SHARE
 
 
-def applies(kinds: Iterable[str | None], texts: Iterable[str]) -> bool:
-    """Whether feedback applies to a query whose first hits have these content ``kinds`` and ``texts``: every one
-    a record that reads as prose."""
-    kinds, texts = list(kinds), list(texts)
-    return bool(kinds) and all(k == RECORD for k in kinds) and all(reads_as_prose(t) for t in texts)
+def applies(prose: Iterable[bool]) -> bool:
+    """Whether feedback applies to a query whose first hits' documents are, each, a record set of prose or not
+    (:func:`prose_documents`): every one is."""
+    prose = list(prose)
+    return bool(prose) and all(prose)
+
+
+def sample_rows(rows_of: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Up to :data:`PROSE_SAMPLE` rows of each document (``rows_of``: each record document's rows in order),
+    spread evenly over it, at most :data:`PROSE_READ` in all."""
+    each = max(1, min(PROSE_SAMPLE, PROSE_READ // max(1, len(rows_of))))
+    out = []
+    for rows in rows_of:
+        n = min(each, len(rows))
+        out.append([rows[(i * len(rows)) // n] for i in range(n)] if n else [])
+    return out
+
+
+def prose_documents(samples: Sequence[Sequence[str]]) -> list[bool]:
+    """For each record document, given the texts of its sampled records: whether at least :data:`PROSE_RECORDS`
+    of them read as prose."""
+    return [bool(texts) and sum(map(reads_as_prose, texts)) >= PROSE_RECORDS * len(texts) for texts in samples]
 
 
 def feedback_vector(query: Sequence[float], hits: np.ndarray, weight: float) -> np.ndarray:

@@ -19,7 +19,7 @@ from kbflow.errors import EmbedError
 from kbflow.lake.lake import Lake
 from kbflow.retrieve.beside import Pending, beside
 from kbflow.retrieve.distinct import distinct
-from kbflow.retrieve.feedback import RECORD, applies, feedback_vector, first_kept
+from kbflow.retrieve.feedback import applies, feedback_vector, first_kept
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.glossary import expanded_query
 from kbflow.retrieve.request import Request
@@ -214,12 +214,8 @@ def feedback_leg(
     n = settings.feedback_hits
     if not settings.feedback or settings.mode != "hybrid" or vector is None or len(fused) < n:
         return None
-    first = [cid for cid, _ in fused[:n]]
-    rows = [row_of[cid] for cid in first]
-    kinds = table.groups.kinds_of(rows)
-    if any(kind != RECORD for kind in kinds):  # read from memory: a lake of anything but records stops here
-        return None
-    if not applies(kinds, [row[S.TEXT] for row in table.read(first, row_of).values()]):
+    rows = [row_of[cid] for cid, _ in fused[:n]]
+    if not applies(table.groups.prose_of(rows)):  # judged once per version, when the groups load
         return None
     moved = feedback_vector(vector, table.vectors_of(rows), settings.feedback)
     candidates = list(row_of)

@@ -188,6 +188,28 @@ def _titles(ds, kinds: frozenset[str]) -> dict[str, str]:
     return out
 
 
+def _prose_records(ds, docs: np.ndarray, rows: np.ndarray, kinds: Sequence[str | None]) -> np.ndarray:
+    """Per document code, whether it is a record set of prose: its kind is ``record`` and most of a sample of its
+    records read as prose (one take of the samples of every record document of the Lance dataset ``ds``; ``docs``
+    and ``rows`` are each row's document code and Lance row id in scan order)."""
+    from kbflow.lake.lake import Lake
+    from kbflow.retrieve.feedback import RECORD, prose_documents, sample_rows
+
+    prose = np.zeros(len(kinds), dtype=bool)
+    records = [d for d, kind in enumerate(kinds) if kind == RECORD]
+    if not records:
+        return prose
+    order = np.argsort(docs, kind="stable")  # each document's rows together, in scan order
+    starts = np.searchsorted(docs[order], records)
+    ends = np.searchsorted(docs[order], records, side="right")
+    samples = sample_rows([rows[order[s:e]].tolist() for s, e in zip(starts, ends, strict=True)])
+    wanted = [row for sample in samples for row in sample]
+    texts = Lake.take(ds, wanted, columns=[S.TEXT]).column(S.TEXT).to_pylist() if wanted else []
+    text_of = dict(zip(wanted, (t or "" for t in texts), strict=True))
+    prose[records] = prose_documents([[text_of[row] for row in sample] for sample in samples])
+    return prose
+
+
 def _unit_codes(table, documents) -> np.ndarray:
     """A code per row of a code unit (its document and symbol: the chunks of one split function share it);
     ``-1`` for every other row (prose, a file's code outside any definition)."""
@@ -218,7 +240,7 @@ class Groups:
     idf: dict[str, float]  # word -> its IDF over the documents' paths
     roles: np.ndarray  # int8 document code -> its role in its repository (:mod:`kbflow.retrieve.roles`)
     units: np.ndarray  # int64 code unit per row (a file's symbol: the chunks of one split function), -1: none
-    kinds: list[str | None]  # document code -> its first row's content kind
+    prose: np.ndarray  # bool document code -> a record set of prose (:func:`kbflow.retrieve.feedback.prose_documents`)
 
     @classmethod
     def load(cls, ds) -> Groups:
@@ -262,7 +284,8 @@ class Groups:
         n = sum(1 for ws in words if ws)
         idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
         units = _unit_codes(table, key)
-        return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order], kinds)
+        prose = _prose_records(ds, docs, rows, kinds)
+        return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order], prose)
 
     def _where(self, row_ids: Sequence[int]) -> np.ndarray:
         """The positions of these Lance row ids in :attr:`rows` (KeyError for one not in this version)."""
@@ -282,11 +305,11 @@ class Groups:
         :mod:`kbflow.retrieve.units`)."""
         return self.units[self._where(row_ids)].tolist()
 
-    def kinds_of(self, row_ids: Sequence[int]) -> list[str | None]:
-        """The content kind of each row's document (its first row's: a JSONL file's rows are all records, a PDF's
-        pages and tables one PDF)."""
+    def prose_of(self, row_ids: Sequence[int]) -> list[bool]:
+        """Whether each row's document is a record set of prose (a JSONL file whose records read as prose),
+        where feedback applies (:mod:`kbflow.retrieve.feedback`)."""
         docs, _ = self.of(row_ids)
-        return [self.kinds[d] for d in docs.tolist()]
+        return self.prose[docs].tolist()
 
     def roles_of(self, row_ids: Sequence[int]) -> list[str | None]:
         """The role (:data:`~kbflow.retrieve.roles.ROLES`) of each row's file where it stands around code (a

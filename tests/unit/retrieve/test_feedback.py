@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 
-from kbflow.retrieve.feedback import PROSE_SHARE, applies, feedback_vector, first_kept, reads_as_prose
+from kbflow.retrieve.feedback import (
+    PROSE_READ,
+    PROSE_SAMPLE,
+    PROSE_SHARE,
+    applies,
+    feedback_vector,
+    first_kept,
+    prose_documents,
+    reads_as_prose,
+    sample_rows,
+)
 
 ABSTRACT = (
     "An experimental study of the boundary layer on a flat plate at supersonic speeds, with heat transfer "
@@ -28,12 +38,25 @@ def test_the_share_is_read_from_the_head_of_a_long_text():
     assert 0.9 < PROSE_SHARE < 1.0
 
 
-def test_feedback_applies_only_where_every_first_hit_is_a_prose_record():
-    assert applies(["record"] * 3, [ABSTRACT] * 3)
-    assert not applies(["record", "record", "doc"], [ABSTRACT] * 3)
-    assert not applies(["record"] * 3, [ABSTRACT, ABSTRACT, FUNCTION])  # CoSQA's records are code
-    assert not applies(["pdf"] * 3, [ABSTRACT] * 3)
-    assert not applies([], [])
+def test_feedback_applies_only_where_every_first_hit_is_of_a_record_set_of_prose():
+    assert applies([True, True, True])
+    assert not applies([True, False, True])
+    assert not applies([])
+
+
+def test_a_record_set_reads_as_prose_where_three_in_four_of_its_sampled_records_do():
+    sets = [[ABSTRACT] * 3, [FUNCTION] * 3, [ABSTRACT] * 3 + [TABLE], [ABSTRACT, ABSTRACT, FUNCTION]]
+    # CoSQA's records are Python functions; a set with code in a third of its records is no set of prose
+    assert prose_documents(sets) == [True, False, True, False]
+    assert prose_documents([[]]) == [False]
+
+
+def test_the_sample_spreads_over_each_record_set_and_the_reads_are_bounded():
+    spread = [(i * 1000) // PROSE_SAMPLE for i in range(PROSE_SAMPLE)]
+    assert sample_rows([[7, 8, 9], list(range(1000))]) == [[7, 8, 9], spread]
+    many = sample_rows([list(range(10))] * 1000)
+    assert sum(map(len, many)) <= PROSE_READ and all(len(s) >= 1 for s in many)
+    assert sample_rows([[]]) == [[]]
 
 
 def test_the_moved_query_is_the_query_plus_the_weighted_mean_of_the_hits_unit_vectors():
