@@ -69,8 +69,8 @@ def hit_places(hit: Any) -> str:
     type=click.FloatRange(0, 10),
     default=None,
     metavar="W",
-    help="Feedback on prose records: where the first hits are all prose records, the query moves toward them by W "
-    "times their mean and the rest is ranked again behind the first hit (0: off) [default: 0.5].",
+    help="Feedback on prose records: where the first hits all come from record sets of prose, the query moves "
+    "toward them by W times their mean and the rest is ranked again behind the first hit (0: off) [default: 0.5].",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option(

@@ -218,14 +218,14 @@ class RetrievalSettings:
         0: off.
     feedback, feedback_hits:
         Pseudo-relevance feedback on prose records, hybrid mode: where the
-        first ``feedback_hits`` (3) fused hits are all records that read as
-        prose (abstracts, articles, posts of a JSONL record set), the query's
-        vector moves toward theirs (by ``feedback``, 0.5, times their mean),
-        every candidate of both legs is rescored with it, and the legs are
-        fused again behind the first hit, which stays first. Cranfield's
-        hybrid nDCG@10 0.4198 to 0.4315; code, PDFs, filings and sites,
-        where feedback cost up to 0.02, are left as they are
-        (:mod:`kbflow.retrieve.feedback`); 0: off.
+        first ``feedback_hits`` (3) fused hits all come from record sets of
+        prose (abstracts, articles, posts: a JSONL file whose records read
+        as prose), the query's vector moves toward theirs (by ``feedback``,
+        0.5, times their mean), every candidate of both legs is rescored
+        with it, and the legs are fused again behind the first hit, which
+        stays first. Cranfield's hybrid nDCG@10 0.4198 to 0.4319; code,
+        PDFs, filings, sites and records of code, where feedback cost up to
+        0.02, are left as they are (:mod:`kbflow.retrieve.feedback`); 0: off.
     glossary:
         Query expansion: a query that names a glossary term ("operating
         margin", "capex", "PP&E") is searched with the words the documents

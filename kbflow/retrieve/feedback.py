@@ -16,9 +16,9 @@ filings, a site and CoSQA's records (Python functions) each lose up to 0.02
 where feedback applies to them. So it applies only where every feedback hit
 is a record of a record set that reads as prose: a sample of each JSONL
 file's records (up to :data:`PROSE_SAMPLE`, spread over it), three in four
-of them prose by :func:`reads_as_prose`, judged once per search-table version when
-the document groups load (:func:`prose_documents`), so a search reads no
-text for it.
+of them prose by :func:`reads_as_prose`, judged once per search-table
+version when the document groups load (:func:`prose_documents`), so a
+search reads no text for it.
 
 The hits keep the query's own cosines: a hit's ``dense_score``, its
 ``relevance`` and the "no good match" flag read the question, not the

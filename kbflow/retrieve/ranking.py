@@ -209,7 +209,7 @@ def feedback_leg(
 ) -> Leg | None:
     """The dense leg again with the query moved toward the first fused hits (every candidate of both legs
     rescored, best first), where feedback applies: hybrid mode, ``settings.feedback`` on, and the first
-    ``settings.feedback_hits`` hits all records that read as prose (:mod:`kbflow.retrieve.feedback`); else
+    ``settings.feedback_hits`` hits all from record sets of prose (:mod:`kbflow.retrieve.feedback`); else
     ``None``."""
     n = settings.feedback_hits
     if not settings.feedback or settings.mode != "hybrid" or vector is None or len(fused) < n:

@@ -225,7 +225,7 @@ def _unit_codes(table, documents) -> np.ndarray:
 @dataclass
 class Groups:
     """Each row's document, page and code unit for one pinned search-table version, and each document's path
-    words.
+    words, role and whether it is a record set of prose (where feedback applies).
 
     ``docs[i]``, ``pages[i]`` and ``units[i]`` are the codes of the row with
     the ``i``-th smallest Lance row id (``rows``); a page code is ``-1`` where
