@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 __all__ = [
+    "PROSE_READ",
     "PROSE_RECORDS",
     "PROSE_SAMPLE",
     "PROSE_SHARE",
@@ -41,6 +42,7 @@ __all__ = [
     "first_kept",
     "prose_documents",
     "reads_as_prose",
+    "sample_rows",
 ]
 
 #: the share of a text's characters (of its first :data:`PROSE_CHARS`) that are letters or white space from which

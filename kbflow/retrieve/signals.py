@@ -189,8 +189,8 @@ def _titles(ds, kinds: frozenset[str]) -> dict[str, str]:
 
 
 def _prose_records(ds, docs: np.ndarray, rows: np.ndarray, kinds: Sequence[str | None]) -> np.ndarray:
-    """Per document code, whether it is a record set of prose: its kind is ``record`` and most of a sample of its
-    records read as prose (one take of the samples of every record document of the Lance dataset ``ds``; ``docs``
+    """Per document code, whether it is a record set of prose: its kind is ``record`` and three in four of a sample
+    of its records read as prose (one take of the samples of every record document of the Lance dataset ``ds``; ``docs``
     and ``rows`` are each row's document code and Lance row id in scan order)."""
     from kbflow.lake.lake import Lake
     from kbflow.retrieve.feedback import RECORD, prose_documents, sample_rows
