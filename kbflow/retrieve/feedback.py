@@ -103,8 +103,8 @@ def feedback_vector(query: Sequence[float], hits: np.ndarray, weight: float) -> 
     if len(vectors) == 0:
         return q
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    vectors = vectors / np.where(norms > 0, norms, 1.0)
-    return (q + np.float32(weight) * vectors.mean(axis=0)).astype(np.float32)
+    units = vectors / np.where(norms > 0, norms, 1.0)
+    return (q + np.float32(weight) * units.mean(axis=0)).astype(np.float32)
 
 
 def first_kept(fused: Sequence[tuple[str, float]], again: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
