@@ -79,7 +79,8 @@ def applies(prose: Iterable[bool]) -> bool:
 
 def sample_rows(rows_of: Sequence[Sequence[int]]) -> list[list[int]]:
     """Up to :data:`PROSE_SAMPLE` rows of each document (``rows_of``: each record document's rows in order),
-    spread evenly over it, at most :data:`PROSE_READ` in all."""
+    spread evenly over it, at most :data:`PROSE_READ` in all (one each where a lake holds more record documents
+    than that)."""
     each = max(1, min(PROSE_SAMPLE, PROSE_READ // max(1, len(rows_of))))
     out = []
     for rows in rows_of:

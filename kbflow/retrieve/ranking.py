@@ -37,6 +37,8 @@ __all__ = [
     "fuse_with_feedback",
     "rank",
     "rerank",
+    "row_ids_of",
+    "search_legs",
     "searched_text",
 ]
 
@@ -104,25 +106,34 @@ def searched_text(request: Request) -> tuple[str, str]:
     return expanded_query(request.query, request.settings.glossary)
 
 
-def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any = None) -> Ranking:
-    """Rank one request on a version's search ``table``: both legs, fusion, the document and page signals, feedback
-    on prose records, an optional reranker, symbols first, each text once. ``embed`` embeds the searched text for
-    the dense leg (called only where the mode has one and ``vector``, the embedding of :func:`searched_text`
-    computed already, is ``None``). The signals, the reranker and code names read the query as written."""
-    settings, k, depth, query = request.settings, request.k, request.depth, request.query
-    searched, expansion = searched_text(request)
-    if table.rows == 0:
-        return Ranking([], [], {}, {})
-    legs: dict[str, Leg] = {}
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
+class Laps:
+    """Milliseconds per step of one ranking (:attr:`Ranking.timings`), each step timed from the end of the one
+    before it; calling it with a step's name ends that step."""
 
-    def lap(step: str) -> None:
-        nonlocal clock
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def __call__(self, step: str) -> None:
         now = time.perf_counter()
-        timings[step] = timings.get(step, 0.0) + (now - clock) * 1000.0
-        clock = now
+        self.timings[step] = self.timings.get(step, 0.0) + (now - self._clock) * 1000.0
+        self._clock = now
 
+
+def row_ids_of(legs: Mapping[str, Leg]) -> dict[str, int]:
+    """Chunk id -> Lance row id of every candidate of ``legs``."""
+    return {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+
+
+def search_legs(
+    table: SearchTable, embed: QueryEmbedder, request: Request, searched: str, vector: Any, lap: Laps
+) -> tuple[dict[str, Leg], Any]:
+    """``(legs, vector)``: the request's legs on the search ``table``, each best first, and the query's embedding
+    (``None`` in ``bm25`` mode). ``embed`` embeds ``searched`` (the query with its glossary expansion) where the
+    mode has a dense leg and ``vector`` is ``None``; from :data:`PARALLEL_LEGS_MIN_ROWS` rows the keyword leg runs
+    in a helper thread beside the exact dense scan."""
+    settings, depth = request.settings, request.depth
+    legs: dict[str, Leg] = {}
     if settings.mode not in ("hybrid", "dense"):
         vector = None
     elif vector is None:
@@ -145,7 +156,21 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
     if keyword is not None:
         legs["bm25"] = _ordered(keyword.result())
         lap("bm25")
-    row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+    return legs, vector
+
+
+def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any = None) -> Ranking:
+    """Rank one request on a version's search ``table``: both legs, fusion, the document and page signals, feedback
+    on prose records, an optional reranker, symbols first, each text once. ``embed`` embeds the searched text for
+    the dense leg (called only where the mode has one and ``vector``, the embedding of :func:`searched_text`
+    computed already, is ``None``). The signals, the reranker and code names read the query as written."""
+    settings, k, query = request.settings, request.k, request.query
+    searched, expansion = searched_text(request)
+    if table.rows == 0:
+        return Ranking([], [], {}, {})
+    lap = Laps()
+    legs, vector = search_legs(table, embed, request, searched, vector, lap)
+    row_of = row_ids_of(legs)
     fused, moved = fuse_with_feedback(table, legs, settings, query, vector, row_of)
     ranked = {leg: ids for leg, (ids, _, _) in legs.items()}
     if moved is not None:
@@ -172,7 +197,7 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
         reranked=min(reranked, len(fused)),
         leg_scores={leg: dict(zip(ids, scores)) for leg, (ids, _, scores) in legs.items()},
         query_vector=vector,
-        timings=timings,
+        timings=lap.timings,
         also_in=grouped.also_in if grouped is not None else {},
         rows=grouped.rows if grouped is not None else {},
         expansion=expansion,
@@ -191,7 +216,7 @@ def fuse_with_feedback(
     applies (:func:`feedback_leg`; ``vector`` is the query's embedding), fused again with the feedback leg in the
     dense leg's place behind the first hit (``None`` for the leg where it did not apply)."""
     if row_of is None:
-        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        row_of = row_ids_of(legs)
     fused = fuse_legs(table, legs, settings, query, row_of)
     moved = feedback_leg(table, legs, fused, vector, settings, row_of)
     if moved is not None:
@@ -237,7 +262,7 @@ def fuse_legs(
     ``{"dense" and/or "bm25": (chunk ids, Lance row ids, scores), best first}``; ``row_of`` maps their chunk ids to
     row ids where the caller has that map already."""
     if row_of is None:
-        row_of = {cid: rid for ids, rids, _ in legs.values() for cid, rid in zip(ids, rids)}
+        row_of = row_ids_of(legs)
     if settings.mode != "hybrid":
         ids, _, scores = legs[settings.mode]
         fused = list(zip(ids, scores))
