@@ -153,8 +153,8 @@ class FlagReason:
     against :data:`LOW_CONFIDENCE`, read off a curve (``curve``: ``"settings"``, ``"lake"`` or ``"model"``)
     whose ``midpoint`` is the cosine at which relevance is 0.5; ``best_cosine`` is that hit's cosine
     (``None`` for an exact code-name match, certain whatever its cosine). ``unknown`` holds the names the
-    question gives that the lake never mentions (:mod:`kbflow.retrieve.unnamed`): any flags the list,
-    whatever its relevance."""
+    question gives that the documents of its first hits never mention, wherever else the lake may
+    (:mod:`kbflow.retrieve.unnamed`): any flags the list, whatever its relevance."""
 
     confidence: float
     midpoint: float
@@ -193,7 +193,8 @@ class FlagReason:
         of the lake's curve``."""
         if self.unknown:
             names = ", ".join(self.unknown)
-            return f"the lake never mentions {names}, which the question names (relevance {self.confidence:.2f})"
+            found = f"no document found mentions {names}, which the question names"
+            return f"{found} (relevance {self.confidence:.2f})"
         whose = {"settings": "the settings' curve", "lake": "the lake's curve", "model": "the model's curve"}
         curve = whose.get(self.curve, f"the {self.curve} curve")
         sign = "<" if self.flagged else ">="
@@ -247,8 +248,8 @@ class Hits(list):
 
     @property
     def low_confidence(self) -> bool:
-        """Whether the search found no good match: its confidence is below 0.5, or it names what the lake never
-        mentions (:attr:`flag`; ``False`` when no relevance is known)."""
+        """Whether the search found no good match: its confidence is below 0.5, or it names what the documents
+        it found never mention (:attr:`flag`; ``False`` when no relevance is known)."""
         if self.flag is not None:
             return self.flag.flagged
         return self.confidence is not None and self.confidence < LOW_CONFIDENCE

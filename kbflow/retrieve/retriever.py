@@ -35,6 +35,7 @@ an ingest committing meanwhile never changes what it sees.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,7 +63,7 @@ from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.request import Request, SearchOptions, filters_for, min_score_for, names_within, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.retrieve.table import SearchTable
-from kbflow.retrieve.unnamed import unknown_names
+from kbflow.retrieve.unnamed import NAME_HITS, unknown_names
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
@@ -408,7 +409,11 @@ class Retriever:
         hits = hits_of(self.table, ranking, calibration, query_id, request.settings.role_weight)
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
         flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
-        if flag is not None and (unknown := unknown_names(request.query, self.table.holds)):
+        # a name counts where the first hits' documents write it (a filing names its own company), never in a
+        # document the request's scope and filters leave out
+        within = [ranking.row_of[h.chunk_id] for h in hits[:NAME_HITS]]
+        held = functools.partial(self.table.holds, within=within)
+        if flag is not None and (unknown := unknown_names(request.query, held)):
             flag = replace(flag, unknown=unknown)
         if min_score is not None:
             kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)

@@ -241,6 +241,8 @@ class Groups:
     roles: np.ndarray  # int8 document code -> its role in its repository (:mod:`kbflow.retrieve.roles`)
     units: np.ndarray  # int64 code unit per row (a file's symbol: the chunks of one split function), -1: none
     prose: np.ndarray  # bool document code -> a record set of prose (:func:`kbflow.retrieve.feedback.prose_documents`)
+    sources: np.ndarray  # int32 document code -> its source's code
+    code: np.ndarray  # bool document code -> a file of code
 
     @classmethod
     def load(cls, ds) -> Groups:
@@ -285,7 +287,9 @@ class Groups:
         idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
         units = _unit_codes(table, key)
         prose = _prose_records(ds, docs, rows, kinds)
-        return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order], prose)
+        sources = np.unique([n[0] for n in names], return_inverse=True)[1].astype(np.int32)
+        code = np.array([kind == "code" for kind in kinds], dtype=bool)
+        return cls(rows[order], docs[order], pages[order], words, idf, roles, units[order], prose, sources, code)
 
     def _where(self, row_ids: Sequence[int]) -> np.ndarray:
         """The positions of these Lance row ids in :attr:`rows` (KeyError for one not in this version)."""
@@ -310,6 +314,18 @@ class Groups:
         where feedback applies (:mod:`kbflow.retrieve.feedback`)."""
         docs, _ = self.of(row_ids)
         return self.prose[docs].tolist()
+
+    def mentioned(self, rows: Sequence[int], hits: Sequence[int]) -> bool:
+        """Whether one of the Lance row ids ``rows`` (chunks that write a name) is in what one of the row ids
+        ``hits`` stands for: a hit's own document, and for a file of code its whole source, since code seldom
+        writes the name of the project or the technology it serves and the repository's README does (a filing,
+        a page or a record names its own subject). Used by :mod:`kbflow.retrieve.unnamed`."""
+        hit_docs, _ = self.of(hits)
+        found = set(self.of(rows)[0].tolist())
+        found_sources = set(self.sources[sorted(found)].tolist())
+        return any(
+            int(self.sources[d]) in found_sources if self.code[d] else int(d) in found for d in hit_docs.tolist()
+        )
 
     def roles_of(self, row_ids: Sequence[int]) -> list[str | None]:
         """The role (:data:`~kbflow.retrieve.roles.ROLES`) of each row's file where it stands around code (a

@@ -35,6 +35,11 @@ ANN_MIN_EF = 100
 Leg = tuple[list[str], list[int], list[float]]
 
 
+#: how many chunks writing a name :meth:`SearchTable.holds` reads to find where they stand (more: the name is
+#: written everywhere)
+HOLDS_SCAN = 4096
+
+
 class SearchTable:
     """One version of the search table (a pinned Lance dataset) and what searching it loads."""
 
@@ -153,15 +158,21 @@ class SearchTable:
         row_ids = table.column("_rowid").to_pylist()
         return self.chunk_ids_of(row_ids), row_ids, [1.0 - d for d in table.column("_distance").to_pylist()]
 
-    def holds(self, words: str) -> bool:
+    def holds(self, words: str, within: Sequence[int] | None = None) -> bool:
         """Whether one chunk of the keyword index holds every word of ``words`` (in its text, or in its names
-        field)."""
+        field); with ``within`` (Lance row ids: a search's first hits), one chunk of what they stand for (their
+        documents, a file of code's whole source: :meth:`Groups.mentioned`)."""
         fts = require("lance.query")
         every = fts.FullTextOperator.AND
+        limit = 1 if within is None else HOLDS_SCAN
         for column in (S.SEARCH_TEXT, S.SEARCH_NAMES):
             query = fts.MatchQuery(words, column, operator=every)
-            found = self.dataset.to_table(columns=["_score"], full_text_query=query, limit=1, with_row_id=True)
-            if found.num_rows:
+            found = self.dataset.to_table(columns=["_score"], full_text_query=query, limit=limit, with_row_id=True)
+            if not found.num_rows:
+                continue
+            if within is None or found.num_rows >= limit:  # a name this common is written everywhere
+                return True
+            if self.groups.mentioned(sorted(found.column("_rowid").to_pylist()), within):
                 return True
         return False
 

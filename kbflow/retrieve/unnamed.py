@@ -1,4 +1,4 @@
-"""Names a question gives that the lake never mentions: a sure sign of "no good match".
+"""Names a question gives that the documents it finds never mention: a sure sign of "no good match".
 
 The flag reads a search's best cosine off a curve, and a near miss defeats
 it: a question about a company or a library the lake does not hold, asked in
@@ -6,7 +6,7 @@ the lake's own vocabulary ("What was Tesla's automotive revenue in Q2
 2023?" over NVIDIA's and Intel's quarterly reports; "How does Django's ORM
 cache a query?" over Flask's code) finds pages that match every other word,
 and their cosines are those of a right answer. But its subject is a name,
-and the lake never writes that name. :func:`proper_names` reads the names a
+and the pages it finds never write that name. :func:`proper_names` reads the names a
 question gives: a capitalized word with its possessive (``Tesla's``,
 ``AMD's``; not ``Here's``), or a capitalized word inside the sentence that is not all
 capitals (``Broadcom`` in "When did Broadcom complete ..."; an acronym such
@@ -14,9 +14,15 @@ as ``USD`` or ``EBIT`` may be a term the question defines, and the first
 word of a sentence is capitalized anyway). Words with digits (``FY2022``,
 ``Q3``) are periods, not names. Capitalized words in a row are one name
 (``Home Depot``, ``American Express``: each word is common, the two
-together are not). :func:`unknown_names` keeps those that no chunk of the
-lake's keyword index (its text or its names field) holds every word of, and
-the search is flagged with them (:class:`kbflow.records.FlagReason`).
+together are not). :func:`unknown_names` keeps those that no chunk of what
+the search's first three hits stand for holds every word of (in its keyword
+index's text or names field): their documents, and for a file of code its
+whole repository, whose README names what the code serves. A name the lake
+writes only elsewhere counts as unknown too: over six companies' filings,
+"What was Walmart's capital expenditure?" finds CVS Health's 10-K naming
+Walmart as a competitor, but its best pages are Block's and Best Buy's,
+which never write the name. The search is flagged with them
+(:class:`kbflow.records.FlagReason`).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["proper_names", "unknown_names"]
+__all__ = ["NAME_HITS", "proper_names", "unknown_names"]
 
 #: a word (letters, with inner hyphens, ampersands, dots or apostrophes: ``Coca-Cola``, ``AT&T``) and its
 #: possessive ending, if any
@@ -38,6 +44,8 @@ _CONTRACTED = frozenset(
 )
 #: at most this many names are checked per question
 MAX_NAMES = 4
+#: a name counts where the documents of a search's first this many hits write it
+NAME_HITS = 3
 
 
 def _qualifies(word: str, possessive: bool, initial: bool) -> bool:
@@ -86,6 +94,6 @@ def proper_names(question: str) -> list[str]:
 
 
 def unknown_names(question: str, holds: Callable[[str], bool]) -> tuple[str, ...]:
-    """The names ``question`` gives that the lake does not hold (``holds(name)``: whether one chunk of the
-    keyword index has every word of it)."""
+    """The names ``question`` gives that ``holds(name)`` says are not written where it looks (one chunk with
+    every word of the name: in the documents of a search's first hits, or anywhere in the lake)."""
     return tuple(name for name in proper_names(question) if not holds(name))

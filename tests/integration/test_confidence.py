@@ -98,9 +98,31 @@ def test_a_search_naming_what_the_lake_never_mentions_is_flagged_whatever_its_co
     named = retriever.search("How do I install the Grundfos pump?", k=3)
     assert named.flag.unknown == ("Grundfos",) and named.flag.flagged and named.low_confidence
     assert named.confidence == named.flag.confidence >= 0.5  # its relevance is as high as ever: the name flags it
-    assert "never mentions Grundfos" in named.flag.sentence()
+    assert "no document found mentions Grundfos" in named.flag.sentence()
     data = hits_dict(named, 1)["flag"]
     assert data["flagged"] is True and data["unknown_names"] == ["Grundfos"]
     assert FlagReason.from_dict(data) == named.flag
     # a name the lake writes (a heading of its guide) flags nothing
     assert retriever.search("Which legs does Fusion combine in the guide?", k=3).flag.unknown == ()
+
+
+def test_a_name_another_document_writes_in_passing_still_flags_a_search_that_finds_none_of_them(
+    ingested, fast_settings
+):
+    """A filing that names a competitor does not answer a question about the competitor: the name counts only
+    where the first hits' documents write it (a record of the lake writes "Turkey"; the guide does not)."""
+    from dataclasses import replace
+
+    from kbflow import Retriever
+
+    settings = replace(fast_settings, retrieval=replace(fast_settings.retrieval, calibration=(-2.0, 10.0)))
+    retriever = Retriever.open(fast_settings.lake, settings=settings)
+    assert retriever.table.holds("Turkey")
+    found = retriever.search("How do I install the pump sold in Turkey?", k=1, kinds=["doc"])
+    assert [h.citation.locator.path for h in found] == ["guide.md"]
+    assert found.flag.unknown == ("Turkey",) and found.low_confidence
+    near = retriever.search("Which bridge in Turkey has the longest span?", k=1, kinds=["record"])
+    assert near.flag.unknown == ()  # the record that writes it is the hit
+    # a document the request leaves out (its filters, its scope) says nothing of the name either
+    kept_out = retriever.search("Which bridge in Turkey has the longest span?", k=3, source_ids=["docs", "repo"])
+    assert kept_out.flag.unknown == ("Turkey",)

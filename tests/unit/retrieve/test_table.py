@@ -71,3 +71,25 @@ def test_a_rows_vectors_read_alike_from_memory_and_from_the_table_and_records_ar
     every = list(kind_of)
     # the fixture's records are two short sentences of prose; its documents and code are no record set
     assert memory.groups.prose_of(every) == [kind_of[row] == "record" for row in every]
+
+
+def test_a_name_is_held_where_the_hits_documents_write_it_and_for_code_anywhere_in_its_repository(
+    ingested, fast_settings
+):
+    """``holds(name, within=rows)``: a name one document writes is held for that document's rows, not for
+    another document's (a filing that names a competitor does not make a question about it answered); a file
+    of code holds what its repository's README writes."""
+    r = Retriever.open(ingested.uri, settings=fast_settings)
+    table = r.table.dataset.to_table(columns=["source_id", "locator"], with_row_id=True)
+    rows: dict[str, list[int]] = {}  # a document's rows, by its path (a record set's: by its source)
+    for rid, source, loc in zip(*(table.column(c).to_pylist() for c in ("_rowid", "source_id", "locator"))):
+        rows.setdefault(loc["path"] or source, []).append(rid)
+    records = rows["recs"]
+    assert r.table.holds("Turkey")  # the lake writes it, in a record
+    assert r.table.holds("Turkey", within=records)
+    assert not r.table.holds("Turkey", within=rows["guide.md"])  # the guide never does
+    assert not r.table.holds("Turkey", within=rows["guide.md"] + rows["pkg/fuse.py"])
+    # the README writes "Repo": held for the repository's code, not for the guide beside it
+    assert r.table.holds("Repo", within=rows["pkg/fuse.py"])
+    assert not r.table.holds("Repo", within=rows["guide.md"])
+    assert not r.table.holds("Grundfos") and not r.table.holds("Grundfos", within=records)

@@ -1,4 +1,4 @@
-"""Names a question gives that the lake never mentions (kbflow.retrieve.unnamed)."""
+"""Names a question gives that the documents a search finds never mention (kbflow.retrieve.unnamed)."""
 
 from __future__ import annotations
 
