@@ -446,6 +446,33 @@ def test_sphinx_members_inherited_from_a_documented_base_or_from_python_are_one_
     assert "Does the child's own thing." in text
     assert "The child's size, a property." in text  # a property has no source link: its absence says nothing
     # without viewcode's links a page does not say which members a class defines: only Python's own are folded
+    # the pointer lines close the class under a heading of their own, not inside the entry they followed
+    own, _, rest = text.partition("Other members of Child")
+    assert "Inherited from Base: put." in rest and "Inherited from Base" not in own
+    assert "Does the child's own thing." in own
     plain = re.sub(r'<a class="reference internal" href="_modules[^"]*">.*?</a>', "", html)
     text = extract(plain).text
     assert text.count(put) == 2 and "Inherited from Python's built-in types: __eq__." in text
+
+
+def test_sphinx_members_without_documentation_are_one_line_and_leave_their_neighbours_entries_alone():
+    """``:undoc-members:`` and ``:special-members:`` give entries of a signature alone (``__slots__ = ()``,
+    ``__dict__ = mappingproxy(...)``): as headings with nothing below them they joined the entry above, so a
+    documented member's chunk read as its neighbours' reprs. They are named on one line under the class's
+    "Other members" heading."""
+    empty = (
+        '<dl class="py attribute"><dt class="sig sig-object py" id="pkg.Child.__slots__"><span class="sig-name '
+        'descname"><span class="pre">__slots__</span></span><em class="property"> = ()</em></dt><dd></dd></dl>'
+    )
+    child = (
+        '<dl class="py class"><dt class="sig sig-object py" id="pkg.Child"><span class="sig-name descname">Child'
+        f"</span></dt><dd><p>A child.</p>{empty}"
+        f"{_sphinx_member('Child', 'extra', 'Does the child&#39;s own thing.', 'Child.extra')}"
+        f"{empty.replace('__slots__', '__module__')}</dd></dl>"
+    )
+    html = f"<html><head><title>API</title></head><body><article><h1>API</h1>{child}</article></body></html>"
+    text = extract(html).text
+    assert "= ()" not in text and "#### __slots__" not in text
+    own, _, rest = text.partition("Other members of Child")
+    assert "Does the child's own thing." in own and "__module__" not in own
+    assert "Without documentation: __slots__, __module__." in rest

@@ -1,4 +1,4 @@
-"""Sphinx's pages: ``autosummary`` tables and the members a class inherits, read as pointer lines.
+"""Sphinx's pages: ``autosummary`` tables, the members a class inherits and those without docs, read as lines.
 
 Sphinx's ``autosummary`` tables (``<table class="autosummary">``) list a
 module's or class's members, each with the first line of its docstring,
@@ -20,12 +20,19 @@ things tell them apart all the same:
   docstring, word for word ("Return self==value.", "Implement
   delattr(self, name)."), and it has no ``[source]`` link.
 
-Each class's copies are read as one line per origin where the first of them
-stood, "Inherited from MutableBidict: putall, forceput." or "Inherited from
-Python's built-in types: __eq__, __delattr__, update.", so a search for what
-a member does finds its definition, not a copy under each subclass; and a
-question about a class meets its own members, not the dozens of members
-every mapping or exception has.
+Each class's copies are read as one line per origin, "Inherited from
+MutableBidict: putall, forceput." or "Inherited from Python's built-in
+types: __eq__, __delattr__, update.", so a search for what a member does
+finds its definition, not a copy under each subclass; and a question about
+a class meets its own members, not the dozens of members every mapping or
+exception has. With ``:undoc-members:`` and ``:special-members:``, autodoc
+also writes entries of a signature alone (``__slots__ = ()``, ``__dict__ =
+mappingproxy({...})``): each would be a heading with nothing below it,
+which joins the entry above it, so a documented member's chunk would read
+as its neighbours' reprs. They are named on one line, "Without
+documentation: __slots__, __dict__.". The lines close the class under a
+heading of their own, "Other members of OrderedBidict", so each member's
+entry is its signature and its documentation alone.
 """
 
 from __future__ import annotations
@@ -152,8 +159,16 @@ def _class_entries(root: Node) -> list[Node]:
     return [n for n in elements(root, "dl") if "py" in classes(n) and {"class", "exception"} & set(classes(n))]
 
 
+def _undocumented(entry: Node) -> bool:
+    """A member entry with a signature and nothing below it (``:undoc-members:``, ``:special-members:``:
+    ``__slots__ = ()``, ``__dict__ = mappingproxy(...)``)."""
+    body = _signature_and_body(entry)[1]
+    return body is None or not text(body).strip()
+
+
 def _fold_inherited(root: Node) -> int:
-    """Each class's members inherited from elsewhere read as one line per origin; how many members."""
+    """Each class's members inherited from elsewhere read as one line per origin, and its members without
+    documentation as one line naming them, under a heading of their own closing the class; how many members."""
     entries = _class_entries(root)
     page = _Classes(entries)
     folded = 0
@@ -164,24 +179,38 @@ def _fold_inherited(root: Node) -> int:
             continue
         kept: list[Node | str] = []
         lines: dict[str, list[str]] = {}
-        slot: dict[str, int] = {}
         for child in body.children:
             kinds = set(classes(child)) if isinstance(child, Node) and child.tag == "dl" else set()
-            origin = _origin(child, owner, page) if isinstance(child, Node) and kinds & _MEMBER_KINDS else None
-            if origin is None or not isinstance(child, Node):
+            if not isinstance(child, Node) or not kinds & _MEMBER_KINDS:
                 kept.append(child)
                 continue
-            if origin not in lines:
-                lines[origin], slot[origin] = [], len(kept)
-                kept.append(Node("p", {}, body))
-            lines[origin].append(_name(child))
+            origin = _origin(child, owner, page) or (_UNDOCUMENTED if _undocumented(child) else None)
+            if origin is None:
+                kept.append(child)
+                continue
+            lines.setdefault(origin, []).append(_name(child))
             folded += 1
-        for origin, names in lines.items():
-            line = kept[slot[origin]]
-            if isinstance(line, Node):
-                line.children = [inherited_line(origin, names)]
+        if lines:
+            kept.append(_pointer_entry(body, owner, lines))
         body.children = kept
     return folded
+
+
+#: the origin of a member without documentation, for its line
+_UNDOCUMENTED = ""
+
+
+def _pointer_entry(body: Node, owner: str, lines: dict[str, list[str]]) -> Node:
+    """An entry closing a class's body, "Other members of Child", whose lines name the members folded: one line
+    per origin ("Inherited from Base: put."), and "Without documentation: __slots__." last."""
+    entry = Node("dl", {"class": "py attribute"}, body)
+    heading = Node("dt", {"class": "sig sig-object py"}, entry, [f"Other members of {owner}"])
+    listing = Node("dd", {}, entry)
+    for origin, names in sorted(lines.items(), key=lambda item: item[0] == _UNDOCUMENTED):
+        line = inherited_line(origin, names) if origin else f"Without documentation: {', '.join(dict.fromkeys(names))}."
+        listing.children.append(Node("p", {}, listing, [line]))
+    entry.children = [heading, listing]
+    return entry
 
 
 def _name(entry: Node) -> str:
@@ -208,6 +237,6 @@ def _fold_autosummary(root: Node) -> int:
 
 
 def read(root: Node) -> int:
-    """Read a Sphinx page in place: its ``autosummary`` tables and each class's inherited members as pointer
-    lines (see the module's docs). Returns how many tables and members were folded."""
+    """Read a Sphinx page in place: its ``autosummary`` tables, and each class's inherited members and members
+    without documentation, as lines (see the module's docs). Returns how many tables and members were folded."""
     return _fold_autosummary(root) + _fold_inherited(root)
