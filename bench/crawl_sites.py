@@ -67,6 +67,8 @@ def reachable(folder: str) -> set[str]:
         for link in links:
             if link.url.startswith("http://site/") and not link.menu:
                 target = link.url[len("http://site/") :].split("?", 1)[0]
+                if os.path.isdir(os.path.join(folder, target)):  # "/docs/api" (Docusaurus): served as its index
+                    target = target.rstrip("/") + "/" if target.rstrip("/") else ""
                 todo.append(target + "index.html" if target.endswith("/") or not target else target)
     return seen
 
