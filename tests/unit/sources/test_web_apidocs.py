@@ -476,3 +476,6 @@ def test_sphinx_members_without_documentation_are_one_line_and_leave_their_neigh
     own, _, rest = text.partition("Other members of Child")
     assert "Does the child's own thing." in own and "__module__" not in own
     assert "Without documentation: __slots__, __module__." in rest
+    page = extract(html)
+    line = next(b for b in page.blocks if page.text[b[0] : b[1]].startswith("Without documentation"))
+    assert line[2].endswith("> dl > dd")  # the class's body, which holds the members it names

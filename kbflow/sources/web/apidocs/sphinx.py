@@ -54,6 +54,8 @@ _METHOD_KINDS = frozenset({"method", "classmethod", "staticmethod"})
 _WORD = re.compile(r"[^\W_]+")
 #: viewcode's link to a member's definition: ``_modules/pkg/mod.html#Owner.member``
 _VIEWCODE_TARGET = re.compile(r"_modules/.+\.html#(?P<path>[\w.]+)$")
+#: the origin of a member without documentation, for its line
+_UNDOCUMENTED = ""
 
 
 def _words(value: str) -> str:
@@ -196,19 +198,16 @@ def _fold_inherited(root: Node) -> int:
     return folded
 
 
-#: the origin of a member without documentation, for its line
-_UNDOCUMENTED = ""
-
-
 def _pointer_entry(body: Node, owner: str, lines: dict[str, list[str]]) -> Node:
     """An entry closing a class's body, "Other members of Child", whose lines name the members folded: one line
-    per origin ("Inherited from Base: put."), and "Without documentation: __slots__." last."""
-    entry = Node("dl", {"class": "py attribute"}, body)
-    heading = Node("dt", {"class": "sig sig-object py"}, entry, [f"Other members of {owner}"])
-    listing = Node("dd", {}, entry)
+    per origin ("Inherited from Base: put."), and "Without documentation: __slots__." last. The page has no
+    element of its own for it: its css path is the class body's, which holds the members it names."""
+    entry = Node("dl", {"class": "py attribute"}, body, css=body.css)
+    heading = Node("dt", {"class": "sig sig-object py"}, entry, [f"Other members of {owner}"], css=body.css)
+    listing = Node("dd", {}, entry, css=body.css)
     for origin, names in sorted(lines.items(), key=lambda item: item[0] == _UNDOCUMENTED):
         line = inherited_line(origin, names) if origin else f"Without documentation: {', '.join(dict.fromkeys(names))}."
-        listing.children.append(Node("p", {}, listing, [line]))
+        listing.children.append(Node("p", {}, listing, [line], css=body.css))
     entry.children = [heading, listing]
     return entry
 
