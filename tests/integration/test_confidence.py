@@ -107,7 +107,7 @@ def test_a_search_naming_what_the_lake_never_mentions_is_flagged_whatever_its_co
 
 
 def test_a_name_another_document_writes_in_passing_still_flags_a_search_that_finds_none_of_them(
-    ingested, fast_settings
+    ingested, fast_settings, tmp_path
 ):
     """A filing that names a competitor does not answer a question about the competitor: the name counts only
     where the first hits' documents write it (a record of the lake writes "Turkey"; the guide does not)."""
@@ -126,3 +126,20 @@ def test_a_name_another_document_writes_in_passing_still_flags_a_search_that_fin
     # a document the request leaves out (its filters, its scope) says nothing of the name either
     kept_out = retriever.search("Which bridge in Turkey has the longest span?", k=3, source_ids=["docs", "repo"])
     assert kept_out.flag.unknown == ("Turkey",)
+    # nor does another scope's: the flag tells a scoped caller nothing of what the documents it cannot see hold
+    from kbflow import pipeline
+    from kbflow.lake import Lake
+    from kbflow.records import Source
+
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "plan.md").write_text("# Plan\n\nThe Zanzibar bridge opens in spring.\n")
+    lake = Lake(fast_settings.lake)
+    lake.register(Source("secret", "docs", str(secret), scope="vault"))
+    assert pipeline.ingest(lake, fast_settings).ok
+    retriever = Retriever.open(fast_settings.lake, settings=settings)
+    assert retriever.table.holds("Zanzibar")
+    unseen = retriever.search("When does the Zanzibar bridge open?", k=3, scope="proj")
+    assert unseen and "vault" not in {h.scope for h in unseen} and unseen.flag.unknown == ("Zanzibar",)
+    seen = retriever.search("When does the Zanzibar bridge open?", k=3, scope="vault")
+    assert seen[0].citation.locator.path == "plan.md" and seen.flag.unknown == ()
