@@ -12,7 +12,8 @@ question gives: a capitalized word with its possessive (``Tesla's``,
 capitals (``Broadcom`` in "When did Broadcom complete ..."; an acronym such
 as ``USD`` or ``EBIT`` may be a term the question defines, and the first
 word of a sentence is capitalized anyway). Words with digits (``FY2022``,
-``Q3``) are periods, not names. Capitalized words in a row are one name
+``Q3``) are periods, not names, but for a possessive that is not a period
+(``3M's``). Capitalized words in a row are one name
 (``Home Depot``, ``American Express``: each word is common, the two
 together are not). :func:`unknown_names` keeps those that no chunk of what
 the search's first three hits stand for holds every word of (in its keyword
@@ -32,9 +33,11 @@ from collections.abc import Callable
 
 __all__ = ["NAME_HITS", "proper_names", "unknown_names"]
 
-#: a word (letters, with inner hyphens, ampersands, dots or apostrophes: ``Coca-Cola``, ``AT&T``) and its
-#: possessive ending, if any
-_WORD = re.compile(r"[^\W\d_](?:[\w&.-]*[^\W_])?(?P<poss>['’]s\b)?")
+#: a word (letters, with inner hyphens, ampersands, dots or apostrophes: ``Coca-Cola``, ``AT&T``; from a digit
+#: too: ``3M``) and its possessive ending, if any
+_WORD = re.compile(r"[^\W_](?:[\w&.-]*[^\W_])?(?P<poss>['’]s\b)?")
+#: a period or a number, never a name, even in a possessive (``FY2022's``, ``Q3's``, ``2019's``)
+_PERIOD = re.compile(r"(?:FY|CY|Q|H)\d{1,4}|\d+(?:s|th|st|nd|rd)?", re.IGNORECASE)
 #: what ends a sentence before a word
 _SENTENCE_END = re.compile(r"(?:^|[.?!:;]\s*)$")
 #: words whose "'s" is "is" or "us" (``Here's the question``, ``Let's``), not a possessive
@@ -70,7 +73,10 @@ def proper_names(question: str) -> list[str]:
         word, poss = found.group(0), found.group("poss")
         if poss:
             word = word[: -len(poss)]
-        capital = len(word) >= 2 and word[0].isupper() and not any(c.isdigit() for c in word)
+        if any(c.isdigit() for c in word):  # a period (``FY2022``); a name only as a possessive (``3M's``)
+            capital = bool(poss) and any(c.isupper() for c in word) and not _PERIOD.fullmatch(word)
+        else:
+            capital = len(word) >= 2 and word[0].isupper()
         if poss and word.lower() in _CONTRACTED:
             capital = False
         initial = _SENTENCE_END.search(question[: found.start()]) is not None

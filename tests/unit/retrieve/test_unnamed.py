@@ -27,6 +27,13 @@ def test_periods_acronyms_and_a_sentences_first_word_are_not_names():
     assert proper_names("Here's the question: what's the margin? Let's see") == []  # "'s" as "is" or "us"
 
 
+def test_a_possessive_with_digits_is_a_name_unless_it_is_a_period():
+    assert proper_names("What was 3M's total debt at the end of FY2018?") == ["3M"]
+    assert proper_names("3M's revenue and 7-Eleven's stores") == ["3M", "7-Eleven"]  # a possessive may open a sentence
+    assert proper_names("What was FY2018's revenue? How did 2019's sales and Q3's margin compare?") == []
+    assert proper_names("What did 3M report in 2019?") == []  # without a possessive, a word with digits is no name
+
+
 def test_each_name_is_checked_once_and_only_a_few_are():
     assert proper_names("Apple's and Apple's sales") == ["Apple"]
     many = " ".join(f"and Name{chr(97 + i)}x" for i in range(10))
