@@ -411,7 +411,7 @@ class Retriever:
         flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
         # a name counts where the first hits' documents write it (a filing names its own company), never in a
         # document the request's scope and filters leave out
-        within = [ranking.row_of[h.chunk_id] for h in hits[:NAME_HITS]]
+        within = [ranking.row_of[h.chunk_id] for h in hits[:NAME_HITS] if h.chunk_id in ranking.row_of]
         held = functools.partial(self.table.holds, within=within)
         if flag is not None and (unknown := unknown_names(request.query, held)):
             flag = replace(flag, unknown=unknown)
