@@ -9,11 +9,13 @@ copies' (``also_in``), where each leg ranked it, and its relevance, from the
 calibrated curve (:mod:`kbflow.retrieve.confidence`; an exact match of a
 code name the query gives is certain). :func:`flag_reason` says why the list
 is, or is not, flagged "no good match": its best relevance, that hit's
-cosine, the curve read and the curve's midpoint.
+cosine, the curve read and the curve's midpoint, and the names the question
+gives that the first hits' documents never write (:mod:`.unnamed`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +24,7 @@ from kbflow.records import Citation, FlagReason, Hit
 from kbflow.retrieve.confidence import Calibration
 from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.table import SearchTable
+from kbflow.retrieve.unnamed import NAME_HITS, unknown_names
 
 __all__ = ["cited_hits", "cosines_of", "flag_reason", "hits_of", "relevance"]
 
@@ -113,16 +116,23 @@ def _defined(ranking: Ranking) -> set[str]:
 
 
 def flag_reason(
+    table: SearchTable,
+    query: str,
     hits: Sequence[Hit],
     confidence: float | None,
     calibration: Calibration | None,
     curve: str,
     ranking: Ranking,
 ) -> FlagReason | None:
-    """Why a list is or is not flagged: its best hit's relevance (``confidence``) and cosine, and the midpoint
-    of the ``curve`` it was read off (``None`` where no relevance is known)."""
+    """Why a list is or is not flagged: its best hit's relevance (``confidence``) and cosine, the midpoint of the
+    ``curve`` it was read off, and the names ``query`` gives that the first hits' documents never write
+    (:mod:`kbflow.retrieve.unnamed`); ``None`` where no relevance is known."""
     if confidence is None or calibration is None:
         return None
     best = max((h for h in hits if h.relevance is not None), key=lambda h: h.relevance or 0.0)
     cosine = None if best.chunk_id in _defined(ranking) else best.dense_score
-    return FlagReason(confidence, calibration.threshold, curve, cosine)
+    # a name counts where the first hits' documents write it (a filing names its own company), never in a
+    # document the request's scope and filters leave out
+    within = [ranking.row_of[h.chunk_id] for h in hits[:NAME_HITS] if h.chunk_id in ranking.row_of]
+    unknown = unknown_names(query, functools.partial(table.holds, within=within))
+    return FlagReason(confidence, calibration.threshold, curve, cosine, unknown)

@@ -35,7 +35,6 @@ an ingest committing meanwhile never changes what it sees.
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -63,7 +62,6 @@ from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.request import Request, SearchOptions, filters_for, min_score_for, names_within, retrieval_for
 from kbflow.retrieve.rerank import Reranker, get_reranker
 from kbflow.retrieve.table import SearchTable
-from kbflow.retrieve.unnamed import NAME_HITS, unknown_names
 
 __all__ = ["Ranking", "Retriever", "SearchOptions"]
 
@@ -408,13 +406,7 @@ class Retriever:
         calibration = self.calibration
         hits = hits_of(self.table, ranking, calibration, query_id, request.settings.role_weight)
         confidence = max((h.relevance for h in hits if h.relevance is not None), default=None)
-        flag = flag_reason(hits, confidence, calibration, self.calibration_source, ranking)
-        # a name counts where the first hits' documents write it (a filing names its own company), never in a
-        # document the request's scope and filters leave out
-        within = [ranking.row_of[h.chunk_id] for h in hits[:NAME_HITS] if h.chunk_id in ranking.row_of]
-        held = functools.partial(self.table.holds, within=within)
-        if flag is not None and (unknown := unknown_names(request.query, held)):
-            flag = replace(flag, unknown=unknown)
+        flag = flag_reason(self.table, request.query, hits, confidence, calibration, self.calibration_source, ranking)
         if min_score is not None:
             kept = (h for h in hits if h.relevance is not None and h.relevance >= min_score)
             hits = [replace(h, rank=n) for n, h in enumerate(kept, 1)]

@@ -319,7 +319,7 @@ class Groups:
         """Whether one of the Lance row ids ``rows`` (chunks that write a name) is in what one of the row ids
         ``hits`` stands for: a hit's own document, and for a file of code its whole source, since code seldom
         writes the name of the project or the technology it serves and the repository's README does (a filing,
-        a page or a record names its own subject). Used by :mod:`kbflow.retrieve.unnamed`."""
+        a page or a record names its own subject). Read by :meth:`SearchTable.holds` for the "no good match" flag."""
         hit_docs, _ = self.of(hits)
         found = set(self.of(rows)[0].tolist())
         found_sources = set(self.sources[sorted(found)].tolist())
