@@ -15,7 +15,9 @@ word of a sentence is capitalized anyway). Words with digits (``FY2022``,
 ``Q3``) are periods, not names, but for a possessive that is not a period
 (``3M's``). Capitalized words in a row are one name
 (``Home Depot``, ``American Express``: each word is common, the two
-together are not). :func:`unknown_names` keeps those that no chunk of what
+together are not). A run of function words alone is no name: Rust's traits
+``From`` and ``Into`` are words the keyword index drops, so no document
+could be found to write them. :func:`unknown_names` keeps those that no chunk of what
 the search's first three hits stand for holds every word of (in its keyword
 index's text or names field): their documents, and for a file of code its
 whole repository, whose README names what the code serves. A name the lake
@@ -30,6 +32,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from kbflow.text.terms import ENGLISH_STOPWORDS
 
 __all__ = ["NAME_HITS", "proper_names", "unknown_names"]
 
@@ -66,7 +70,8 @@ def proper_names(question: str) -> list[str]:
 
     def close() -> None:
         name = " ".join(run)
-        if run and named and name not in out:
+        function_words = all(w.lower() in ENGLISH_STOPWORDS for w in run)  # ``From``, ``Into``: not indexed
+        if run and named and not function_words and name not in out:
             out.append(name)
 
     for found in _WORD.finditer(question):
