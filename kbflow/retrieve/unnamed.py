@@ -15,7 +15,10 @@ word of a sentence is capitalized anyway). Words with digits (``FY2022``,
 ``Q3``) are periods, not names, but for a possessive that is not a period
 (``3M's``). Capitalized words in a row are one name
 (``Home Depot``, ``American Express``: each word is common, the two
-together are not). A run of function words alone is no name: Rust's traits
+together are not). A word written as code (``PyErr_Print()``,
+``Py_DECREF``) is no name either: the answer to "How do I catch the output
+from PyErr_Print()?" explains the call and never writes it. A run of
+function words alone is no name: Rust's traits
 ``From`` and ``Into`` are words the keyword index drops, so no document
 could be found to write them. :func:`unknown_names` keeps those that no chunk of what
 the search's first three hits stand for holds every word of (in its keyword
@@ -55,6 +58,13 @@ MAX_NAMES = 4
 NAME_HITS = 3
 
 
+def _code(question: str, found: re.Match[str]) -> bool:
+    """Whether a word is written as code: with an underscore or called (``PyErr_Print()``). A question gives such
+    a name where the answer explains the call without spelling it, so it says nothing of the question's
+    subject."""
+    return "_" in found.group(0) or question.startswith("(", found.end())
+
+
 def _qualifies(word: str, possessive: bool, initial: bool) -> bool:
     """Whether a capitalized word (its possessive taken off) is a name: a possessive, or a word inside the
     sentence that is not all capitals."""
@@ -81,7 +91,7 @@ def proper_names(question: str) -> list[str]:
         if any(c.isdigit() for c in word):  # a period (``FY2022``); a name only as a possessive (``3M's``)
             capital = bool(poss) and any(c.isupper() for c in word) and not _PERIOD.fullmatch(word)
         else:
-            capital = len(word) >= 2 and word[0].isupper()
+            capital = len(word) >= 2 and word[0].isupper() and not _code(question, found)
         if poss and word.lower() in _CONTRACTED:
             capital = False
         initial = _SENTENCE_END.search(question[: found.start()]) is not None

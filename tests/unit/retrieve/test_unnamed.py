@@ -38,6 +38,14 @@ def test_each_name_is_checked_once_and_only_a_few_are():
     assert proper_names("Apple's and Apple's sales") == ["Apple"]
 
 
+def test_a_word_written_as_code_is_no_name():
+    """An identifier with an underscore, or called, is code: an answer may explain the call without spelling it."""
+    assert proper_names("How do I catch the output from PyErr_Print() (or anything that prints to stderr)?") == []
+    assert proper_names("When must I call Py_DECREF on a result?") == []
+    assert proper_names("Why does Widget() fail in Flask's app?") == ["Flask"]
+    assert proper_names("Does Node.js read it?") == ["Node.js"]  # a dot alone is no code
+
+
 def test_function_words_alone_are_no_name_since_the_keyword_index_drops_them():
     """Rust's ``From`` and ``Into`` traits: capitalized, but the index keeps neither word, so no document could
     be found to write them; a name with a function word inside it stays one."""
