@@ -18,9 +18,9 @@ word of a sentence is capitalized anyway). Words with digits (``FY2022``,
 together are not). A word written as code (``PyErr_Print()``,
 ``Py_DECREF``) is no name either: the answer to "How do I catch the output
 from PyErr_Print()?" explains the call and never writes it. A run of
-function words alone is no name: Rust's traits
-``From`` and ``Into`` are words the keyword index drops, so no document
-could be found to write them. :func:`unknown_names` keeps those that no chunk of what
+function words alone is no name: Rust's traits ``From`` and ``Into`` are
+words the keyword index drops, so no document could be found to write
+them. :func:`unknown_names` keeps those that no chunk of what
 the search's first three hits stand for holds every word of (in its keyword
 index's text or names field): their documents, and for a file of code its
 whole repository, whose README names what the code serves. A name the lake
