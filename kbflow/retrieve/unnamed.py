@@ -80,7 +80,8 @@ def proper_names(question: str) -> list[str]:
 
     def close() -> None:
         name = " ".join(run)
-        function_words = all(w.lower() in ENGLISH_STOPWORDS for w in run)  # ``From``, ``Into``: not indexed
+        # ``From``, ``Into``: function words, nearly all of which the keyword index drops, so none could be found
+        function_words = all(w.lower() in ENGLISH_STOPWORDS for w in run)
         if run and named and not function_words and name not in out:
             out.append(name)
 
