@@ -25,7 +25,10 @@ Doxygen, Sphinx), and a long entry is cut into several chunks under one
 heading. A web page's chunks under one heading path (the whole path) whose
 last heading names a member (one identifier, below the page's title) are one
 entry: one hit, the other overloads and parts in ``also_in``
-(:func:`entry_key`). A generator may head the parts of an entry too
+(:func:`entry_key`). Such a group is shown by a chunk that starts a section
+(an overload's signature), never by one that continues an entry cut into
+chunks (the exceptions closing the overload above it), where it has one
+(:func:`continues_entry`). A generator may head the parts of an entry too
 (TypeDoc's "Parameters", "Returns this", "Example"; rustdoc's "Panics"):
 a chunk under such a part is the entry of the member above it. A chunk under
 a part is grouped by its entry alone, not by its text: two members' "Returns
@@ -56,6 +59,7 @@ from kbflow.records import ids
 __all__ = [
     "MIN_COPY_BODY",
     "Distinct",
+    "continues_entry",
     "copy_key",
     "distinct",
     "entry_key",
@@ -160,12 +164,21 @@ def group_keys(row: dict[str, Any]) -> list[str]:
     return [entry, copy_key(row)] if own else [entry]
 
 
-def place_key(row: dict[str, Any]) -> tuple[int, int, int]:
-    """What decides which copy shows a group (smallest first): the chunk's position in its document, the
+def continues_entry(row: dict[str, Any]) -> bool:
+    """Whether a web chunk continues a member's entry without its heading: the exceptions or "See Also" of a
+    long entry cut into chunks (Javadoc's ``copyFile`` overloads, each a section headed ``copyFile``). Such a
+    chunk is under the entry's heading path but does not start with a heading line, so it shows its group
+    only where no chunk of the group starts a section."""
+    return entry_key(row) is not None and _HEADING_LINE.match(row[S.TEXT].lstrip()) is None
+
+
+def place_key(row: dict[str, Any]) -> tuple[bool, int, int, int]:
+    """What decides which copy shows a group (smallest first): a chunk that starts its section before one that
+    continues a member's entry (:func:`continues_entry`), then the chunk's position in its document, the
     length of its path or URL, the length of its source URI."""
     locator = row.get(S.LOCATOR) or {}
     place = locator.get("path") or locator.get("url") or ""
-    return int(row.get(S.POSITION) or 0), len(place), len(row.get(S.URI) or "")
+    return continues_entry(row), int(row.get(S.POSITION) or 0), len(place), len(row.get(S.URI) or "")
 
 
 def decode(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

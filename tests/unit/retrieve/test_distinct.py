@@ -8,7 +8,15 @@ import shutil
 from kbflow import Retriever, pipeline
 from kbflow.lake import Lake
 from kbflow.records import Hit, Source
-from kbflow.retrieve.distinct import MIN_COPY_BODY, copy_key, distinct, entry_key, member_path, text_key
+from kbflow.retrieve.distinct import (
+    MIN_COPY_BODY,
+    continues_entry,
+    copy_key,
+    distinct,
+    entry_key,
+    member_path,
+    text_key,
+)
 
 
 def _reader(texts: dict[str, str], places: dict[str, str]):
@@ -177,6 +185,30 @@ def _web_row(source: str, url: str, heading_path: str, text: str, position: int)
         "content_kind": "web",
         "source_id": source,
     }
+
+
+def test_an_entry_is_shown_by_a_chunk_that_starts_a_section_not_by_the_tail_of_the_overload_above():
+    """Javadoc heads each overload of ``copyFile`` ``copyFile``; a long overload is cut into chunks, and the
+    exceptions closing the first one stand before the second's signature. The entry is shown by a signature."""
+
+    def row(text: str, position: int, member: str = "copyFile") -> dict:
+        return _web_row("io", "FileUtils.html", f"FileUtils > Method Detail > {member}", text, position)
+
+    rows = {
+        "third": row("#### copyFile\n\npublic static long copyFile(File input, OutputStream output)", 50),
+        "second": row("#### copyFile\n\npublic static void copyFile(File srcFile, File destFile)", 48),
+        "tail": row("java.io.IOException - if source or destination is invalid.", 45),
+        "tail_only": row("java.io.IOException - if the directory cannot be read.", 60, member="listFiles"),
+        "tail_later": row("See Also: listFiles(File, String[], boolean)", 61, member="listFiles"),
+    }
+    fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
+    out = distinct(fused, 5, lambda cids: {c: rows[c] for c in cids})
+    # the first signature on the page, at the best-ranked chunk's place and score; an entry of tails alone: its first
+    assert out.fused == [("second", 1.0), ("tail_only", 0.7)]
+    assert out.also_in == {"second": ["third", "tail"], "tail_only": ["tail_later"]}
+    assert continues_entry(rows["tail"]) and not continues_entry(rows["second"])
+    prose = _web_row("io", "guide.html", "Guide > Installing the tool", "Then restart.", 3)
+    assert not continues_entry(prose)  # a chunk in no member's entry continues none
 
 
 def test_a_members_parts_are_its_entry_and_two_members_parts_that_read_the_same_stay_apart():
