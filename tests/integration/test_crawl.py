@@ -122,6 +122,14 @@ def test_the_crawl_stays_in_the_prefix_and_honors_robots(site):
     assert not any("elsewhere" in p.url for p in result.pages)
 
 
+def test_a_crawl_started_at_a_page_at_the_sites_root_reads_the_site(site):
+    # a Javadoc or a team's docs served at http://host/index.html: the folder is the site's root
+    root = site.removesuffix("/docs/")
+    result = crawl(f"{root}/outside.html", FAST)
+    rels = [p.rel for p in result.pages]
+    assert rels[0] == "outside.html" and "docs/orphan.html" in rels  # the sitemap's page, under the root too
+
+
 def test_depth_pages_and_delay_limits(site):
     shallow = {p.rel for p in crawl(site, CrawlSettings(depth=0, delay=0)).pages}
     # the start page's <nav> is the site's navigation (no depth); the guide's text link to deep.html is one link
@@ -158,6 +166,8 @@ def test_links_prefix_and_keys():
     )
     assert page_links(sources, "http://s.org/d/a/b/") == ["http://s.org/d/a/b/src/guide.html"]
     assert prefix_of("http://S.org/docs/intro.html") == "http://s.org/docs/"
+    assert prefix_of("http://s.org/index.html") == prefix_of("http://s.org") == "http://s.org/"  # not ``//``
+    assert rel_of("http://s.org/index.html", prefix_of("http://s.org/index.html")) == "index.html"
     assert rel_of("http://s.org/docs/", "http://s.org/docs/") == "index.html"
     assert rel_of("http://s.org/docs/a/../b.html", "http://s.org/docs/") == "b.html"
     assert rel_of("http://s.org/other/b.html", "http://s.org/docs/") is None

@@ -130,8 +130,10 @@ class Crawl:
 def prefix_of(url: str) -> str:
     """The folder a crawl stays in: the start URL up to its last ``/``."""
     parts = urlsplit(url)
-    folder = parts.path if parts.path.endswith("/") else posixpath.dirname(parts.path) + "/"
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{folder or '/'}"
+    folder = parts.path if parts.path.endswith("/") else posixpath.dirname(parts.path)
+    if not folder.endswith("/"):  # a page at the site's root (``/index.html``) is in ``/``, not ``//``
+        folder += "/"
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{folder}"
 
 
 def rel_of(url: str, prefix: str) -> str | None:
