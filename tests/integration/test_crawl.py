@@ -128,6 +128,9 @@ def test_a_crawl_started_at_a_page_at_the_sites_root_reads_the_site(site):
     result = crawl(f"{root}/outside.html", FAST)
     rels = [p.rel for p in result.pages]
     assert rels[0] == "outside.html" and "docs/orphan.html" in rels  # the sitemap's page, under the root too
+    # a start URL with a query names no page: the crawl says so (a source's error would else be "no text")
+    start = f"{site}?print=1"
+    assert [(url, failed) for url, why, failed in crawl(start, FAST).left_out if "query" in why] == [(start, False)]
 
 
 def test_depth_pages_and_delay_limits(site):

@@ -239,6 +239,10 @@ def crawl(
     if delay:
         client.delay = max(client.delay, float(delay))
     out = Crawl(prefix)
+    if rel_of(start, prefix) is None:  # only a query keeps a start page out of its own folder
+        out.left_out.append(
+            (start, "a URL with a query is a view of a page: start the crawl at a page or a folder", False)
+        )
     queue: deque[tuple[str, int]] = deque([(start, 0)])
     queue.extend((url, 0) for url in _sitemap_urls(client, robots, prefix) if rel_of(url, prefix))
     seen: set[str] = set()
