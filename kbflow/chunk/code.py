@@ -15,7 +15,9 @@ lost. Every chunk records its 1-based inclusive line span, a qualified
 So that a chunk stands on its own:
 
 - functions defined under a Python ``if``/``try``/``with`` are units like any
-  other (``if sys.platform == "win32": def f(): ...``);
+  other (``if sys.platform == "win32": def f(): ...``), and so are those a
+  JavaScript library wraps in a function called at once (lodash's
+  ``(function () { ... }.call(this))``, UMD's factory);
 - plain code too small to be read alone (under ``ChunkSettings.min_tokens``
   words: a banner comment, an import, a bare ``class X:``) joins the unit
   below it, or the chunk above it at the end of a block;
@@ -64,6 +66,17 @@ class _Seg:
 
 #: the grammars whose binding statements (``exports.f = function``) are units
 _JS_GRAMMARS = ("tree_sitter_javascript", "tree_sitter_typescript")
+#: the function nodes a JavaScript file may wrap its code in (:meth:`_Cutter.wrapped_body`)
+_JS_FUNCTIONS = frozenset({"function_expression", "function", "arrow_function"})
+
+
+def _unwrapped(node):
+    """``node`` without the parentheses and the ``!``/``void`` around it (``!function () {}()``)."""
+    while node is not None and node.type in ("parenthesized_expression", "unary_expression"):
+        node = node.named_children[-1] if node.named_children else None
+    return node
+
+
 #: a ``/** ... */`` block holding one of these is a file's licence header, not the next unit's documentation
 _LICENCE_WORDS = ("@license", "copyright", "licensed under", "@preserve")
 #: a signature in a context header is cut to this many characters
@@ -124,13 +137,44 @@ class _Cutter:
         return next((c for c in inner.children if c.type in self.spec.body_types), None)
 
     def spliced(self, children):
-        """``children`` with transparent nodes (``#ifdef`` blocks...) and conditional ones holding a unit
-        (``if ...: def f(): ...``) replaced by their own children."""
+        """``children`` with transparent nodes (``#ifdef`` blocks...), conditional ones holding a unit
+        (``if ...: def f(): ...``) and a JavaScript file's wrapper function (:meth:`wrapped_body`) replaced by
+        their own children."""
         for child in children:
             if child.type in self.spec.transparent or (child.type in self.spec.conditional and self.holds_unit(child)):
                 yield from self.spliced(child.children)
+            elif (body := self.wrapped_body(child)) is not None:
+                yield from self.spliced(body.children)
             else:
                 yield child
+
+    def wrapped_body(self, node):
+        """The body of the function a JavaScript file wraps its code in, where that body holds a unit; else
+        ``None``. Libraries and bundles written before modules run their code in a function called at once:
+        ``;(function () { ... }.call(this));`` (lodash), ``!function () { ... }()``, ``(() => { ... })()``,
+        and UMD's ``(function (root, factory) { ... })(this, function () { ... })``, whose code is the
+        factory's. Their functions are units as at the top of a module (``debounce``, not 17,000 lines cut
+        into windows)."""
+        if not self.binds or node.type != "expression_statement" or not node.named_children:
+            return None
+        call = _unwrapped(node.named_children[0])
+        if call is None or call.type != "call_expression":
+            return None
+        callee = _unwrapped(call.child_by_field_name("function"))
+        if callee is not None and callee.type == "member_expression":  # `function () {...}.call(this)`
+            prop = callee.child_by_field_name("property")
+            if prop is None or prop.text not in (b"call", b"apply"):
+                return None
+            callee = _unwrapped(callee.child_by_field_name("object"))
+        if callee is None or callee.type not in _JS_FUNCTIONS:  # `describe("x", function () {...})` wraps nothing
+            return None
+        arguments = call.child_by_field_name("arguments")
+        for function in [callee, *map(_unwrapped, arguments.named_children if arguments is not None else ())]:
+            if function is not None and function.type in _JS_FUNCTIONS:
+                body = function.child_by_field_name("body")
+                if body is not None and body.type == "statement_block" and self.holds_unit(body):
+                    return body
+        return None
 
     def holds_unit(self, node) -> bool:
         """Whether a unit lies in ``node`` behind conditional nodes only (not inside another unit)."""

@@ -46,8 +46,9 @@ MAX_RERANK_DEPTH = 1000
 #: functions assigned to names are units, and a ``/** ... */`` block leads into the unit below it across blank lines;
 #: 8: a code chunk's context header names its source, ``uuid/dist/validate.js``; 9: and says a camelCase symbol in
 #: words, ``minVersion (min version)``; 10: a bare heading with no subsection below it joins the section above
-#: it where that lies under its parent, or is the last)
-CHUNKER_REVISION = 10
+#: it where that lies under its parent, or is the last; 11: the functions a JavaScript file wraps in a function
+#: called at once, ``(function () { ... }.call(this))`` or UMD's factory, are units)
+CHUNKER_REVISION = 11
 
 
 @dataclass(frozen=True)

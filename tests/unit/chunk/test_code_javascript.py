@@ -88,3 +88,48 @@ def test_files_that_are_not_javascript_under_a_js_name_are_cut_without_a_crash()
     for text in ('{"name": "pkg", "version": "1.0.0"}\n', "#!/bin/sh\nset -e\necho 'hi' && exit 0\n"):
         segs = code_segments(text, "javascript", budget=50)
         assert segs and segs[0][0] == 1 and segs[-1][1] == text.count("\n")
+
+
+def _wrapped(body: str) -> dict[str, str]:
+    """The four ways a library wraps its code in a function called at once, each around ``body``."""
+    return {
+        "lodash": f";(function() {{\n{body}}}.call(this));\n",
+        "bang": f"!function () {{\n{body}}}();\n",
+        "arrow": f"(() => {{\n{body}}})();\n",
+        # UMD as moment writes it: the factory, in parentheses, is the wrapper's argument
+        "umd": (
+            "(function (global, factory) {\n"
+            "  typeof exports === 'object' ? module.exports = factory() : global.lib = factory();\n"
+            f"}}(this, (function () {{ 'use strict';\n{body}  return {{ debounce: debounce }};\n}})));\n"
+        ),
+    }
+
+
+def test_functions_a_library_wraps_in_a_function_called_at_once_are_units():
+    body = (
+        "  var VERSION = '4.17.21';\n\n"
+        "  /** Delays `func` until `wait` milliseconds have passed since it was last invoked. */\n"
+        "  function debounce(func, wait) {\n    var timerId;\n    return func;\n  }\n\n"
+        "  function runInContext(context) {\n    function chunk(array, size) {\n      return [array];\n    }\n"
+        + "".join(f"    var pad{i} = context.pad + {i} * size;\n" for i in range(60))
+        + "    return chunk;\n  }\n"
+    )
+    for form, js in _wrapped(body).items():
+        symbols = _symbols(js, budget=120)
+        lines = js.split("\n")
+        jsdoc = next(n for n, line in enumerate(lines, 1) if line.startswith("  /** Delays"))
+        assert symbols["debounce"] == (jsdoc, jsdoc + 4), form  # its JSDoc leads into it
+        assert "runInContext.chunk" in symbols, form  # a function over the budget is split at its own
+        covered = {n for start, end, *_ in code_segments(js, "javascript", budget=120) for n in range(start, end + 1)}
+        assert all(n in covered for n, line in enumerate(lines, 1) if line.strip()), form  # no line lost
+
+
+def test_a_call_with_a_function_argument_is_not_a_wrapper():
+    js = (
+        "describe('the parser', function () {\n"
+        "  function helper(x) {\n    return x;\n  }\n"
+        "  it('parses', function () { helper(1); });\n"
+        "});\n"
+    )
+    assert _symbols(js) == {}  # a test suite's callback, not the file's code: cut as plain code
+    assert "helper" in _symbols(js.replace("describe('the parser', function", "(function").replace("});", "})();"))
