@@ -11,7 +11,8 @@ files around the code a little below the code: each of their chunks loses
 ``role_weight`` of the best candidate's normalized score. A README that
 matches far better than any function still comes first.
 
-Roles are read from paths, per source, and only in a source that holds code:
+Roles are read from paths (a bundle also from the names its file defines), per
+source, and only in a source that holds code:
 a folder of Markdown is all prose, and its prose is its content.
 
 - ``code``: the source files (and every file of a source without code);
@@ -25,7 +26,11 @@ a folder of Markdown is all prose, and its prose is its content.
 - ``build``: a build beside its sources: a file under ``dist/``, ``build/``
   or ``out/`` whose module (its file name without extensions) the source
   also holds outside them (``dist/index.js`` beside ``src/index.ts``); a
-  package published as its ``dist/`` alone keeps it as its code;
+  package published as its ``dist/`` alone keeps it as its code. A bundle
+  is a build too, wherever it lies: a file that defines at least
+  :data:`MIN_BUNDLED` functions named as modules its source also holds
+  (lodash's ``lodash.js`` defines ``debounce`` and ``chunk``, which
+  ``debounce.js`` and ``chunk.js`` hold one to a file);
 - ``translations``: code under ``locale/``, ``locales/``, ``i18n/``,
   ``l10n/`` or ``translations/``: a language's month names and plural
   rules, whose words match every question about what they translate.
@@ -44,9 +49,9 @@ and names they repeat. A folder that merely has a short name (``fn/``,
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-__all__ = ["AROUND", "CODE", "MIN_TWINS", "ROLES", "describe", "file_roles"]
+__all__ = ["AROUND", "CODE", "MIN_BUNDLED", "MIN_TWINS", "ROLES", "describe", "file_roles"]
 
 #: role codes, in :data:`ROLES` order
 ROLES = ("code", "prose", "test", "typings", "build", "translations")
@@ -74,6 +79,8 @@ _TRANSLATIONS = re.compile(r"(?:^|/)(?:locales?|i18n|l10n|translations)/", re.IG
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(?:[-_](?:[A-Za-z]{2}|[A-Z][a-z]{3}|\d{3}))?$")
 #: a language folder mirrors its source where at least this many of its pages (and half of them) have a twin
 MIN_TWINS = 3
+#: a file that defines at least this many functions named as its source's other modules is a bundle of them
+MIN_BUNDLED = 20
 
 
 def _module(path: str) -> str:
@@ -95,10 +102,35 @@ def _translated(sources: Sequence[str], paths: Sequence[str | None]) -> set[tupl
     return {key for key, (n, twins) in counts.items() if twins >= MIN_TWINS and 2 * twins >= n}
 
 
-def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Sequence[str]) -> list[int]:
-    """The role code (:data:`ROLES`) of each file, given as parallel ``sources``, ``paths`` and content
-    ``kinds`` (one entry per file): a source's files are read together, since prose is prose only beside code
-    and a build is a build only beside its sources."""
+def _bundles(
+    sources: Sequence[str], paths: Sequence[str | None], kinds: Sequence[str], defines: Sequence[Collection[str]]
+) -> set[tuple[str, str]]:
+    """``(source, path)`` of each file that defines at least :data:`MIN_BUNDLED` functions named as modules of
+    its source other than its own (``defines``: the names each file defines, the last part of each symbol). The
+    modules are its source's code files outside a build folder, not tests or typings named after a function."""
+    modules = {
+        (source, _module(path or ""))
+        for source, path, kind in zip(sources, paths, kinds, strict=True)
+        if kind == "code" and not any(rule.search(path or "") for rule in (_BUILD, _TEST, _TYPINGS))
+    }
+    out = set()
+    for source, path, names in zip(sources, paths, defines, strict=True):
+        own = _module(path or "")
+        if len(names) >= MIN_BUNDLED and sum(n != own and (source, n) in modules for n in names) >= MIN_BUNDLED:
+            out.add((source, path or ""))
+    return out
+
+
+def file_roles(
+    sources: Sequence[str],
+    paths: Sequence[str | None],
+    kinds: Sequence[str],
+    defines: Sequence[Collection[str]] | None = None,
+) -> list[int]:
+    """The role code (:data:`ROLES`) of each file, given as parallel ``sources``, ``paths``, content ``kinds``
+    and, for bundles, the names of the functions each file ``defines`` (the last part of its chunks' symbols;
+    ``None``: none are told apart); one entry per file. A source's files are read together, since prose is
+    prose only beside code and a build is a build only beside its sources."""
     has_code: set[str] = set()
     modules: set[tuple[str, str]] = set()  # (source, module) of the code outside a build folder
     for source, path, kind in zip(sources, paths, kinds, strict=True):
@@ -107,6 +139,7 @@ def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Seque
             if not _BUILD.search(path or ""):
                 modules.add((source, _module(path or "")))
     translated = _translated(sources, paths)
+    bundles = _bundles(sources, paths, kinds, defines) if defines is not None else set()
     out = []
     for source, path, kind in zip(sources, paths, kinds, strict=True):
         path = path or ""
@@ -118,7 +151,7 @@ def file_roles(sources: Sequence[str], paths: Sequence[str | None], kinds: Seque
             out.append(TEST)
         elif _TYPINGS.search(path):
             out.append(TYPINGS)
-        elif _BUILD.search(path) and (source, _module(path)) in modules:
+        elif (_BUILD.search(path) and (source, _module(path)) in modules) or (source, path) in bundles:
             out.append(BUILD)
         elif _TRANSLATIONS.search(path):
             out.append(TRANSLATIONS)

@@ -83,6 +83,8 @@ PAGE_TOP = 2
 WHOLE_PAGES = frozenset({"web", "doc"})
 #: the page number a document that is one page takes in its page code (beyond any PDF's pages)
 _WHOLE = (1 << 24) - 1
+#: what separates a qualified symbol's parts (``Lake.open``, ``kb::Lake::open``, ``Kb::Lake#open``)
+_LAST_NAME = re.compile(r"[.:#]+")
 
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 _FISCAL = re.compile(r"^fy(\d{2})$")
@@ -222,6 +224,16 @@ def _unit_codes(table, documents) -> np.ndarray:
     return np.where(is_unit.to_numpy(zero_copy_only=False), codes, -1)
 
 
+def _defines(symbols, docs: np.ndarray, n: int) -> list[set[str]]:
+    """The names each of ``n`` documents defines: the last part of its rows' symbols (``runInContext.debounce``:
+    ``debounce``), which tell a bundle of its source's modules (:func:`kbflow.retrieve.roles.file_roles`)."""
+    out: list[set[str]] = [set() for _ in range(n)]
+    for doc, symbol in zip(docs.tolist(), symbols.to_pylist()):
+        if symbol:
+            out[doc].add(_LAST_NAME.split(symbol)[-1])
+    return out
+
+
 @dataclass
 class Groups:
     """Each row's document, page and code unit for one pinned search-table version, and each document's path
@@ -276,7 +288,8 @@ class Groups:
             _document_words(path, kind, titles.get(f"{source}\x00{path}"), covers.get(f"{source}\x00{path}"))
             for (source, path), kind in zip(names, kinds, strict=True)
         ]
-        roles = np.array(file_roles([n[0] for n in names], [n[1] for n in names], kinds), dtype=np.int8)
+        defines = _defines(table.column("symbol"), docs, len(names)) if "code" in kinds else None
+        roles = np.array(file_roles([n[0] for n in names], [n[1] for n in names], kinds, defines), dtype=np.int8)
         page = pc.fill_null(table.column("page"), -1).to_numpy().astype(np.int64)
         # a web page or a document is one page, but not where it stands around code (a README ranks below it)
         whole = pc.is_in(table.column("kind"), pa.array(sorted(WHOLE_PAGES))).to_numpy(zero_copy_only=False)

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from kbflow.retrieve.roles import AROUND, BUILD, CODE, PROSE, ROLES, TEST, TRANSLATIONS, TYPINGS, describe, file_roles
+from kbflow.retrieve.roles import (
+    AROUND,
+    BUILD,
+    CODE,
+    MIN_BUNDLED,
+    PROSE,
+    ROLES,
+    TEST,
+    TRANSLATIONS,
+    TYPINGS,
+    describe,
+    file_roles,
+)
 
 
 def _roles(files: list[tuple[str, str, str]]) -> dict[str, int]:
@@ -116,3 +128,22 @@ def test_a_hit_says_where_its_file_stands_on_the_page_and_in_the_cli():
         "a build beside its sources, ranked below the code",
         "a translation, ranked below the original",
     }
+
+
+def test_a_bundle_of_its_sources_modules_is_a_build_wherever_it_lies():
+    """lodash ships each function in a file of its own and all of them again in ``lodash.js``."""
+    names = [f"fn{i}" for i in range(MIN_BUNDLED)]
+    paths = ["lodash.js", "core.js", "utils.js", *(f"{n}.js" for n in names), "test/a.test.js"]
+    defines = [
+        {*names, "runInContext"},  # every module again (``runInContext.fn0``: its symbols' last parts)
+        set(names[:-1]),  # one short of MIN_BUNDLED
+        set(names),  # but in another source
+        *({n} for n in names),  # each module defines its own function, which is no bundle
+        set(names),  # a test calling them all is a test
+    ]
+    sources = ["lodash", "lodash", "other", *(["lodash"] * MIN_BUNDLED), "lodash"]
+    roles = dict(zip(paths, file_roles(sources, paths, ["code"] * len(paths), defines), strict=True))
+    assert roles["lodash.js"] == BUILD
+    assert roles["core.js"] == roles["utils.js"] == roles["fn0.js"] == CODE
+    assert roles["test/a.test.js"] == TEST
+    assert file_roles(sources, paths, ["code"] * len(paths))[0] == CODE  # no symbols given: no bundle told
