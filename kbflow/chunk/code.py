@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from kbflow.chunk.base import Chunker, Piece, count_tokens, line_span, line_starts, register_chunker
 from kbflow.chunk.grammars import LANGUAGES, LangSpec, available, parser
 from kbflow.chunk.lines import line_windows
-from kbflow.chunk.unit_names import BINDINGS, bound_function, prototype_aliases, unit_name
+from kbflow.chunk.unit_names import BINDINGS, bound_function, called_at_once, prototype_aliases, unit_name
 from kbflow.records import RawUnit
 
 
@@ -66,17 +66,6 @@ class _Seg:
 
 #: the grammars whose binding statements (``exports.f = function``) are units
 _JS_GRAMMARS = ("tree_sitter_javascript", "tree_sitter_typescript")
-#: the function nodes a JavaScript file may wrap its code in (:meth:`_Cutter.wrapped_body`)
-_JS_FUNCTIONS = frozenset({"function_expression", "function", "arrow_function"})
-
-
-def _unwrapped(node):
-    """``node`` without the parentheses and the ``!``/``void`` around it (``!function () {}()``)."""
-    while node is not None and node.type in ("parenthesized_expression", "unary_expression"):
-        node = node.named_children[-1] if node.named_children else None
-    return node
-
-
 #: a ``/** ... */`` block holding one of these is a file's licence header, not the next unit's documentation
 _LICENCE_WORDS = ("@license", "copyright", "licensed under", "@preserve")
 #: a signature in a context header is cut to this many characters
@@ -149,31 +138,15 @@ class _Cutter:
                 yield child
 
     def wrapped_body(self, node):
-        """The body of the function a JavaScript file wraps its code in, where that body holds a unit; else
-        ``None``. Libraries and bundles written before modules run their code in a function called at once:
-        ``;(function () { ... }.call(this));`` (lodash), ``!function () { ... }()``, ``(() => { ... })()``,
-        and UMD's ``(function (root, factory) { ... })(this, function () { ... })``, whose code is the
-        factory's. Their functions are units as at the top of a module (``debounce``, not 17,000 lines cut
-        into windows)."""
-        if not self.binds or node.type != "expression_statement" or not node.named_children:
+        """The body of the function a JavaScript file wraps its code in (:func:`called_at_once`), where that
+        body holds a unit; else ``None``. Its functions are then units as at the top of a module
+        (``debounce``, not lodash's 17,000 lines cut into windows)."""
+        if not self.binds:
             return None
-        call = _unwrapped(node.named_children[0])
-        if call is None or call.type != "call_expression":
-            return None
-        callee = _unwrapped(call.child_by_field_name("function"))
-        if callee is not None and callee.type == "member_expression":  # `function () {...}.call(this)`
-            prop = callee.child_by_field_name("property")
-            if prop is None or prop.text not in (b"call", b"apply"):
-                return None
-            callee = _unwrapped(callee.child_by_field_name("object"))
-        if callee is None or callee.type not in _JS_FUNCTIONS:  # `describe("x", function () {...})` wraps nothing
-            return None
-        arguments = call.child_by_field_name("arguments")
-        for function in [callee, *map(_unwrapped, arguments.named_children if arguments is not None else ())]:
-            if function is not None and function.type in _JS_FUNCTIONS:
-                body = function.child_by_field_name("body")
-                if body is not None and body.type == "statement_block" and self.holds_unit(body):
-                    return body
+        for function in called_at_once(node):
+            body = function.child_by_field_name("body")
+            if body is not None and body.type == "statement_block" and self.holds_unit(body):
+                return body
         return None
 
     def holds_unit(self, node) -> bool:

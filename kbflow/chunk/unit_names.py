@@ -8,14 +8,16 @@ statement binds (``const f = () => {...}``, ``exports.f = function``,
 ``Lake.prototype.open = function``, ``export default function``, a class
 field), and :func:`assigned_name` names it as a reader says it
 (``exports.parse`` is ``parse``, ``_proto.open`` is ``Lake.open`` where
-``_proto = Lake.prototype``).
+``_proto = Lake.prototype``). A library written before modules wraps its
+whole code in a function it calls at once: :func:`called_at_once` finds
+that function, whose body the chunker then reads as a module's top level.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["BINDINGS", "assigned_name", "bound_function", "prototype_aliases", "unit_name"]
+__all__ = ["BINDINGS", "assigned_name", "bound_function", "called_at_once", "prototype_aliases", "unit_name"]
 
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function", "class"})
 _DECLARATOR_NAMES = frozenset(
@@ -159,6 +161,44 @@ def bound_function(node):
     if kind in ("export_statement", "field_definition", "public_field_definition"):
         return _function_value(node.child_by_field_name("value"))
     return None
+
+
+#: the functions a statement may call at once (a class is built, not called)
+_CALLABLE = _FUNCTION_VALUES - {"class"}
+
+
+def _bare(node):
+    """``node`` without the parentheses, ``!`` or ``void`` around it (``!function () {...}()``)."""
+    while node is not None and node.type in ("parenthesized_expression", "unary_expression"):
+        if node.type == "unary_expression":
+            node = node.child_by_field_name("argument")
+        else:
+            node = next((c for c in node.named_children if c.type != "comment"), None)
+    return node
+
+
+def called_at_once(node) -> list:
+    """The functions a JavaScript statement calls at once, where a library wraps its code: the one called
+    (``;(function () {...}.call(this));`` as lodash writes it, ``!function () {...}()``, ``(() => {...})()``),
+    then those it is given (UMD's ``(function (root, factory) {...})(this, function () {...})``, whose code
+    is the factory's); ``[]`` for any other statement (``describe("x", function () {...})`` calls
+    ``describe``, no function)."""
+    if node.type != "expression_statement" or not node.named_children:
+        return []
+    call = _bare(node.named_children[0])
+    if call is None or call.type != "call_expression":
+        return []
+    callee = _bare(call.child_by_field_name("function"))
+    if callee is not None and callee.type == "member_expression":  # `function () {...}.call(this)`
+        prop = callee.child_by_field_name("property")
+        if prop is None or prop.text not in (b"call", b"apply"):
+            return []
+        callee = _bare(callee.child_by_field_name("object"))
+    if callee is None or callee.type not in _CALLABLE:
+        return []
+    arguments = call.child_by_field_name("arguments")
+    given = [_bare(a) for a in (arguments.named_children if arguments is not None else ())]
+    return [callee, *(f for f in given if f is not None and f.type in _CALLABLE)]
 
 
 _EXPORTS = ("module.exports.", "exports.")
