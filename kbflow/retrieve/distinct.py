@@ -102,13 +102,15 @@ def copy_key(row: dict[str, Any]) -> str:
 #: a signature: an identifier and its parameters (Sphinx's ``requests.request(method, url, **kwargs)``), or a
 #: declaration: keywords, an identifier and what follows it (pdoc's ``def add_command(self, cmd) -> None:``,
 #: ``class Group(Command):``; pdoc3's ``class Group (name=None)``, ``var chain : bool``, its arrow ``‑>`` written
-#: with a non-breaking hyphen; JSDoc's ``argOptional() → {Argument}``, ``new Argument(name)``); a declaration
+#: with a non-breaking hyphen; JSDoc's ``argOptional() → {Argument}``, ``new Argument(name)``; rustdoc's
+#: ``pub fn retain<F>(&mut self, keep: F)`` and ``pub const fn new() -> Self``, generic parameters and all;
+#: TypeDoc's ``map<U>(fn: (value: T) => U): U[]``); a declaration
 #: needs its parameters, type or value, so that a heading such as "final thoughts" or "new features" names none
 _MEMBER_HEADING = re.compile(
     r"^(?:[A-Za-z_$~][\w$:.~]*(?:\(\))?"  # one identifier
-    r"|[A-Za-z_$][\w$.:]*\(.*\)\s*(?:(?:[-\u2011]>|\u2192|:).*)?"  # a signature
-    r"|(?:(?:async|def|class|fn|pub|static|final|abstract|var|prop|new)\s+)+"  # a declaration, with its signature
-    r"[A-Za-z_$][\w$.:]*\s?(?:\(.*\)\s*(?:(?:[-\u2011]>|\u2192|:).*)?|\s*(?:[-\u2011]>|\u2192|:|=).*))$"
+    r"|[A-Za-z_$][\w$.:]*(?:<.*?>)?\(.*\)\s*(?:(?:[-\u2011]>|\u2192|:).*)?"  # a signature
+    r"|(?:(?:async|def|class|fn|pub|static|final|abstract|var|prop|new|const|unsafe)\s+)+"  # a declaration
+    r"[A-Za-z_$][\w$.:]*(?:<.*?>)?\s?(?:\(.*\)\s*(?:(?:[-\u2011]>|\u2192|:).*)?|\s*(?:[-\u2011]>|\u2192|:|=).*))$"
 )
 
 

@@ -268,3 +268,33 @@ def test_a_docstring_copied_onto_an_override_is_one_hit_and_a_signature_heads_it
     assert member_path("JSDoc: Class: Argument > Methods > argOptional() → {Argument}") is not None  # JSDoc's
     assert member_path("click.core > class CliRunner (charset: str = 'utf-8')") is not None  # pdoc3's
     assert member_path("Developer Interface > requests.request(method, url, **kwargs)") is not None
+
+
+def test_a_generic_members_heading_names_it_and_its_example_joins_its_entry():
+    """rustdoc heads a generic method by its declaration, generic parameters and all (``fn tuple_windows<T>(self)
+    -> TupleWindows<Self, T>``), and cuts its long entry into chunks: the example below the signature is the same
+    entry's, one hit shown by the signature."""
+    sig = "fn tuple_windows<T>(self) -> TupleWindows<Self, T>"
+    path = f"Trait Itertools > Provided Methods > {sig}"
+    rows = {
+        "example": _web_row("it", "trait.Itertools.html", path, "let it = (1..5).tuple_windows();", 41),
+        "other": _web_row(
+            "it", "trait.Itertools.html", "Trait Itertools > Provided Methods > fn tuples<T>(self)", "## x", 50
+        ),
+        "signature": _web_row(
+            "it", "trait.Itertools.html", path, f"#### {sig}\n\nReturn an iterator over windows.", 40
+        ),
+    }
+    fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
+    out = distinct(fused, 5, lambda cids: {c: rows[c] for c in cids})
+    assert out.fused == [("signature", 1.0), ("other", 0.9)]
+    assert out.also_in == {"signature": ["example"]}
+    for heading in (
+        "pub fn retain<F>(&mut self, keep: F)",  # rustdoc, an inherent method
+        "pub const fn with_hasher(hash_builder: S) -> Self",  # a const fn
+        "pub unsafe fn get_unchecked<I>(&self, index: I) -> &I::Output",
+        "map<U>(fn: (value: T) => U): U[]",  # TypeDoc's signature
+    ):
+        assert member_path(f"Struct IndexMap > {heading}") is not None, heading
+    for heading in ("impl<K, V> IndexMap<K, V>", "Vec<T>", "Generic <types> (overview)", "const fn"):
+        assert member_path(f"Struct IndexMap > {heading}") is None, heading
