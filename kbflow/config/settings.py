@@ -216,7 +216,8 @@ class RetrievalSettings:
         a site's pages translated into a language folder that mirrors it,
         rank below the code or the originals: each of their chunks loses this
         share of the best candidate's score (:mod:`kbflow.retrieve.roles`);
-        0: off.
+        so does an API reference's chunk that only points to members
+        documented elsewhere (:mod:`kbflow.retrieve.pointers`); 0: off.
     feedback, feedback_hits:
         Pseudo-relevance feedback on prose records, hybrid mode: where the
         first ``feedback_hits`` (3) fused hits all come from record sets of

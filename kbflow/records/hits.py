@@ -64,8 +64,9 @@ class Hit:
     #: where the hit's file stands around the code of its source, which ranks it a little below the code
     #: (:mod:`kbflow.retrieve.roles`): ``"prose"`` (a README, ``docs/``), ``"test"``, ``"typings"`` (``.d.ts``,
     #: ``.pyi``), ``"build"`` (a ``dist/`` file beside the sources it was built from) or ``"translations"``;
-    #: ``None`` for the code itself, for every file of a source that holds no code, and where the search
-    #: ran with ``role_weight=0``
+    #: or ``"pointer"``: an API reference's chunk that only names members documented elsewhere, ranked a
+    #: little below the page's own text (:mod:`kbflow.retrieve.pointers`); ``None`` for the code itself, for
+    #: every other chunk of a source that holds no code, and where the search ran with ``role_weight=0``
     role: str | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.records import Citation, FlagReason, Hit
 from kbflow.retrieve.confidence import Calibration
+from kbflow.retrieve.pointers import POINTER, pointer_only
 from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.table import SearchTable
 from kbflow.retrieve.unnamed import NAME_HITS, unknown_names
@@ -82,7 +83,9 @@ def hits_of(
     role_weight: float,
 ) -> list[Hit]:
     """The ranking's hits, read from the search ``table``: texts and citations (one take for the hits and their
-    copies not read while grouping), cosines, relevance, and each file's role where ``role_weight`` ranked by it."""
+    copies not read while grouping), cosines, relevance, and where ``role_weight`` ranked by them, each file's
+    role or ``"pointer"`` for a chunk that only points to members documented elsewhere
+    (:mod:`kbflow.retrieve.pointers`)."""
     row_of = ranking.row_of
     fused = list(zip(ranking.ids, ranking.scores))
     copies = [c for cid, _ in fused for c in ranking.also_in.get(cid, ())]
@@ -92,7 +95,10 @@ def hits_of(
         read.update(table.read(missing, row_of))
     rows = [dict(read[cid]) for cid, _ in fused]
     cosine = cosines_of(table, ranking, [cid for cid, _ in fused])
-    roles = table.groups.roles_of([row_of[cid] for cid, _ in fused]) if fused and role_weight > 0 else []
+    roles: list[str | None] = []
+    if fused and role_weight > 0:  # a file's role around code, else whether the chunk only points elsewhere
+        files = table.groups.roles_of([row_of[cid] for cid, _ in fused])
+        roles = [role or (POINTER if pointer_only(row) else None) for role, row in zip(files, rows, strict=True)]
     return cited_hits(ranking, fused, rows, read, cosine, calibration, query_id, roles)
 
 

@@ -59,6 +59,7 @@ from kbflow.records import ids
 __all__ = [
     "MIN_COPY_BODY",
     "Distinct",
+    "cached",
     "continues_entry",
     "copy_key",
     "distinct",
@@ -74,6 +75,20 @@ MIN_WINDOW = 20
 
 # reads ``{chunk id: row}`` (``text`` and the decoded ``hit`` payload) of the chunk ids it is given
 Reader = Callable[[Sequence[str]], dict[str, dict[str, Any]]]
+
+
+def cached(read: Reader) -> Reader:
+    """``read`` that reads each chunk id once: the steps that judge the first candidates by their rows (pointer
+    chunks, :mod:`kbflow.retrieve.pointers`; each text once) share one take."""
+    rows: dict[str, dict[str, Any]] = {}
+
+    def reader(chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        missing = [cid for cid in chunk_ids if cid not in rows]
+        if missing:
+            rows.update(read(missing))
+        return {cid: rows[cid] for cid in chunk_ids}
+
+    return reader
 
 
 def text_key(text: str) -> str:

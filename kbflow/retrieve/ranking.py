@@ -18,10 +18,11 @@ from kbflow.config import RetrievalSettings
 from kbflow.errors import EmbedError
 from kbflow.lake.lake import Lake
 from kbflow.retrieve.beside import Pending, beside
-from kbflow.retrieve.distinct import distinct
+from kbflow.retrieve.distinct import cached, distinct
 from kbflow.retrieve.feedback import applies, feedback_vector, first_kept
 from kbflow.retrieve.fusion import FUSIONS
 from kbflow.retrieve.glossary import expanded_query
+from kbflow.retrieve.pointers import demote
 from kbflow.retrieve.request import Request
 from kbflow.retrieve.rerank import Reranker
 from kbflow.retrieve.symbols import defining, symbol_first
@@ -186,7 +187,9 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
         if defined:
             ranked["symbol"] = [cid for cid, _ in defined]
             fused = symbol_first(fused, defined)
-    grouped = distinct(fused, k, lambda cids: table.read(cids, row_of)) if settings.distinct and fused else None
+    read = cached(lambda cids: table.read(cids, row_of))
+    fused = demote(fused, k, read, settings.role_weight)
+    grouped = distinct(fused, k, read) if settings.distinct and fused else None
     fused = grouped.fused if grouped is not None else fused[:k]
     lap("fuse")
     return Ranking(

@@ -65,6 +65,7 @@ _SAYS = {
     "typings": "typings without bodies",
     "build": "a build beside its sources",
     "translations": "a translation",
+    "pointer": "a pointer to documentation elsewhere",  # a chunk's role (kbflow.retrieve.pointers)
 }
 
 _TEST = re.compile(
@@ -163,5 +164,5 @@ def file_roles(
 def describe(role: str) -> str:
     """What a search shows for a hit whose file has ``role`` (``Hit.role``): ``"a build beside its sources,
     ranked below the code"``."""
-    below = "the original" if role == "translations" else "the code"
+    below = {"translations": "the original", "pointer": "the page's own text"}.get(role, "the code")
     return f"{_SAYS.get(role, role)}, ranked below {below}"

@@ -373,6 +373,31 @@ def test_a_rustdoc_re_export_reads_as_a_pointer_or_as_one_hit_with_its_definitio
     assert [c.locator.path for c in hit.also_in] == ["demo/shapes/fn.unit.html"]
 
 
+def test_a_chunk_that_only_points_to_a_traits_members_says_so_and_ranks_below_the_pages_own_text(
+    tmp_path, fast_settings
+):
+    """rustdoc's blanket implementation on a type's page reads as a pointer line ("Members documented on From:
+    from."): its hit's role is "pointer" (kbflow.retrieve.pointers), the type's own text has none, and with the
+    role signal off no hit has a role."""
+    from rustdoc_pages import page
+
+    from kbflow import Lake, Retriever, pipeline
+
+    site = tmp_path / "doc"
+    site.mkdir()
+    (site / "struct.Keys.html").write_text(page())
+    lake = Lake(fast_settings.lake)
+    lake.update_sources([Source("demo", "web", str(site)).to_row()])
+    pipeline.ingest(lake, fast_settings)
+    retriever = Retriever.open(lake, settings=fast_settings)
+    hits = retriever.search("Members documented on From from", k=10)
+    roles = {h.text.split("Members documented on ")[-1][:4]: h.role for h in hits if "Members documented" in h.text}
+    assert roles.get("From") == "pointer", [(h.text, h.role) for h in hits]
+    own = [h for h in hits if "Returns a slice of the remaining keys" in h.text]
+    assert own and own[0].role is None
+    assert all(h.role is None for h in retriever.search("Members documented on From from", k=10, role_weight=0))
+
+
 @pytest.mark.parametrize(
     "href, rel, expected",
     [

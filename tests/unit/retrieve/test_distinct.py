@@ -298,3 +298,19 @@ def test_a_generic_members_heading_names_it_and_its_example_joins_its_entry():
         assert member_path(f"Struct IndexMap > {heading}") is not None, heading
     for heading in ("impl<K, V> IndexMap<K, V>", "Vec<T>", "Generic <types> (overview)", "const fn"):
         assert member_path(f"Struct IndexMap > {heading}") is None, heading
+
+
+def test_a_cached_reader_reads_each_chunk_once():
+    calls = []
+
+    def read(cids):
+        calls.append(list(cids))
+        return {c: {"text": c} for c in cids}
+
+    from kbflow.retrieve.distinct import cached
+
+    reader = cached(read)
+    assert reader(["a", "b"]) == {"a": {"text": "a"}, "b": {"text": "b"}}
+    assert reader(["b", "c"]) == {"b": {"text": "b"}, "c": {"text": "c"}}
+    assert reader(["a"]) == {"a": {"text": "a"}}
+    assert calls == [["a", "b"], ["c"]]

@@ -35,6 +35,7 @@ import re
 
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
+from kbflow.text.pointers import DOCUMENTED_BELOW, DOCUMENTED_ELSEWHERE, pointer_line
 
 __all__ = ["CROSS_REFERENCES", "read"]
 
@@ -88,9 +89,7 @@ def _fold_doxygen_summaries(root: Node) -> int:
                 continue
             here = all(a.attrs.get("href", "").rpartition("#")[2] in anchors for a in links)
             line = Node("tr", {"class": "memberlist"}, parent)
-            cell = Node(
-                "td", {}, line, [f"{'Documented below' if here else 'Documented on their pages'}: {', '.join(names)}."]
-            )
+            cell = Node("td", {}, line, [pointer_line(DOCUMENTED_BELOW if here else DOCUMENTED_ELSEWHERE, names)])
             line.children = [cell]
             at = parent.children.index(rows[0])
             parent.children = [c for c in parent.children if not (isinstance(c, Node) and _row_kind(c))]
@@ -122,11 +121,10 @@ def _fold_doxygen(root: Node) -> int:
                 names.setdefault(group, []).append(text(links[0] if links else child).strip())
                 folded += 1
         for group, row in header.items():
-            listed = ", ".join(dict.fromkeys(n for n in names.get(group, []) if n))
             title = " ".join(text(row).split())
             cell = next(iter(elements(row, "td")), None)
             if cell is not None:  # the header's cell, now holding the line (a row reads its cells)
-                cell.children = [f"{title}: {listed}." if listed else title]
+                cell.children = [pointer_line(title, names[group]) if any(names.get(group, [])) else title]
                 row.children = [cell]
             row.attrs["class"] = f"inherited {group}"  # read as the list it stands for, not as a page header
         parent.children = kept

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
+from kbflow.text.pointers import DOCUMENTED_BELOW, DOCUMENTED_ELSEWHERE, documented_on, pointer_line
 
 __all__ = ["read"]
 
@@ -40,7 +41,7 @@ def _fold_javadoc(root: Node) -> int:
             if label is None:
                 continue
             owner = " ".join(text(c) for c in elements(label, "code")).strip() or "the member it overrides"
-            child.children = [f"Documented on {owner}."]
+            child.children = [documented_on(owner)]
             at = next((j for j in range(i + 1, len(children)) if isinstance(children[j], Node)), len(children))
             copy = children[at] if at < len(children) else None
             if isinstance(copy, Node) and copy.tag == "div" and "block" in classes(copy):
@@ -98,8 +99,7 @@ def _fold_javadoc_summaries(root: Node) -> int:
         names, here = _summary_names(table)
         if not names:
             continue
-        where = "Documented below" if here else "Documented on their pages"
-        table.children = [f"{where}: {', '.join(names)}."]
+        table.children = [pointer_line(DOCUMENTED_BELOW if here else DOCUMENTED_ELSEWHERE, names)]
         table.tag = "div" if table.tag in ("table", "tbody", "tr") else table.tag
         folded += 1
     return folded

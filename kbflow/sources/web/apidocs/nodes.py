@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kbflow.sources.web.tree import Node
+from kbflow.text.pointers import inherited_from, pointer_line
 
 __all__ = ["classes", "elements", "inherited_line", "text"]
 
@@ -32,4 +33,4 @@ def elements(node: Node, tag: str | None = None, cls: str | None = None) -> list
 def inherited_line(origin: str, names: list[str]) -> str:
     """The pointer line that stands for members inherited from ``origin``: "Inherited from Command: name, help."
     (each name once, in order)."""
-    return f"Inherited from {origin}: {', '.join(dict.fromkeys(n for n in names if n))}."
+    return pointer_line(inherited_from(origin), names)

@@ -28,6 +28,7 @@ import re
 
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
+from kbflow.text.pointers import DOCUMENTED_ELSEWHERE, members_of, pointer_line
 
 __all__ = ["COPIED_SECTIONS", "read"]
 
@@ -78,8 +79,7 @@ def _fold_block(block: Node, always: bool) -> None:
             else:
                 kept.append(child)
         if names:
-            unique = list(dict.fromkeys(names))
-            kept.append(f"Members documented on {_trait(block)}: {', '.join(unique)}.")
+            kept.append(pointer_line(members_of(_trait(block)), names))
         items.children = kept
 
 
@@ -118,7 +118,7 @@ def _fold_item_tables(root: Node) -> int:
             if name and _ITEM_KINDS.intersection(classes(link)):  # not a link inside an item's summary
                 names.append(name)
         if names:
-            table.children = [f"Documented on their pages: {', '.join(dict.fromkeys(names))}."]
+            table.children = [pointer_line(DOCUMENTED_ELSEWHERE, names)]
             table.tag = "div"
             folded += 1
     return folded

@@ -42,6 +42,7 @@ import re
 
 from kbflow.sources.web.apidocs.nodes import classes, elements, inherited_line, text
 from kbflow.sources.web.tree import Node
+from kbflow.text.pointers import DOCUMENTED_BELOW, DOCUMENTED_ELSEWHERE, WITHOUT_DOCUMENTATION, pointer_line
 
 __all__ = ["BUILTINS", "read"]
 
@@ -206,7 +207,7 @@ def _pointer_entry(body: Node, owner: str, lines: dict[str, list[str]]) -> Node:
     heading = Node("dt", {"class": "sig sig-object py"}, entry, [f"Other members of {owner}"], css=body.css)
     listing = Node("dd", {}, entry, css=body.css)
     for origin, names in sorted(lines.items(), key=lambda item: item[0] == _UNDOCUMENTED):
-        line = inherited_line(origin, names) if origin else f"Without documentation: {', '.join(dict.fromkeys(names))}."
+        line = inherited_line(origin, names) if origin else pointer_line(WITHOUT_DOCUMENTATION, names)
         listing.children.append(Node("p", {}, listing, [line], css=body.css))
     entry.children = [heading, listing]
     return entry
@@ -228,8 +229,8 @@ def _fold_autosummary(root: Node) -> int:
         if not any(names):
             continue
         here = all(a.attrs["href"].startswith("#") for a in links)
-        where = "Documented below" if here else "Documented on their pages"
-        table.children = [f"{where}: {', '.join(dict.fromkeys(n for n in names if n))}."]
+        where = DOCUMENTED_BELOW if here else DOCUMENTED_ELSEWHERE
+        table.children = [pointer_line(where, names)]
         table.tag = "div"
         folded += 1
     return folded
