@@ -190,6 +190,8 @@ GENERATED_SOURCES = {
         "rustdoc mod crate",
         "<h1>Crate demo</h1><p>Shapes.</p>",
     ),
+    # rustdoc's own help and settings pages, which its script fills
+    "help.html": _doc("Help", '<meta name="generator" content="rustdoc">', "rustdoc mod sys", "<h1>Rustdoc help</h1>"),
     # Javadoc (JDK 17+) and JDK 8, which names no generator on its source pages
     "api/src-html/org/x/Foo.html": _doc(
         "Source code", '<meta name="generator" content="javadoc/SourceToHTMLConverter">', "source-page", _NUMBERED
@@ -231,8 +233,8 @@ def _load_pages(folder, pages: dict[str, str]):
 
 def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
     """rustdoc's src/, Javadoc's src-html/, Doxygen's *_source.html, Sphinx's _modules/ and JSDoc's *.js.html are
-    the code with its lines numbered, not its documentation: left out with their reason; the generators' own pages
-    stay."""
+    the code with its lines numbered, not its documentation: left out with their reason, as are rustdoc's help and
+    settings pages; the generators' pages of the documentation stay."""
     from kbflow.sources.web.conventions import ALL_PAGES_OPTION
 
     loader, units = _load_pages(tmp_path, GENERATED_SOURCES)
@@ -247,6 +249,7 @@ def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
     assert reasons["html/tstring_8h_source.html"].startswith("Doxygen's page of a source file")
     assert reasons["_modules/requests/api.html"].startswith("Sphinx's page of a source file")
     assert reasons["jsdoc/command.js.html"].startswith("JSDoc's page of a source file")
+    assert reasons["help.html"].startswith("rustdoc's Help page: the generator's help or settings")
     assert all("--all-pages" in r and not i.failed for i in loader.issues for r in [i.reason])
     keep_all = Source("site", "web", str(tmp_path), options={ALL_PAGES_OPTION: True})
     assert len(list(loader.load(keep_all))) == len(GENERATED_SOURCES)

@@ -40,6 +40,10 @@ index, the file list and a legend of its graphs. They are copies, as
 Sphinx's genindex is: on Debian's Commons Lang the "Uses of" pages alone are
 223 of 507, on log4cplus' Doxygen the lists are 167 of 451.
 
+rustdoc writes two pages of its own beside every crate's, ``help.html`` and
+``settings.html`` (``<body class="rustdoc mod sys">``): a title and a "Back"
+link, which its script fills with keyboard shortcuts and theme choices.
+
 kbflow leaves all of them out at load, listed with its reason, unless the
 source sets :data:`ALL_PAGES_OPTION` (``kbflow add ... --all-pages``).
 """
@@ -150,6 +154,11 @@ def left_out(page: WebPage, rel: str, rels: Collection[str] = ()) -> str | None:
         name, which = _LISTS_SAY[lists]
         what = f"{name}'s {page.title or 'list'} page"
         return f"{what}: a list of what other pages document, read there ({which}); {_HINT}"
+    if page.generator == "rustdoc" and "sys" in page.body_classes:
+        return (
+            f"rustdoc's {page.title or 'own'} page: the generator's help or settings, which its script fills "
+            f"(no word of the crate); {_HINT}"
+        )
     generator = source_view(page, rel)
     if generator is not None:
         return (
