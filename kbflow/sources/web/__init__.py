@@ -114,8 +114,10 @@ class WebLoader(FileSetLoader):
     #: autosummary tables and rustdoc's lists of a module's items are one line naming what they list; 9: an API
     #: generator's views of source files (rustdoc's ``src/``, Javadoc's ``src-html/``, Doxygen's
     #: ``*_source.html``, Sphinx's ``_modules/``) are left out, rustdoc's "Expand description" labels hidden, a
-    #: short <main> that holds the page's <h1> is its article (not the body with its sidebar)
-    revision = "9"
+    #: short <main> that holds the page's <h1> is its article (not the body with its sidebar); 10: rustdoc's long
+    #: declarations (a trait's 106 method signatures before their entries) are one line naming the members, and
+    #: its help and settings pages are left out
+    revision = "10"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

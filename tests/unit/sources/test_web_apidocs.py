@@ -268,6 +268,36 @@ def test_a_rustdoc_modules_item_list_names_its_items_documented_on_their_pages()
     assert "A lazy iterator producing" in extract(html.replace('content="rustdoc"', 'content="Sphinx"')).text
 
 
+def test_a_rustdoc_traits_long_declaration_names_its_members_documented_below():
+    """rustdoc writes every method's signature in the trait's declaration, folded in a closed details ("Show 3
+    methods"), then each method's entry: the list is one line naming them, the entries stay."""
+
+    def sig(name: str) -> str:
+        return (
+            f'    fn <a href="#method.{name}" class="fn">{name}</a>&lt;J&gt;(self) -&gt; '
+            '<a class="struct" href="struct.Zip.html">Zip</a>&lt;Self&gt; <a href="#" class="tooltip">ⓘ</a> { ... }\n'
+        )
+
+    decl = (
+        '<pre class="rust item-decl"><code>pub trait Itertools: Iterator {\n'
+        '<details class="toggle type-contents-toggle"><summary class="hideme"><span>Show 3 methods</span></summary>'
+        f"    // Provided methods\n{sig('interleave')}{sig('zip_longest')}{sig('interleave')}</details>}}</code></pre>"
+    )
+    entry = (
+        '<details class="toggle method-toggle" open><summary><section id="method.zip_longest" class="method">'
+        '<h4 class="code-header">fn zip_longest&lt;J&gt;(self)</h4></section></summary>'
+        "<div class='docblock'>Zip to the end of the longer one.</div></details>"
+    )
+    html = (
+        '<!DOCTYPE html><html><head><meta name="generator" content="rustdoc"><title>Itertools</title></head><body>'
+        f'<main><section id="main-content"><h1>Trait Itertools</h1>{decl}{entry}</section></main></body></html>'
+    )
+    text = extract(html).text
+    assert "Documented below: interleave, zip_longest." in text
+    assert "Show 3 methods" not in text and "Zip<Self>" not in text and "ⓘ" not in text
+    assert "Zip to the end of the longer one." in text and "pub trait Itertools: Iterator {" in text
+
+
 def test_a_sphinx_autosummary_table_names_the_members_it_links_to():
     def row(name: str, href: str, summary: str) -> str:
         return (

@@ -20,6 +20,14 @@ summary with its "Read more" link) is kept whole.
 A module's page lists its items (``<dl class="item-table">``), each with the
 first line of the item's own page: each list is read as one line,
 "Documented on their pages: Difference, Drain, IndexSet, ...".
+
+A trait's or type's declaration at the top of its page (``<pre
+class="item-decl">``) writes every member's signature again, before each
+member's own entry below; where the list is long, rustdoc folds it into a
+closed ``<details class="type-contents-toggle">`` ("Show 106 methods"). That
+list is read as one line, "Documented below: interleave, zip_longest, ...":
+on itertools' ``Itertools`` trait it was 24 chunks of signatures, each
+matching questions about the methods it names.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import re
 
 from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
-from kbflow.text.pointers import DOCUMENTED_ELSEWHERE, members_of, pointer_line
+from kbflow.text.pointers import DOCUMENTED_BELOW, DOCUMENTED_ELSEWHERE, members_of, pointer_line
 
 __all__ = ["COPIED_SECTIONS", "read"]
 
@@ -38,6 +46,8 @@ COPIED_SECTIONS = frozenset(
 )
 #: lists where every member is a copy (auto and blanket implementations are never the type's own code)
 _ALWAYS_COPIED = frozenset({"synthetic-implementations-list", "blanket-implementations-list"})
+#: a link to a member's own entry on the page (not the ``#`` of a notable-trait tooltip, "ⓘ")
+_OWN_ITEM = re.compile(r"^#(?:method|tymethod|associatedtype|associatedconstant|variant|structfield)\.")
 _MEMBER_ID = re.compile(r"^(?:method|tymethod|associatedtype|associatedconstant)\.(.+)$")
 
 
@@ -124,10 +134,23 @@ def _fold_item_tables(root: Node) -> int:
     return folded
 
 
+def _fold_declarations(root: Node) -> int:
+    """rustdoc: each long list of a type's members in its declaration (``<pre class="item-decl">``'s collapsed
+    ``<details class="type-contents-toggle">``, "Show 106 methods") read as one line naming them."""
+    folded = 0
+    for decl in elements(root, "pre", "item-decl"):
+        for toggle in elements(decl, "details", "type-contents-toggle"):
+            names = [text(a).strip() for a in elements(toggle, "a") if _OWN_ITEM.match(a.attrs.get("href", ""))]
+            if names:
+                toggle.children = [f"    {pointer_line(DOCUMENTED_BELOW, names)}\n"]
+                folded += 1
+    return folded
+
+
 def read(root: Node) -> int:
-    """Fold a rustdoc page's copied trait members and its modules' item lists into pointer lines, in place; the
-    number of blocks and lists folded."""
-    folded = _fold_item_tables(root)
+    """Fold a rustdoc page's copied trait members, its long declarations and its modules' item lists into pointer
+    lines, in place; the number of blocks and lists folded."""
+    folded = _fold_item_tables(root) + _fold_declarations(root)
     for listing in elements(root, "div"):
         which = listing.attrs.get("id", "")
         if which not in COPIED_SECTIONS:
