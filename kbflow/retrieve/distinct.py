@@ -31,11 +31,14 @@ chunks (the exceptions closing the overload above it), where it has one
 (:func:`continues_entry`). A generator may head the parts of an entry too
 (TypeDoc's "Parameters", "Returns this", "Example"; rustdoc's "Panics"):
 a chunk under such a part is the entry of the member above it. A chunk under
-a part is grouped by its entry alone, not by its text: two members' "Returns
-this" parts read the same, and would make their two entries one. A chunk of
-the member's own text is grouped by its text too: pdoc and Sphinx copy a
-method's docstring onto an override that has none, and the copies are one
-hit (:func:`group_keys`). A heading names a member when it is one
+a part is grouped by its entry alone, not by its short text: two members'
+"Returns this" parts read the same, and would make their two entries one. A
+chunk of the member's own text is grouped by its text too, and so is a part
+whose text is at least :data:`MIN_COPY_BODY` characters: pdoc and Sphinx
+copy a method's docstring, its "Parameters" included, onto an override that
+has none, and the copies are one hit (:func:`group_keys`). A chunk whose keys
+are in two groups joins them (an override's copy of the docstring, whose
+own entry's "Parameters" ranked first, and the definition's hit). A heading names a member when it is one
 identifier, a signature (``requests.request(method, url)``) or a
 declaration (``def add_command(self, cmd) -> None:``, ``class Group
 (name=None)``, ``new Argument(name)``).
@@ -169,16 +172,18 @@ def entry_key(row: dict[str, Any]) -> str | None:
 def group_keys(row: dict[str, Any]) -> list[str]:
     """The keys that make a chunk one hit with others: its member entry's (:func:`entry_key`) and, for a chunk
     of the member's own text, its copy key (:func:`copy_key`: a docstring a generator copied onto an override
-    is a copy); a chunk under a part of an entry ("Returns this") by its entry alone, since by its text it would
-    join another member's part that reads the same, and the two entries would be one; any other chunk by its
-    copy key."""
+    is a copy); a chunk under a part of an entry ("Returns this") by its entry alone, since by its short text it
+    would join another member's part that reads the same, and the two entries would be one, but by its copy key
+    too where its text below its headings is at least :data:`MIN_COPY_BODY` characters (an override's copy of
+    the "Parameters" its base documents); any other chunk by its copy key."""
     entry = entry_key(row)
     if entry is None:
         return [copy_key(row)]
     locator = row.get(S.LOCATOR) or {}
     heading_path = str(locator.get("heading_path") or "")
     own = len(member_path(heading_path) or ()) == len(heading_path.split(" > "))
-    return [entry, copy_key(row)] if own else [entry]
+    long_part = len(" ".join(_HEADING_LINE.sub("", row[S.TEXT]).split())) >= MIN_COPY_BODY
+    return [entry, copy_key(row)] if own or long_part else [entry]
 
 
 def continues_entry(row: dict[str, Any]) -> bool:
@@ -221,8 +226,15 @@ class Distinct:
 
 def distinct(fused: Sequence[tuple[str, float]], k: int, read: Reader) -> Distinct:
     """The first ``k`` distinct texts of ``fused`` (``(chunk id, score)`` best first), copies grouped."""
-    groups: dict[int, list[int]] = {}  # group (its first position) -> positions in fused, best first
-    group_of: dict[str, int] = {}  # a copy or entry key -> its group
+    groups: dict[int, list[int]] = {}  # group (its first position) -> positions in fused
+    group_of: dict[str, int] = {}  # a copy or entry key -> its group, or a group since merged into another
+    merged: dict[int, int] = {}  # a group merged into another -> that group
+
+    def found(group: int) -> int:
+        while group in merged:
+            group = merged[group]
+        return group
+
     rows: dict[str, dict[str, Any]] = {}
     window, pos = max(2 * k, MIN_WINDOW), 0
     while pos < len(fused) and (pos == 0 or len(groups) < k):
@@ -230,12 +242,18 @@ def distinct(fused: Sequence[tuple[str, float]], k: int, read: Reader) -> Distin
         rows.update(read(chunk_ids))
         for n, cid in enumerate(chunk_ids, start=pos):
             keys = group_keys(rows[cid])
-            group = next((group_of[key] for key in keys if key in group_of), n)
+            # a chunk whose keys are in two groups joins them (an override's copy of a docstring whose own
+            # entry's "Parameters" part ranked first): the earlier group takes the later one's members
+            joined = sorted({found(group_of[key]) for key in keys if key in group_of})
+            group = joined[0] if joined else n
+            for other in joined[1:]:
+                merged[other] = group
+                groups[group].extend(groups.pop(other))
             groups.setdefault(group, []).append(n)
             group_of.update((key, group) for key in keys)
         pos, window = pos + len(chunk_ids), window * 2
     out = Distinct([], rows=rows)
-    for members in sorted(groups.values(), key=lambda m: m[0])[:k]:
+    for members in sorted((sorted(m) for m in groups.values()), key=lambda m: m[0])[:k]:
         keep = min(members, key=lambda n: (place_key(rows[fused[n][0]]), n))
         cid = fused[keep][0]
         out.fused.append((cid, fused[members[0]][1]))

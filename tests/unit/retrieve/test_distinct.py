@@ -314,3 +314,30 @@ def test_a_cached_reader_reads_each_chunk_once():
     assert reader(["b", "c"]) == {"b": {"text": "b"}, "c": {"text": "c"}}
     assert reader(["a"]) == {"a": {"text": "a"}}
     assert calls == [["a", "b"], ["c"]]
+
+
+def test_a_copy_whose_entry_ranked_apart_joins_both_groups_and_a_long_part_is_a_copy_too():
+    """pdoc copies ``ParamType.convert``'s docstring, its "Parameters" part included, onto each override: an
+    override's part ranked first made a group of its entry, and its copy of the docstring then joined that group
+    and not the definition's, so one text showed five times in a top 5."""
+
+    def row(owner: str, part: str, text: str, position: int) -> dict:
+        sig = "def convert(self, value, param, ctx) -> Any:"
+        path = f"click.types > class {owner}: > {sig}" + (f" > {part}" if part else "")
+        return _web_row("click", "click/types.html", path, text, position)
+
+    doc = "### def convert(self, value, param, ctx) -> Any:\n\n" + "Convert the value to the correct type. " * 4
+    params = "###### Parameters\n\nvalue: The value to convert. param: The parameter that is using this type."
+    rows = {
+        "file_params": row("File(ParamType)", "Parameters", params, 90),
+        "base": row("ParamType", "", doc, 10),
+        "file": row("File(ParamType)", "", doc, 89),
+        "base_params": row("ParamType", "Parameters", params, 11),
+        "other": _web_row(
+            "click", "click/core.html", "click.core > class Option:", "### class Option:\n\nAn option.", 5
+        ),
+    }
+    fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
+    out = distinct(fused, 5, lambda cids: {c: rows[c] for c in cids})
+    assert out.fused == [("base", 1.0), ("other", 0.6)]  # one hit for the entry and its copies, shown where defined
+    assert sorted(out.also_in["base"]) == ["base_params", "file", "file_params"]
