@@ -43,6 +43,7 @@ billion"), and
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kbflow import schema as S
@@ -80,6 +81,35 @@ def _after_title(title: str | None, heading_path: str | None) -> str | None:
     return (rest or None) if title.casefold().startswith(first.strip().casefold()) else heading_path
 
 
+def _fit(title: str | None, heading_path: str | None) -> str | None:
+    """A web page's or document's header: its title, then its heading path with each heading above the last
+    named without its parameters (Sphinx's ``class flask.Flask(import_name, static_url_path=None, ...)`` is
+    ``class flask.Flask``: a class's signature in front of each of its members' chunks would be most of what
+    is embedded, and every member of the class would read alike); headings dropped from the middle where it is
+    still longer than :data:`MAX_HEADER_CHARS`, so the heading the chunk stands under is always named."""
+    headings = [h.strip() for h in heading_path.split(" > ")] if heading_path else []
+    headings = [_without_parameters(h) for h in headings[:-1]] + headings[-1:]
+    head = _join(title, " > ".join(headings))
+    while len(head) > MAX_HEADER_CHARS and len(headings) > 1:
+        headings = headings[:-2] + headings[-1:] if len(headings) > 2 else headings[-1:]
+        head = _join(title, " > ".join(["…", *headings] if len(headings) == 1 else headings))
+    return head or None
+
+
+#: a heading that is a signature: a name, then its parameters (and what follows them: a return type, a colon)
+_SIGNATURE = re.compile(
+    r"^((?:(?:async|def|class|classmethod|staticmethod|abstractmethod|exception|function|method|property|fn|pub"
+    r"|static|final|abstract|const|unsafe|new)\s+)*[A-Za-z_$][\w$.:~]*(?:<[^()]*>)?)\s*\(.*\).*$"
+)
+
+
+def _without_parameters(heading: str) -> str:
+    """``heading`` without its parameter list where it is a signature of some length (``class Group(Command):``
+    stays whole; ``class flask.Flask(import_name, ..., root_path=None)`` is ``class flask.Flask``)."""
+    found = _SIGNATURE.match(heading)
+    return found.group(1) if found and len(heading) > 40 else heading
+
+
 def _code_place(source_id: str, path: str | None) -> str | None:
     """A code file as its header names it: its source's id, then its path (``uuid/dist/validate.js``), so a
     package whose files are named alone (``validate.js``) is named too; the path alone where it starts with
@@ -103,9 +133,9 @@ def context_header(unit: RawUnit, locator: Locator, text: str, extra: str | None
     kind = unit.content_kind
     head: str | None
     if kind == "doc":
-        head = _join(locator.path or unit.title, locator.heading_path)
+        head = _fit(locator.path or unit.title, locator.heading_path)
     elif kind == "web":
-        head = _join(unit.title, _after_title(unit.title, locator.heading_path))
+        head = _fit(unit.title, _after_title(unit.title, locator.heading_path))
     elif kind in ("pdf", "table", "ticket"):
         head = unit.title
     elif kind == "code":

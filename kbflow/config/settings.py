@@ -47,8 +47,10 @@ MAX_RERANK_DEPTH = 1000
 #: 8: a code chunk's context header names its source, ``uuid/dist/validate.js``; 9: and says a camelCase symbol in
 #: words, ``minVersion (min version)``; 10: a bare heading with no subsection below it joins the section above
 #: it where that lies under its parent, or is the last; 11: the functions a JavaScript file wraps in a function
-#: called at once, ``(function () { ... }.call(this))`` or UMD's factory, are units)
-CHUNKER_REVISION = 11
+#: called at once, ``(function () { ... }.call(this))`` or UMD's factory, are units; 12: a web page's or document's
+#: context header names a signature heading above the chunk's own without its parameters, ``class flask.Flask``, and
+#: drops middle headings, never the last, where it is too long)
+CHUNKER_REVISION = 12
 
 
 @dataclass(frozen=True)

@@ -27,3 +27,25 @@ def test_a_page_is_indexed_with_its_figures_values_and_code_is_not():
 
 def test_a_text_without_figures_or_identifiers_is_indexed_as_embedded():
     assert search_texts(_rows(("doc", None, "Plain prose, nothing more."))) == ["Plain prose, nothing more."]
+
+
+def test_a_web_header_names_a_class_above_the_chunk_without_its_parameters_and_always_names_its_own_heading():
+    """Sphinx heads a class by its whole signature: in front of each member's chunk it was most of the header, and
+    the cut at MAX_HEADER_CHARS took the member's own name (``> ur`` for ``url_for``)."""
+    from kbflow.chunk.context import MAX_HEADER_CHARS, context_header
+    from kbflow.records import Locator, RawUnit
+
+    cls = "class flask.Flask(" + ", ".join(f"option_{i}=None" for i in range(20)) + ")"
+    own = "url_for(endpoint, *, _anchor=None, _method=None, **values)"
+    unit = RawUnit("flask", "api.html", "x", "web", Locator(kind="web", url="api.html"), title="API — Flask")
+    loc = Locator(kind="web", url="api.html", heading_path=f"Application Object > {cls} > {own}")
+    assert context_header(unit, loc, "x") == f"API — Flask — Application Object > class flask.Flask > {own}"
+    # a heading in words keeps its parentheses; a short signature stays whole
+    prose = Locator(kind="web", url="a.html", heading_path="Installing the package (on Linux, macOS and Windows) > Pip")
+    assert "(on Linux, macOS and Windows)" in context_header(unit, prose, "x")
+    short = Locator(kind="web", url="a.html", heading_path="class Group(Command): > add_command")
+    assert context_header(unit, short, "x") == "API — Flask — class Group(Command): > add_command"
+    # too long even so: middle headings go, the chunk's own heading stays
+    deep = Locator(kind="web", url="a.html", heading_path=" > ".join(["A" * 90, "B" * 90, "C" * 90, "own heading"]))
+    header = context_header(unit, deep, "x")
+    assert len(header) <= MAX_HEADER_CHARS and header.endswith("> own heading") and header.startswith("API — Flask")
