@@ -73,12 +73,14 @@ def _join(*parts: str | None) -> str:
 
 
 def _after_title(title: str | None, heading_path: str | None) -> str | None:
-    """The heading path without its first heading where the page title starts with it (``Threads - Rust By
-    Example`` over ``Threads > Scoped threads``: ``Scoped threads``), so the header says each name once."""
+    """The heading path without its first heading where the page title holds it (``Threads - Rust By Example``
+    over ``Threads > Scoped threads``: ``Scoped threads``; Doxygen's ``log4cplus: log4cplus::Appender Class
+    Reference`` over ``log4cplus::Appender Class Reference > close()``: ``close()``), so the header says each
+    name once."""
     if not title or not heading_path:
         return heading_path
     first, _, rest = heading_path.partition(" > ")
-    return (rest or None) if title.casefold().startswith(first.strip().casefold()) else heading_path
+    return (rest or None) if first.strip().casefold() in title.casefold() else heading_path
 
 
 def _fit(title: str | None, heading_path: str | None) -> str | None:
@@ -96,10 +98,12 @@ def _fit(title: str | None, heading_path: str | None) -> str | None:
     return head or None
 
 
-#: a heading that is a signature: a name, then its parameters (and what follows them: a return type, a colon)
+#: a heading that is a signature: keywords, a name, then its parameters and what may follow them (a return type, a
+#: colon, rustdoc's bounds)
 _SIGNATURE = re.compile(
     r"^((?:(?:async|def|class|classmethod|staticmethod|abstractmethod|exception|function|method|property|fn|pub"
-    r"|static|final|abstract|const|unsafe|new)\s+)*[A-Za-z_$][\w$.:~]*(?:<[^()]*>)?)\s*\(.*\).*$"
+    r"|static|final|abstract|const|unsafe|new)\s+)*[A-Za-z_$][\w$.:~]*(?:<[^()]*>)?)\s*\(.*\)"
+    r"\s*(?:(?:->|\u2192|=>|:|const\b|where\b).*)?$"  # then a return type or bounds, or nothing: not "semver(1) -- The"
 )
 
 

@@ -205,10 +205,13 @@ class RawUnit:
 
     @property
     def unit_hash(self) -> str:
-        """Hash over the unit's key, kind, language, text and layout: changes when any of them does."""
+        """Hash over the unit's key, kind, language, text, layout and title: changes when any of them does (a
+        page whose ``<title>`` alone changed is chunked again: the title heads its chunks' context header)."""
         parts = [self.unit_key, self.content_kind, self.language or "", self.text]
         if self.layout is not None:
             parts.append(self.layout)
+        if self.title is not None:
+            parts.append(f"title\x00{self.title}")
         return ids.digest(*parts)
 
     def to_row(self) -> dict[str, Any]:

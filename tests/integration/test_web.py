@@ -207,6 +207,11 @@ GENERATED_SOURCES = {
     "html/tstring_8h_source.html": _doc(
         "log4cplus: tstring.h Source File", '<meta name="generator" content="Doxygen 1.9.8">', "", _NUMBERED
     ),
+    # a project's own HTML header that writes no <title> (JsonCpp's): the page is known by Doxygen's name for it
+    "html/json__writer_8cpp_source.html": (
+        '<html><head><meta name="generator" content="Doxygen 1.9.1"/></head><body><div class="headertitle">'
+        f'<div class="title">json_writer.cpp</div></div><div class="contents">{_NUMBERED}</div></body></html>'
+    ),
     "html/tstring_8h.html": _doc(
         "log4cplus: tstring.h File Reference", '<meta name="generator" content="Doxygen 1.9.8">', "", "<p>Strings.</p>"
     ),
@@ -247,6 +252,7 @@ def test_an_api_generators_views_of_source_files_are_left_out(tmp_path):
     assert reasons["api/src-html/org/x/Foo.html"].startswith("Javadoc's page of a source file")
     assert reasons["api/src-html/org/x/Bar.html"].startswith("Javadoc's page of a source file")
     assert reasons["html/tstring_8h_source.html"].startswith("Doxygen's page of a source file")
+    assert reasons["html/json__writer_8cpp_source.html"].startswith("Doxygen's page of a source file")
     assert reasons["_modules/requests/api.html"].startswith("Sphinx's page of a source file")
     assert reasons["jsdoc/command.js.html"].startswith("JSDoc's page of a source file")
     assert reasons["help.html"].startswith("rustdoc's Help page: the generator's help or settings")

@@ -115,6 +115,10 @@ def canonical_rel(href: str | None, rel: str, rels: Collection[str]) -> str | No
     return max(matches, key=len) if matches else None
 
 
+#: Doxygen's name for the page of a source file: ``json__writer_8cpp_source.html``
+_DOXYGEN_SOURCE = re.compile(r"_source\.html?$")
+
+
 def source_view(page: WebPage, rel: str) -> str | None:
     """The API generator whose view of a source file page ``rel`` is (``None``: it is no such view)."""
     if page.generator == "rustdoc" and "src" in page.body_classes:
@@ -124,8 +128,8 @@ def source_view(page: WebPage, rel: str) -> str | None:
         return "Javadoc"
     if "/src-html/" in where and ("source-page" in page.body_classes or page.title == "Source code"):
         return "Javadoc"  # JDK 8 names no generator on these pages
-    if page.generator == "doxygen" and (page.title or "").endswith(" Source File"):
-        return "Doxygen"
+    if page.generator == "doxygen" and ((page.title or "").endswith(" Source File") or _DOXYGEN_SOURCE.search(rel)):
+        return "Doxygen"  # a page whose HTML header writes no <title> is known by Doxygen's name for it
     if "/_modules/" in where and page.text.lstrip("# ").startswith("Source code for "):
         return "Sphinx"
     if (page.title or "").startswith("JSDoc: Source: "):  # JSDoc's default template names no generator

@@ -43,6 +43,8 @@ def test_a_web_header_names_a_class_above_the_chunk_without_its_parameters_and_a
     # a heading in words keeps its parentheses; a short signature stays whole
     prose = Locator(kind="web", url="a.html", heading_path="Installing the package (on Linux, macOS and Windows) > Pip")
     assert "(on Linux, macOS and Windows)" in context_header(unit, prose, "x")
+    manual = Locator(kind="web", url="a.html", heading_path="semver(1) -- The semantic versioner for npm > Usage")
+    assert "semver(1) -- The semantic versioner for npm > Usage" in context_header(unit, manual, "x")  # no signature
     short = Locator(kind="web", url="a.html", heading_path="class Group(Command): > add_command")
     assert context_header(unit, short, "x") == "API — Flask — class Group(Command): > add_command"
     # too long even so: middle headings go, the chunk's own heading stays

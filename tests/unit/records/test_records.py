@@ -82,3 +82,17 @@ def test_a_hit_draws_itself_with_what_render_registers(monkeypatch):
     assert hit._repr_html_() == "<p><code>a.md</code></p><pre>a &lt;b&gt; text</pre>"
     monkeypatch.setattr(hits, "FIGURES", {"figure": lambda h, width: f"drawn at {width}"})
     assert hit._repr_html_() == "drawn at 480" and hit.show(300) in ("drawn at 300", None)
+
+
+def test_a_units_hash_changes_with_its_title():
+    """A page whose <title> alone changed is chunked again: the title heads its chunks' context header."""
+    from kbflow.records import RawUnit
+
+    def unit(title):
+        return RawUnit(
+            "s", "a.html", "# Parse\n\nRead a document.", "web", Locator(kind="web", url="a.html"), title=title
+        )
+
+    assert unit("Json::Reader").unit_hash != unit("a.html").unit_hash
+    assert unit("Json::Reader").unit_hash == unit("Json::Reader").unit_hash
+    assert unit(None).unit_hash != unit("").unit_hash

@@ -3,6 +3,7 @@ rustdoc, Javadoc, Doxygen, TypeDoc, Sphinx, pdoc, pdoc3 and mkdocstrings write t
 
 from __future__ import annotations
 
+import json
 import re
 
 from rustdoc_pages import page as _page
@@ -141,6 +142,33 @@ def test_doxygens_member_summaries_and_inherited_member_lists_are_one_line_each(
     assert "Documented on their pages: radius." in extract(elsewhere).text
     # a page of another generator with the same classes is read as written
     assert "Moves the shape" in extract(html.replace("Doxygen 1.9.4", "Sphinx 7")).text
+
+
+def test_doxygens_title_heads_the_page_and_its_banner_is_left_out():
+    """Doxygen writes the page's title as a <div class="title">, no heading element: each member's entry stood
+    under no class, and a page whose HTML header writes no <title> (JsonCpp's) was titled by its file name."""
+    from kbflow.sources.web.apidocs.doxygen import BANNER
+
+    body = (
+        '<body><div id="top"><div id="titlearea"><span id="projectname">JsonCpp</span> '
+        '<span id="projectnumber">1.9.5</span></div></div>'
+        '<div class="header"><div class="summary"><a href="#pub-methods">Public Member Functions</a></div>'
+        '<div class="headertitle"><div class="title">Json::Reader Class Reference<span class="mlabels">'
+        '<span class="mlabel">final</span></span></div></div></div><div class="contents">'
+        '<p>Unserialize a JSON document into a Value.</p><h2 class="memtitle">parse()</h2>'
+        "<p>Read a Value from a JSON document.</p></div></body>"
+    )
+    page = extract(f'<html><head><meta name="generator" content="Doxygen 1.9.1"/></head>{body}</html>')
+    assert page.title == "Json::Reader Class Reference"
+    assert page.text.startswith("# Json::Reader Class Reference\n\nUnserialize a JSON document")
+    assert "## parse()" in page.text and "1.9.5" not in page.text
+    assert BANNER in {d["reason"] for d in json.loads(page.layout())["dropped"]}
+    titled = extract(
+        f'<html><head><meta name="generator" content="Doxygen 1.9.1"/><title>JsonCpp: Reader</title></head>{body}'
+        "</html>"
+    )
+    assert titled.title == "JsonCpp: Reader"  # a <title> the project writes stays its title
+    assert "# Json::Reader" not in extract(f"<html><head></head>{body}</html>").text  # another generator's divs
 
 
 def test_a_doxygen_signature_is_one_line_and_its_cross_references_are_left_out_with_their_reason():

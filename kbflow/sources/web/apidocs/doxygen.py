@@ -20,6 +20,13 @@ log4cplus::NDC::setMaxDepth | ( | std::size_t | maxDepth)``: it is read as
 the one line a reader sees, ``void log4cplus::NDC::setMaxDepth(std::size_t
 maxDepth)``, its labels after it (``[virtual]``, ``[inline]``).
 
+Doxygen writes a page's title above its contents as a ``<div
+class="title">`` ("Json::Reader Class Reference"), no heading element: it is
+read as the page's heading, so each member's entry (``## parse()``) stands
+under its class, the class names every chunk's header, and a page whose HTML
+header, a project's own (``HTML_HEADER``), writes no ``<title>`` (JsonCpp's
+pages as Debian ships them) is titled by it.
+
 And it closes a member's entry with its cross-references: "References
 ``Logger::forcedLog()``, ``Logger::isEnabledFor()``", "Referenced by
 ``TraceLogger::TraceLogger()``", "Definition at line 53 of file
@@ -37,10 +44,12 @@ from kbflow.sources.web.apidocs.nodes import classes, elements, text
 from kbflow.sources.web.tree import Node
 from kbflow.text.pointers import DOCUMENTED_BELOW, DOCUMENTED_ELSEWHERE, pointer_line
 
-__all__ = ["CROSS_REFERENCES", "read"]
+__all__ = ["BANNER", "CROSS_REFERENCES", "read"]
 
 #: why a member's cross-references are left out (listed among the page's dropped elements)
 CROSS_REFERENCES = "cross-references: the members an entry calls, those that call it, its source line"
+#: why Doxygen's banner is no content of the page
+BANNER = "Doxygen's banner: the project's name, number and logo and its menus, the same on every page"
 #: the classes of Doxygen's cross-reference paragraphs
 _XREF_CLASSES = frozenset({"reference", "referencedby", "definition"})
 _OPEN = re.compile(r"\s*\(\s*")
@@ -156,8 +165,31 @@ def _read_entries(root: Node) -> int:
     return lines
 
 
+def _title_heading(root: Node) -> int:
+    """Doxygen's title of the page (``<div class="headertitle"><div class="title">Json::Reader Class
+    Reference``, in the page's ``<div class="header">`` beside its links to the summaries) read as the page's
+    heading: an ``<h1>`` opening its ``<div class="contents">``. The banner above it (``<div id="top">``: the
+    project's name and number, its menus, a project's own header) is left out, listed with :data:`BANNER`."""
+    contents = next(iter(elements(root, "div", "contents")), None)
+    if contents is None:
+        return 0
+    for banner in (n for n in elements(root, "div") if n.attrs.get("id") == "top"):
+        if contents not in elements(banner, "div", "contents"):  # a header left unclosed holds the page: kept
+            banner.why = BANNER  # "log4cplus 2.0.8" on every page: its own chunk once the title is a heading
+    for header in elements(root, "div", "headertitle"):
+        for found in elements(header, "div", "title"):
+            labels = [text(label) for label in elements(found, "span", "mlabels")]  # "abstract", "final"
+            name = " ".join(text(found).split())
+            for label in labels:
+                name = name.removesuffix(" ".join(label.split())).strip()
+            if name:
+                contents.children.insert(0, Node("h1", {}, contents, [name], css=found.css))
+                return 1
+    return 0
+
+
 def read(root: Node) -> int:
-    """Read a Doxygen page in place: its inherited member lists and member summaries folded into pointer lines,
-    each signature one line, the cross-references left out. Returns how many members the lists named and how
-    many signatures were read."""
-    return _fold_doxygen(root) + _fold_doxygen_summaries(root) + _read_entries(root)
+    """Read a Doxygen page in place: its title a heading, its inherited member lists and member summaries folded
+    into pointer lines, each signature one line, the cross-references left out. Returns how many members the
+    lists named, how many signatures were read and whether the title was."""
+    return _title_heading(root) + _fold_doxygen(root) + _fold_doxygen_summaries(root) + _read_entries(root)
