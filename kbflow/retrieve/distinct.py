@@ -30,7 +30,10 @@ entry: one hit, the other overloads and parts in ``also_in``
 chunks (the exceptions closing the overload above it), where it has one
 (:func:`continues_entry`). A generator may head the parts of an entry too
 (TypeDoc's "Parameters", "Returns this", "Example"; rustdoc's "Panics"):
-a chunk under such a part is the entry of the member above it. A chunk under
+a chunk under such a part is the entry of the member above it. A page that
+documents one member is titled by it (TypeDoc's ``Function
+combineReducers``, rustdoc's ``Struct Keys``): the parts below its title
+are that member's entry, one hit with the title's chunk. A chunk under
 a part is grouped by its entry alone, not by its short text: two members'
 "Returns this" parts read the same, and would make their two entries one. A
 chunk of the member's own text is grouped by its text too, and so is a part
@@ -135,20 +138,37 @@ _MEMBER_HEADING = re.compile(
 #: the headings API generators give the parts of one member's entry (TypeDoc's "Parameters", "Returns this",
 #: "Remarks"; rustdoc's "Examples", "Panics"; Sphinx's "Raises"): a chunk under one is part of that member's entry
 _ENTRY_PART = re.compile(
-    r"^(?:parameters|params|arguments|returns?|return (?:type|value)|type parameters|remarks|examples?|throws|"
+    r"^(?:parameters|params?|arguments|returns?|return (?:type|value)|type parameters|remarks|examples?|throws|"
     r"raises|exceptions|panics|errors|safety|see(?: also)?|deprecated|overrides|inherited from|"
     r"implementation of|defined in|since|notes?)\b.*$",
     re.IGNORECASE,
 )
 
 
+#: a page's title that names the one member the page documents, as TypeDoc and rustdoc title a page of its own
+#: (``Function combineReducers``, ``Interface Store<S, A>``, ``Struct Keys``, ``Trait Itertools``)
+_TITLED_MEMBER = re.compile(
+    r"^(?:Function|Class|Interface|Variable|Type Alias|Enumeration|Enum|Struct|Trait|Union|Macro|Constant|Static"
+    r"|Namespace)\s+[A-Za-z_$][\w$.:]*(?:<.*>)?$"
+)
+
+
+def _names_member(heading: str, title: bool) -> bool:
+    """Whether ``heading`` names a member: as a heading below the page's title (:data:`_MEMBER_HEADING`), or as a
+    page's ``title`` that names the page's one member (:data:`_TITLED_MEMBER`)."""
+    return bool(_TITLED_MEMBER.match(heading)) if title else bool(_MEMBER_HEADING.match(heading))
+
+
 def member_path(heading_path: str) -> list[str] | None:
     """The headings (from the page's title down) of the member entry a chunk under ``heading_path`` belongs to:
     its path where its last heading names a member, less the parts of the entry below it (``... > parse >
-    Returns this`` is the entry of ``parse``); ``None`` where the chunk is in no member's entry."""
+    Returns this`` is the entry of ``parse``; TypeDoc's ``Function combineReducers > Parameters`` is the entry
+    the page's title names); ``None`` where the chunk is in no member's entry."""
     path = [part.strip() for part in heading_path.split(" > ")]
-    while len(path) > 2 and _ENTRY_PART.match(path[-1]) and _MEMBER_HEADING.match(path[-2]):
+    while len(path) > 1 and _ENTRY_PART.match(path[-1]) and _names_member(path[-2], title=len(path) == 2):
         path.pop()
+    if len(path) == 1 and _TITLED_MEMBER.match(path[0]):
+        return path
     if len(path) < 2 or not _MEMBER_HEADING.match(path[-1]):
         return None
     return path

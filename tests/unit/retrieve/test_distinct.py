@@ -341,3 +341,26 @@ def test_a_copy_whose_entry_ranked_apart_joins_both_groups_and_a_long_part_is_a_
     out = distinct(fused, 5, lambda cids: {c: rows[c] for c in cids})
     assert out.fused == [("base", 1.0), ("other", 0.6)]  # one hit for the entry and its copies, shown where defined
     assert sorted(out.also_in["base"]) == ["base_params", "file", "file_params"]
+
+
+def test_a_page_that_documents_one_member_is_its_entry_and_its_parts_join_it():
+    """TypeDoc gives each function a page of its own, titled by it (``Function combineReducers``), its parts headed
+    below the title: on redux's reference one function's page took three places of a top 5."""
+
+    def row(path: str, text: str, position: int) -> dict:
+        return _web_row("redux", "functions/combineReducers.html", path, text, position)
+
+    rows = {
+        "params": row("Function combineReducers > Parameters", "#### Parameters\n\nreducers: M", 2),
+        "title": row("Function combineReducers", "# Function combineReducers\n\nTurns reducers into one.", 0),
+        "returns": row("Function combineReducers > Returns M", "#### Returns M\n\nA reducer.", 3),
+        "other": _web_row("redux", "functions/compose.html", "Function compose", "# Function compose\n\nComposes.", 0),
+        "param": row("Function combineReducers > Param: reducers", "#### Param: reducers\n\nAn object.", 4),
+    }
+    fused = [(cid, 1.0 - i / 10) for i, cid in enumerate(rows)]
+    out = distinct(fused, 5, lambda cids: {c: rows[c] for c in cids})
+    assert out.fused == [("title", 1.0), ("other", 0.7)]
+    assert sorted(out.also_in["title"]) == ["param", "params", "returns"]
+    assert member_path("Function combineReducers > Parameters") == ["Function combineReducers"]
+    assert member_path("Interface Store<S, A> > Methods > subscribe") is not None  # a member of the page's type
+    assert member_path("Getting Started > Returns and refunds") is None  # a guide's title names no member
