@@ -117,8 +117,9 @@ class WebLoader(FileSetLoader):
     #: short <main> that holds the page's <h1> is its article (not the body with its sidebar); 10: rustdoc's long
     #: declarations (a trait's 106 method signatures before their entries) are one line naming the members, and
     #: its help and settings pages are left out; 11: a Doxygen page whose HTML header writes no <title> is titled by
-    #: Doxygen's own title, and its page of a source file is known by its name (``*_source.html``)
-    revision = "11"
+    #: Doxygen's own title, and its page of a source file is known by its name (``*_source.html``); 12: TypeDoc's
+    #: index lists are one line each
+    revision = "12"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

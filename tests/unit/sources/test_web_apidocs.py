@@ -112,6 +112,28 @@ def _doxygen_row(anchor: str, kind: str, name: str, brief: str | None, group: st
     return row + f'<tr class="separator:{anchor}{inherit}"><td class="memSeparator" colspan="2">&#160;</td></tr>'
 
 
+def test_typedocs_index_lists_are_one_line_each():
+    """TypeDoc opens each page with an index of what it documents, one link a member: one line naming them."""
+
+    def link(href: str, name: str) -> str:
+        return f'<a href="{href}" class="tsd-index-link"><svg class="tsd-kind-icon"></svg><span>{name}</span></a>'
+
+    methods = link("Store.html#getState", "get<wbr/>State") + link("Store.html#subscribe", "subscribe")
+    pages = link("functions/compose.html", "compose") + link("functions/createStore.html", "createStore")
+    html = (
+        '<html><head><title>Store | redux</title></head><body><div class="col-content"><h1>Interface Store</h1>'
+        '<section class="tsd-index-section"><h3 class="tsd-index-heading">Methods</h3>'
+        f'<div class="tsd-index-list">{methods}</div></section>'
+        '<section class="tsd-index-section"><h3 class="tsd-index-heading">Functions</h3>'
+        f'<div class="tsd-index-list">{pages}</div></section>'
+        '<section class="tsd-panel"><h3>getState</h3><p>Reads the state tree.</p></section></div></body></html>'
+    )
+    text = extract(html).text
+    assert "Documented below: getState, subscribe." in text
+    assert "Documented on their pages: compose, createStore." in text
+    assert "Reads the state tree." in text
+
+
 def test_doxygens_member_summaries_and_inherited_member_lists_are_one_line_each():
     group = "pub_methods_classgeo_1_1Shape"
     rows = (
