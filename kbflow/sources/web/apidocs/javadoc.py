@@ -15,6 +15,13 @@ members, "Documented below: add, addAll, clone, ...", or "Documented on
 their pages: ArrayUtils, BooleanUtils, ...", so a search for what a member
 does finds the member's entry, not a summary row of twenty overloads
 (``ArrayUtils``' summary of ``indexOf``).
+
+Javadoc titles a class page in a ``<div class="header">`` ("Package
+org.apache.commons.collections4.map", then, in JDK 9 to 15, ``<h2
+class="title">Class CaseInsensitiveMap``), which a reading of the page
+drops as its banner where the title is no ``<h1>``: the header is kept, so
+every member's entry stands under its class and the class's description
+under its title.
 """
 
 from __future__ import annotations
@@ -105,6 +112,18 @@ def _fold_javadoc_summaries(root: Node) -> int:
     return folded
 
 
+def _keep_title(root: Node) -> int:
+    """Javadoc: the ``<div class="header">`` that holds the page's title (``<h1>`` or ``<h2 class="title">``) is
+    content, not a banner (see the module's docs)."""
+    kept = 0
+    for header in elements(root, "div", "header"):
+        if any(h.tag in ("h1", "h2") and "title" in classes(h) for h in elements(header)):
+            header.why = ""
+            kept += 1
+    return kept
+
+
 def read(root: Node) -> int:
-    """Fold a Javadoc page's copied descriptions and summary tables into pointer lines, in place; how many."""
-    return _fold_javadoc(root) + _fold_javadoc_summaries(root)
+    """Fold a Javadoc page's copied descriptions and summary tables into pointer lines and keep its title, in
+    place; how many."""
+    return _keep_title(root) + _fold_javadoc(root) + _fold_javadoc_summaries(root)
