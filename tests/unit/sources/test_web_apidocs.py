@@ -260,7 +260,7 @@ def test_a_javadoc_class_pages_title_in_its_header_is_read():
         + "</div></div></main></body></html>"
     )
     text = extract(html).text
-    assert text.startswith("Package org.apache.commons.collections4.map\n\n## Class CaseInsensitiveMap\n\n")
+    assert text.startswith("## Class CaseInsensitiveMap\n\nPackage org.apache.commons.collections4.map\n\n")
     assert "A case-insensitive Map." in text and "Overview" not in text
 
 

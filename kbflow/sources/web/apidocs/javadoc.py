@@ -21,7 +21,9 @@ org.apache.commons.collections4.map", then, in JDK 9 to 15, ``<h2
 class="title">Class CaseInsensitiveMap``), which a reading of the page
 drops as its banner where the title is no ``<h1>``: the header is kept, so
 every member's entry stands under its class and the class's description
-under its title.
+under its title, and it is read title first: the package line before it
+was a chunk of its own on every page (50 of Commons Lang's 1,916 chunks
+said "Package org.apache.commons.lang3" alone).
 """
 
 from __future__ import annotations
@@ -114,11 +116,14 @@ def _fold_javadoc_summaries(root: Node) -> int:
 
 def _keep_title(root: Node) -> int:
     """Javadoc: the ``<div class="header">`` that holds the page's title (``<h1>`` or ``<h2 class="title">``) is
-    content, not a banner (see the module's docs)."""
+    content, not a banner, read title first (see the module's docs)."""
     kept = 0
     for header in elements(root, "div", "header"):
-        if any(h.tag in ("h1", "h2") and "title" in classes(h) for h in elements(header)):
+        titles = [c for c in header.children if isinstance(c, Node) and c.tag in ("h1", "h2") and "title" in classes(c)]
+        if titles:
             header.why = ""
+            # the title first, its package line after it: the line alone before the title was a chunk of its own
+            header.children = titles[:1] + [c for c in header.children if c is not titles[0]]
             kept += 1
     return kept
 
