@@ -118,8 +118,9 @@ class WebLoader(FileSetLoader):
     #: declarations (a trait's 106 method signatures before their entries) are one line naming the members, and
     #: its help and settings pages are left out; 11: a Doxygen page whose HTML header writes no <title> is titled by
     #: Doxygen's own title, and its page of a source file is known by its name (``*_source.html``); 12: TypeDoc's
-    #: index lists are one line each; 13: Javadoc's header that holds a class page's title is read, title first
-    revision = "13"
+    #: index lists are one line each; 13: Javadoc's header that holds a class page's title is read, title first;
+    #: 14: Sphinx's ``__weakref__`` and ``__dict__`` as Python before 3.11 documents them are Python's own
+    revision = "14"
     #: the crawl its fingerprint made, taken (once) by the load that follows
     _crawled: Crawl | None = None
 

@@ -69,14 +69,22 @@ def _builtin_docs() -> frozenset[str]:
     which autodoc may have made the signature), as :func:`_words` gives them."""
     import collections.abc
 
+    class Plain:  # what every class written in Python has: __dict__, __weakref__ ("list of weak references ...")
+        pass
+
     types: list[type] = [object, type, BaseException, Exception, dict, list, tuple, set, frozenset, str, int, bytes]
-    types += [getattr(collections.abc, name) for name in collections.abc.__all__]
+    types += [getattr(collections.abc, name) for name in collections.abc.__all__] + [Plain]
     docs: set[str] = set()
     for cls in types:
         for name in dir(cls):
             doc = getattr(getattr(cls, name, None), "__doc__", None)
             if isinstance(doc, str) and doc.strip():
                 docs.update((_words(doc), _words(doc.strip().partition("\n")[2])))
+    # the same two as Python before 3.11 wrote them, as a site built then says them
+    docs.update(
+        _words(f"{what} (if defined)")
+        for what in ("list of weak references to the object", "dictionary for instance variables")
+    )
     docs.discard("")
     return frozenset(docs)
 
