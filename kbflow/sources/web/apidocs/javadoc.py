@@ -119,11 +119,14 @@ def _keep_title(root: Node) -> int:
     content, not a banner, read title first (see the module's docs)."""
     kept = 0
     for header in elements(root, "div", "header"):
-        titles = [c for c in header.children if isinstance(c, Node) and c.tag in ("h1", "h2") and "title" in classes(c)]
-        if titles:
+        title = next(
+            (c for c in header.children if isinstance(c, Node) and c.tag in ("h1", "h2") and "title" in classes(c)),
+            None,
+        )
+        if title is not None:
             header.why = ""
             # the title first, its package line after it: the line alone before the title was a chunk of its own
-            header.children = titles[:1] + [c for c in header.children if c is not titles[0]]
+            header.children = [title, *(c for c in header.children if c is not title)]
             kept += 1
     return kept
 
