@@ -22,7 +22,7 @@ from typing import Any
 from kbflow import schema as S
 from kbflow.records import Citation, FlagReason, Hit
 from kbflow.retrieve.confidence import Calibration
-from kbflow.retrieve.pointers import POINTER, pointer_only
+from kbflow.retrieve.pointers import POINTER
 from kbflow.retrieve.ranking import Ranking
 from kbflow.retrieve.table import SearchTable
 from kbflow.retrieve.unnamed import NAME_HITS, unknown_names
@@ -84,7 +84,7 @@ def hits_of(
 ) -> list[Hit]:
     """The ranking's hits, read from the search ``table``: texts and citations (one take for the hits and their
     copies not read while grouping), cosines, relevance, and where ``role_weight`` ranked by them, each file's
-    role or ``"pointer"`` for a chunk that only points to members documented elsewhere
+    role or ``"pointer"`` for a chunk the ranking demoted as one that only points elsewhere
     (:mod:`kbflow.retrieve.pointers`)."""
     row_of = ranking.row_of
     fused = list(zip(ranking.ids, ranking.scores))
@@ -98,7 +98,7 @@ def hits_of(
     roles: list[str | None] = []
     if fused and role_weight > 0:  # a file's role around code, else whether the chunk only points elsewhere
         files = table.groups.roles_of([row_of[cid] for cid, _ in fused])
-        roles = [role or (POINTER if pointer_only(row) else None) for role, row in zip(files, rows, strict=True)]
+        roles = [role or (POINTER if cid in ranking.pointers else None) for role, (cid, _) in zip(files, fused)]
     return cited_hits(ranking, fused, rows, read, cosine, calibration, query_id, roles)
 
 

@@ -63,6 +63,7 @@ from kbflow import schema as S
 from kbflow.records import ids
 
 __all__ = [
+    "HEADING_LINE",
     "MIN_COPY_BODY",
     "Distinct",
     "cached",
@@ -83,10 +84,10 @@ MIN_WINDOW = 20
 Reader = Callable[[Sequence[str]], dict[str, dict[str, Any]]]
 
 
-def cached(read: Reader) -> Reader:
-    """``read`` that reads each chunk id once: the steps that judge the first candidates by their rows (pointer
-    chunks, :mod:`kbflow.retrieve.pointers`; each text once) share one take."""
-    rows: dict[str, dict[str, Any]] = {}
+def cached(read: Reader, rows: dict[str, dict[str, Any]]) -> Reader:
+    """``read`` that reads each chunk id once, keeping what it read in ``rows``: the steps that judge the first
+    candidates by their rows (pointer chunks, :mod:`kbflow.retrieve.pointers`; each text once) share one take,
+    and the hits are built from the same rows."""
 
     def reader(chunk_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         missing = [cid for cid in chunk_ids if cid not in rows]
@@ -104,7 +105,13 @@ def text_key(text: str) -> str:
 
 #: the least text below a web chunk's headings that makes chunks differing in their headings only copies
 MIN_COPY_BODY = 80
-_HEADING_LINE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
+#: a Markdown heading line of a chunk's text (its page's headings, as web chunks carry them)
+HEADING_LINE = re.compile(r"^#{1,6} .*$", re.MULTILINE)
+
+
+def _body(text: str) -> str:
+    """A chunk's text below its headings: its Markdown heading lines taken out, whitespace runs made one space."""
+    return " ".join(HEADING_LINE.sub("", text).split())
 
 
 def copy_key(row: dict[str, Any]) -> str:
@@ -113,7 +120,7 @@ def copy_key(row: dict[str, Any]) -> str:
     under each owning type's heading)."""
     text = row[S.TEXT]
     if row.get(S.CONTENT_KIND) == "web":
-        body = " ".join(_HEADING_LINE.sub("", text).split())
+        body = _body(text)
         if len(body) >= MIN_COPY_BODY:
             return ids.text_hash(f"web body\x00{row.get(S.SOURCE_ID)}\x00{body}")
     return text_key(text)
@@ -202,8 +209,7 @@ def group_keys(row: dict[str, Any]) -> list[str]:
     locator = row.get(S.LOCATOR) or {}
     heading_path = str(locator.get("heading_path") or "")
     own = len(member_path(heading_path) or ()) == len(heading_path.split(" > "))
-    long_part = len(" ".join(_HEADING_LINE.sub("", row[S.TEXT]).split())) >= MIN_COPY_BODY
-    return [entry, copy_key(row)] if own or long_part else [entry]
+    return [entry, copy_key(row)] if own or len(_body(row[S.TEXT])) >= MIN_COPY_BODY else [entry]
 
 
 def continues_entry(row: dict[str, Any]) -> bool:
@@ -211,7 +217,7 @@ def continues_entry(row: dict[str, Any]) -> bool:
     long entry cut into chunks (Javadoc's ``copyFile`` overloads, each a section headed ``copyFile``). Such a
     chunk is under the entry's heading path but does not start with a heading line, so it shows its group
     only where no chunk of the group starts a section."""
-    return entry_key(row) is not None and _HEADING_LINE.match(row[S.TEXT].lstrip()) is None
+    return entry_key(row) is not None and HEADING_LINE.match(row[S.TEXT].lstrip()) is None
 
 
 def place_key(row: dict[str, Any]) -> tuple[bool, int, int, int]:

@@ -25,7 +25,7 @@ headings are all pointer lines, continuations of a list of names cut from
 one, or a ``where`` clause (rustdoc's bounds of an implementation), and at
 least one of them is not a ``where`` clause or is under an implementation's
 heading. A member's own entry, even one without documentation (its heading
-alone), is never a pointer. A pointer hit says so: its ``role`` is
+alone), is never a pointer. A hit so demoted says so: its ``role`` is
 ``"pointer"``, and the search shows "(a pointer to documentation elsewhere,
 ranked below the page's own text)" under it.
 """
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kbflow import schema as S
-from kbflow.retrieve.distinct import MIN_WINDOW, Reader
+from kbflow.retrieve.distinct import HEADING_LINE, MIN_WINDOW, Reader
 from kbflow.text.pointers import is_pointer_line
 
 __all__ = ["POINTER", "demote", "pointer_only"]
@@ -45,7 +45,6 @@ __all__ = ["POINTER", "demote", "pointer_only"]
 #: the role a pointer hit says it has (``Hit.role``)
 POINTER = "pointer"
 
-_HEADING_LINE = re.compile(r"^#{1,6} (.*)$")
 #: a list of names cut from a pointer line: "interleave, interleave_shortest, intersperse," or "sorted, k_smallest."
 _NAMES = re.compile(r"^[\w$.:~<>\[\]]+(?:, [\w$.:~<>\[\]]+)+[.,]?$")
 #: rustdoc's bounds of an implementation: "where T: ?Sized,"
@@ -60,7 +59,7 @@ def pointer_only(row: dict[str, Any]) -> bool:
     if row.get(S.CONTENT_KIND) != "web":
         return False
     lines = [line.strip() for line in str(row.get(S.TEXT) or "").splitlines() if line.strip()]
-    body = [line for line in lines if not _HEADING_LINE.match(line)]
+    body = [line for line in lines if not HEADING_LINE.match(line)]
     if not body:
         return False
     kinds = []
@@ -77,24 +76,24 @@ def pointer_only(row: dict[str, Any]) -> bool:
     return _IMPL.match(heading) is not None  # an implementation with no member of its own: its bounds alone
 
 
-def demote(fused: Sequence[tuple[str, float]], k: int, read: Reader, weight: float) -> list[tuple[str, float]]:
-    """``fused`` (``(chunk id, score)``, best first) with each pointer chunk among the first ``max(2k,
-    MIN_WINDOW)`` candidates less ``weight`` times the span of their scores (from 0, or the lowest where one is
-    negative, to the best), re-sorted (ties in fused order); the rest as it was. ``read`` gives the candidates'
-    rows."""
+def demote(
+    fused: Sequence[tuple[str, float]], k: int, read: Reader, weight: float
+) -> tuple[list[tuple[str, float]], frozenset[str]]:
+    """``(ranking, pointers)``: ``fused`` (``(chunk id, score)``, best first) with each pointer chunk among the
+    first ``max(2k, MIN_WINDOW)`` candidates less ``weight`` times the span of their scores (from 0, or the lowest
+    where one is negative, to the best), re-sorted (ties in fused order), the rest as it was; and the chunk ids
+    so demoted, whose hits say their role. ``read`` gives the candidates' rows."""
     n = min(len(fused), max(2 * k, MIN_WINDOW))
     if not weight or n == 0:
-        return list(fused)
+        return list(fused), frozenset()
     head = fused[:n]
     rows = read([cid for cid, _ in head])
-    flags = [pointer_only(rows[cid]) for cid, _ in head]
-    if not any(flags):
-        return list(fused)
+    pointers = frozenset(cid for cid, _ in head if pointer_only(rows[cid]))
+    if not pointers:
+        return list(fused), pointers
     values = [score for _, score in head]
     lo, hi = min(0.0, *values), max(values)
     span = hi - lo if hi > lo else 1.0
-    moved = [
-        (i, cid, score - weight * span if flag else score) for i, ((cid, score), flag) in enumerate(zip(head, flags))
-    ]
+    moved = [(i, cid, score - weight * span if cid in pointers else score) for i, (cid, score) in enumerate(head)]
     moved.sort(key=lambda t: (-t[2], t[0]))
-    return [(cid, score) for _, cid, score in moved] + list(fused[n:])
+    return [(cid, score) for _, cid, score in moved] + list(fused[n:]), pointers

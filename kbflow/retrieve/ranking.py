@@ -70,8 +70,11 @@ class Ranking:
     timings: dict[str, float] = field(default_factory=dict, repr=False)
     #: kept chunk id -> the chunk ids of its copies (equal texts elsewhere; :mod:`kbflow.retrieve.distinct`)
     also_in: dict[str, list[str]] = field(default_factory=dict, repr=False)
-    #: chunk id -> decoded hit row (text and payload) of the candidates read while grouping equal texts
+    #: chunk id -> decoded hit row (text and payload) of the candidates read while judging pointers and grouping
+    #: equal texts
     rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    #: the chunk ids ranked below the page's own text as pointers (:mod:`kbflow.retrieve.pointers`)
+    pointers: frozenset[str] = field(default_factory=frozenset, repr=False)
     #: the words the glossary added to the query both legs searched ("" where it named no term;
     #: :mod:`kbflow.retrieve.glossary`)
     expansion: str = ""
@@ -187,8 +190,9 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
         if defined:
             ranked["symbol"] = [cid for cid, _ in defined]
             fused = symbol_first(fused, defined)
-    read = cached(lambda cids: table.read(cids, row_of))
-    fused = demote(fused, k, read, settings.role_weight)
+    rows: dict[str, dict[str, Any]] = {}  # the candidates read, for the steps below and the hits
+    read = cached(lambda cids: table.read(cids, row_of), rows)
+    fused, pointers = demote(fused, k, read, settings.role_weight)
     grouped = distinct(fused, k, read) if settings.distinct and fused else None
     fused = grouped.fused if grouped is not None else fused[:k]
     lap("fuse")
@@ -202,7 +206,8 @@ def rank(table: SearchTable, embed: QueryEmbedder, request: Request, vector: Any
         query_vector=vector,
         timings=lap.timings,
         also_in=grouped.also_in if grouped is not None else {},
-        rows=grouped.rows if grouped is not None else {},
+        rows=rows,
+        pointers=pointers,
         expansion=expansion,
     )
 

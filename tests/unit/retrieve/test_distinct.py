@@ -309,11 +309,13 @@ def test_a_cached_reader_reads_each_chunk_once():
 
     from kbflow.retrieve.distinct import cached
 
-    reader = cached(read)
+    rows: dict = {}
+    reader = cached(read, rows)
     assert reader(["a", "b"]) == {"a": {"text": "a"}, "b": {"text": "b"}}
     assert reader(["b", "c"]) == {"b": {"text": "b"}, "c": {"text": "c"}}
     assert reader(["a"]) == {"a": {"text": "a"}}
     assert calls == [["a", "b"], ["c"]]
+    assert sorted(rows) == ["a", "b", "c"]  # what it read, kept for the hits
 
 
 def test_a_copy_whose_entry_ranked_apart_joins_both_groups_and_a_long_part_is_a_copy_too():

@@ -41,10 +41,10 @@ def test_a_pointer_ranks_a_share_below_the_pages_own_text():
     read = lambda cids: {c: rows[c] for c in cids}  # noqa: E731
     fused = [("blanket", 1.0), ("own", 0.9), ("far", 0.2)]
     # 0.3 of the span (1.0) taken from the pointer: 0.7, below "own", above "far"
-    assert demote(fused, 5, read, 0.3) == [("own", 0.9), ("blanket", 0.7), ("far", 0.2)]
-    assert demote(fused, 5, read, 0.0) == fused  # the role signal off: as fused
+    assert demote(fused, 5, read, 0.3) == ([("own", 0.9), ("blanket", 0.7), ("far", 0.2)], {"blanket"})
+    assert demote(fused, 5, read, 0.0) == (fused, set())  # the role signal off: as fused, no pointer judged
     # a pointer far ahead of everything else keeps its place
-    assert demote([("blanket", 1.0), ("far", 0.2)], 5, read, 0.3)[0][0] == "blanket"
+    assert demote([("blanket", 1.0), ("far", 0.2)], 5, read, 0.3)[0][0][0] == "blanket"
 
 
 def test_only_the_first_candidates_are_read():
@@ -55,5 +55,5 @@ def test_only_the_first_candidates_are_read():
         return {c: _row("prose, not a pointer at all") for c in cids}
 
     fused = [(f"c{i}", 1.0 - i / 100) for i in range(50)]
-    assert demote(fused, 5, read, 0.3) == fused
+    assert demote(fused, 5, read, 0.3) == (fused, set())
     assert seen == [f"c{i}" for i in range(20)]  # max(2k, 20)
